@@ -1,0 +1,5 @@
+/** `spamrule classify`: placeholder until implemented. */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('spamrule classify: not implemented yet\n');
+  return 2;
+}

@@ -1,0 +1,5 @@
+/** `spamrule eval`: placeholder until implemented. */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('spamrule eval: not implemented yet\n');
+  return 2;
+}

@@ -1,0 +1,5 @@
+/** `spamrule import`: placeholder until implemented. */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('spamrule import: not implemented yet\n');
+  return 2;
+}

@@ -1,0 +1,5 @@
+/** `spamrule lint`: placeholder until implemented. */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('spamrule lint: not implemented yet\n');
+  return 2;
+}

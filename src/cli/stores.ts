@@ -1,0 +1,5 @@
+/** `spamrule stores`: placeholder until implemented. */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('spamrule stores: not implemented yet\n');
+  return 2;
+}
