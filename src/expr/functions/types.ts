@@ -1,0 +1,22 @@
+/**
+ * Contract of the built-in function library (expression-language.md §4). The compiler checks
+ * arity at parse time and calls `fn` with the evaluated arguments, left to right.
+ */
+import type { EvalContext } from '../types.js';
+import type { Value } from '../value.js';
+
+export interface SyncFunctionDef {
+  readonly arity: number;
+  readonly async: false;
+  /** Pure: never throws for any argument values. */
+  fn(args: Value[], ctx: EvalContext): Value;
+}
+
+export interface AsyncFunctionDef {
+  readonly arity: number;
+  readonly async: true;
+  /** Store/DNS/directory functions; rejects with ExprEvalError on failure. */
+  fn(args: Value[], ctx: EvalContext): Promise<Value>;
+}
+
+export type FunctionDef = SyncFunctionDef | AsyncFunctionDef;
