@@ -1,0 +1,2 @@
+/** The rule engine: compiled rule sets, `classify`, scoring. (Work in progress.) */
+export * from './types.js';

@@ -1,0 +1,93 @@
+/**
+ * Rule-engine contracts: SpamRule / SpamTag objects in Stalwart's JSON shape, and the verdict.
+ */
+import type { Envelope, Location, Scope } from '../message/types.js';
+
+/** `condition` as Stalwart writes it: `match` as an array or an index-keyed object (`{"0": {...}}`). */
+export interface ConditionInput {
+  match?: { if: string; then: string }[] | Record<string, { if: string; then: string }>;
+  else?: string;
+}
+
+/** An `x:SpamRule` object (jmap-registry.md §1.3). `priority` default 500, `enable` default true. */
+export interface SpamRuleInput {
+  '@type': Scope;
+  name: string;
+  enable?: boolean;
+  priority?: number;
+  condition: ConditionInput;
+  /** Server-set id when the rule comes from the JMAP store; ties in priority keep id/creation order. */
+  id?: string;
+}
+
+/** An `x:SpamTag` object: `Score {tag, score}`, `Reject {tag}`, `Discard {tag}`. `tag` may be a glob. */
+export type SpamTagInput =
+  | { '@type': 'Score'; tag: string; score?: number }
+  | { '@type': 'Reject'; tag: string }
+  | { '@type': 'Discard'; tag: string };
+
+/** Thresholds (`x:SpamSettings`): `scoreSpam` default 5.0; `scoreReject`/`scoreDiscard` 0 = off. */
+export interface SpamThresholds {
+  scoreSpam?: number;
+  scoreReject?: number;
+  scoreDiscard?: number;
+}
+
+/** A rule that failed to compile: which rule, which branch (`condition/match/0/if`), why and where. */
+export interface RuleError {
+  rule: string;
+  path: string;
+  message: string;
+}
+
+export interface RuleLoadReport {
+  /** Enabled rules compiled and active. */
+  loaded: number;
+  /** Disabled rules (kept out of the run). */
+  disabled: number;
+  /** Rules refused because a branch does not compile (never silently dropped). */
+  errors: RuleError[];
+}
+
+export type Action = 'allow' | 'spam' | 'reject' | 'discard';
+
+export interface RuleMatch {
+  rule: string;
+  tag: string;
+  scope: Scope;
+  /** The element the rule fired on (URL, address, header name, IP, …); `""` for Any. */
+  element: string;
+  location: Location;
+  /** Index of the `match` branch that produced the tag, -1 for `else`. */
+  branch: number;
+}
+
+export interface ClassifyError {
+  /** Rule name, or `message` for parse problems, or `lookup:<namespace>`. */
+  source: string;
+  message: string;
+  scope?: Scope;
+  element?: string;
+}
+
+export interface ClassifyResult {
+  /** Every tag set (upstream, built-in and rule tags), in insertion order. */
+  tags: string[];
+  /** Sum of the scores of the tags (SpamTag `Score`), rounded to 2 decimals. */
+  score: number;
+  action: Action;
+  /** Per-tag score, for `--explain`. */
+  scores: Record<string, number>;
+  matches: RuleMatch[];
+  errors: ClassifyError[];
+  /** `X-Spam-Result` and `X-Spam-Score` header values (spam-rules.md §4.3). */
+  headers: { 'X-Spam-Result': string; 'X-Spam-Score': string };
+  /** Milliseconds spent per phase. */
+  timings: { parseMs: number; extractMs: number; rulesMs: number; totalMs: number };
+}
+
+export interface ClassifyOptions {
+  envelope?: Envelope;
+  /** Tags the MTA already set upstream (SPF_FAIL, DMARC_POLICY_ALLOW, RBL_*, …). */
+  tags?: Iterable<string>;
+}
