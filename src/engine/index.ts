@@ -1,2 +1,11 @@
-/** The rule engine: compiled rule sets, `classify`, scoring. (Work in progress.) */
+/**
+ * The rule engine: compiled rule sets, `classify`, SpamTag scoring, verdict headers, and loading
+ * rule material (Stalwart JSON bundles, scores.txt, list files). DECISIONS.md §1, §4.
+ */
 export * from './types.js';
+export { SpamEngine, type EngineOptions } from './engine.js';
+export { compileRuleSet, compileCondition, validateCondition, normalizeCondition, DEFAULT_PRIORITY, type CompiledRule } from './rules.js';
+export { SpamTagTable, parseScoresTxt, type TagAction } from './tags.js';
+export { renderSpamHeaders } from './headers.js';
+export { parseRuleBundle, loadRuleFile, loadScoresFile, parseListText, type RuleBundle, type DnsblServerInput } from './load.js';
+export { DEFAULT_RULES, DEFAULT_TAGS } from './default-rules.js';

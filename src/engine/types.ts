@@ -80,6 +80,8 @@ export interface ClassifyResult {
   scores: Record<string, number>;
   matches: RuleMatch[];
   errors: ClassifyError[];
+  /** Problems with the message itself (malformed MIME, bad encodings); classification still ran. */
+  warnings: string[];
   /** `X-Spam-Result` and `X-Spam-Score` header values (spam-rules.md §4.3). */
   headers: { 'X-Spam-Result': string; 'X-Spam-Score': string };
   /** Milliseconds spent per phase. */

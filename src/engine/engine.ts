@@ -1,0 +1,213 @@
+/**
+ * `SpamEngine`: holds a compiled rule set, the SpamTag table, thresholds and lookup stores, and
+ * classifies messages (DECISIONS.md §1, §4; spam-rules.md §2–4).
+ */
+import { setFlagsFromString } from 'node:v8';
+import type { EvalContext, IfResult } from '../expr/types.js';
+import { LookupMap } from '../lookup/memory.js';
+import type { LookupStore } from '../lookup/types.js';
+import { analyzeMessage } from '../message/index.js';
+import { SCOPE_ORDER, type ScopeElement } from '../message/types.js';
+import { renderSpamHeaders } from './headers.js';
+import { compileRuleSet, type RulesByScope } from './rules.js';
+import { SpamTagTable } from './tags.js';
+import type {
+  Action,
+  ClassifyError,
+  ClassifyOptions,
+  ClassifyResult,
+  RuleLoadReport,
+  RuleMatch,
+  SpamRuleInput,
+  SpamTagInput,
+  SpamThresholds,
+} from './types.js';
+
+// Backstop against catastrophic regex backtracking: rule regexes are already screened at compile
+// time (src/expr/regex.ts), but V8 can also fall back to its linear-time engine (anchors.md §1.5).
+try {
+  setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+} catch {
+  /* flag unavailable on this V8: the compile-time screen still applies */
+}
+
+export interface EngineOptions {
+  rules?: readonly SpamRuleInput[];
+  tags?: readonly SpamTagInput[];
+  thresholds?: SpamThresholds;
+  /** Namespace → store (static lists, database adapters). The default store serves `""`/`"*"`. */
+  lookups?: LookupMap;
+  /** Values for `system('hostname')` etc. */
+  system?: Record<string, string | number>;
+}
+
+const THRESHOLD_DEFAULTS: Required<SpamThresholds> = { scoreSpam: 5, scoreReject: 0, scoreDiscard: 0 };
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export class SpamEngine {
+  /** Lookup namespaces used by `key_*`, `counter_*` and `sql_query`; edit with `.set()`/`.delete()`. */
+  readonly lookups: LookupMap;
+  private byScope: RulesByScope;
+  private report: RuleLoadReport;
+  private tagTable = new SpamTagTable();
+  private thresholds: Required<SpamThresholds>;
+  private readonly system: Record<string, string | number>;
+
+  constructor(opts: EngineOptions = {}) {
+    this.lookups = opts.lookups ?? new LookupMap();
+    const { byScope, report } = compileRuleSet(opts.rules ?? []);
+    this.byScope = byScope;
+    this.report = report;
+    if (opts.tags) this.tagTable.add(opts.tags);
+    this.thresholds = { ...THRESHOLD_DEFAULTS, ...opts.thresholds };
+    this.system = opts.system ?? {};
+  }
+
+  /**
+   * Replaces the rule set atomically (a `classify` already running keeps the set it started
+   * with). Returns what was loaded, disabled and refused; refused rules never run.
+   */
+  loadRules(rules: readonly SpamRuleInput[]): RuleLoadReport {
+    const { byScope, report } = compileRuleSet(rules);
+    this.byScope = byScope;
+    this.report = report;
+    return report;
+  }
+
+  /** Replaces the SpamTag table. Throws `TypeError` for a tag object without a name. */
+  loadTags(tags: readonly SpamTagInput[]): void {
+    this.tagTable = new SpamTagTable().add(tags);
+  }
+
+  /** Sets thresholds; unspecified ones keep their current value. */
+  setThresholds(t: SpamThresholds): void {
+    this.thresholds = { ...this.thresholds, ...t };
+  }
+
+  /** Registers (or replaces) a lookup namespace. */
+  setLookup(namespace: string, store: LookupStore): void {
+    this.lookups.set(namespace, store);
+  }
+
+  /** The report of the last rule load. */
+  get loadReport(): RuleLoadReport {
+    return this.report;
+  }
+
+  /** Number of active rules per scope. */
+  ruleCounts(): Record<string, number> {
+    return Object.fromEntries(SCOPE_ORDER.map((s) => [s, this.byScope[s].length]));
+  }
+
+  /** The score table, for lint (tags without score). */
+  get tags(): SpamTagTable {
+    return this.tagTable;
+  }
+
+  /**
+   * Classifies one raw RFC 5322 message. Never throws for a bad message: parse problems, rules
+   * that fail at run time and stores that are down are reported in `errors`, and the rest still
+   * runs. Tags from `opts.tags` (SPF/DKIM/DMARC/DNSBL results of the MTA) are visible as `$TAG`.
+   */
+  async classify(raw: Uint8Array | string, opts: ClassifyOptions = {}): Promise<ClassifyResult> {
+    const t0 = performance.now();
+    const byScope = this.byScope; // snapshot: a concurrent loadRules does not affect this run
+    const tags = new Set<string>();
+    const errors: ClassifyError[] = [];
+    const matches: RuleMatch[] = [];
+    for (const t of opts.tags ?? []) if (typeof t === 'string' && t !== '') tags.add(t);
+
+    let msg;
+    try {
+      msg = await analyzeMessage(raw, opts.envelope);
+    } catch (e) {
+      // analyzeMessage is written never to throw; this is the last line of defence.
+      errors.push({ source: 'message', message: `message analysis failed: ${errorMessage(e)}` });
+      return this.finish(tags, matches, errors, [], t0, 0, 0, 0);
+    }
+    for (const t of msg.builtinTags) tags.add(t);
+
+    const tRules = performance.now();
+    const global = (name: string): number => (tags.has(name) ? 1 : 0);
+    const system = (name: string): string | number => this.system[name] ?? '';
+    for (const scope of SCOPE_ORDER) {
+      const rules = byScope[scope];
+      if (rules.length === 0) continue;
+      let elements: readonly ScopeElement[];
+      try {
+        elements = msg.elements(scope);
+      } catch (e) {
+        errors.push({ source: 'message', scope, message: `extracting ${scope} elements failed: ${errorMessage(e)}` });
+        continue;
+      }
+      for (const el of elements) {
+        const ctx: EvalContext = { variable: (n) => el.variable(n), global, lookups: this.lookups, system };
+        for (const rule of rules) {
+          let r: IfResult | undefined;
+          try {
+            r = rule.block.isAsync ? await rule.block.evalAsync(ctx) : rule.block.evalSync(ctx);
+          } catch (e) {
+            errors.push({ source: rule.name, scope, element: el.label, message: errorMessage(e) });
+            continue;
+          }
+          // Only a String result is a tag (expression-language.md §2.10, spam-rules.md §4.1).
+          if (r !== undefined && typeof r.value === 'string') {
+            tags.add(r.value);
+            matches.push({ rule: rule.name, tag: r.value, scope, element: el.label, location: el.location, branch: r.branch });
+          }
+        }
+      }
+    }
+    const rulesMs = performance.now() - tRules;
+    return this.finish(tags, matches, errors, msg.warnings, t0, msg.timings.parseMs, msg.timings.extractMs, rulesMs);
+  }
+
+  private finish(
+    tags: Set<string>,
+    matches: RuleMatch[],
+    errors: ClassifyError[],
+    warnings: readonly string[],
+    t0: number,
+    parseMs: number,
+    extractMs: number,
+    rulesMs: number,
+  ): ClassifyResult {
+    // Scoring (spam-rules.md §4.2). A Reject tag wins over a Discard tag so that the result does
+    // not depend on set order (Stalwart: hash order); both end scoring without a score.
+    let score = 0;
+    let tagAction: Action | undefined;
+    const scores: Record<string, number> = {};
+    for (const tag of tags) {
+      const a = this.tagTable.lookup(tag);
+      if (a === undefined) scores[tag] = 0;
+      else if (a.kind === 'score') {
+        scores[tag] = a.score;
+        score += a.score;
+      } else if (a.kind === 'reject') tagAction = 'reject';
+      else if (a.kind === 'discard' && tagAction === undefined) tagAction = 'discard';
+    }
+    score = Math.round(score * 100) / 100;
+    const { scoreSpam, scoreReject, scoreDiscard } = this.thresholds;
+    let action: Action;
+    if (tagAction !== undefined) action = tagAction;
+    else if (scoreReject > 0 && score >= scoreReject) action = 'reject';
+    else if (scoreDiscard > 0 && score >= scoreDiscard) action = 'discard';
+    else if (score >= scoreSpam) action = 'spam';
+    else action = 'allow';
+    const totalMs = performance.now() - t0;
+    return {
+      tags: [...tags],
+      score,
+      action,
+      scores,
+      matches,
+      errors,
+      warnings: [...warnings],
+      headers: renderSpamHeaders(scores, score, action === 'spam' || action === 'reject' || action === 'discard'),
+      timings: { parseMs, extractMs, rulesMs, totalMs },
+    };
+  }
+}

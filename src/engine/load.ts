@@ -1,0 +1,108 @@
+/**
+ * Loading rule material from files: SpamRule JSON (plain arrays, `{ "SpamRule": [...] }` bundles
+ * such as Stalwart's published `spam-filter-rules.json`), SpamTag lists or `scores.txt`, and
+ * static lookup lists (one key per line, `*` globs allowed).
+ */
+import { readFileSync } from 'node:fs';
+import type { StaticEntry } from '../lookup/memory.js';
+import { parseScoresTxt } from './tags.js';
+import type { ConditionInput, SpamRuleInput, SpamTagInput } from './types.js';
+
+/** A `SpamDnsblServer` object: its `zone`/`tag` expressions must compile (we do no DNS here). */
+export interface DnsblServerInput {
+  '@type': SpamRuleInput['@type'];
+  name: string;
+  enable?: boolean;
+  zone: ConditionInput;
+  tag: ConditionInput;
+}
+
+export interface RuleBundle {
+  rules: SpamRuleInput[];
+  tags: SpamTagInput[];
+  /** MemoryLookupKey / MemoryLookupKeyValue entries by namespace. */
+  lists: Map<string, StaticEntry[]>;
+  dnsblServers: DnsblServerInput[];
+}
+
+/**
+ * Interprets parsed JSON as a rule bundle. Accepts: an array of SpamRule objects; an object with
+ * any of the keys `SpamRule`, `SpamTag`, `MemoryLookupKey`, `MemoryLookupKeyValue`,
+ * `SpamDnsblServer` (Stalwart's export shape); or `{ "rules": [...] }`. Throws `TypeError` for
+ * anything else.
+ */
+export function parseRuleBundle(json: unknown, source = 'input'): RuleBundle {
+  const bundle: RuleBundle = { rules: [], tags: [], lists: new Map(), dnsblServers: [] };
+  if (Array.isArray(json)) {
+    bundle.rules = json as SpamRuleInput[];
+    return bundle;
+  }
+  if (json === null || typeof json !== 'object') throw new TypeError(`${source}: expected a JSON array of SpamRules or a bundle object`);
+  const o = json as Record<string, unknown>;
+  const list = (k: string): unknown[] => {
+    const v = o[k];
+    if (v === undefined) return [];
+    if (!Array.isArray(v)) throw new TypeError(`${source}: "${k}" must be an array`);
+    return v;
+  };
+  bundle.rules = [...list('SpamRule'), ...list('rules')] as SpamRuleInput[];
+  bundle.tags = list('SpamTag') as SpamTagInput[];
+  bundle.dnsblServers = list('SpamDnsblServer') as DnsblServerInput[];
+  for (const k of list('MemoryLookupKey') as { namespace: string; key: string; isGlobPattern?: boolean }[]) {
+    addEntry(bundle.lists, k.namespace, { key: k.key, isGlobPattern: k.isGlobPattern ?? false });
+  }
+  for (const k of list('MemoryLookupKeyValue') as { namespace: string; key: string; value: string; isGlobPattern?: boolean }[]) {
+    addEntry(bundle.lists, k.namespace, { key: k.key, value: k.value, isGlobPattern: k.isGlobPattern ?? false });
+  }
+  if (bundle.rules.length === 0 && bundle.tags.length === 0 && bundle.lists.size === 0 && bundle.dnsblServers.length === 0)
+    throw new TypeError(`${source}: no SpamRule, SpamTag, MemoryLookupKey or SpamDnsblServer objects found`);
+  return bundle;
+}
+
+function addEntry(lists: Map<string, StaticEntry[]>, ns: string, e: StaticEntry): void {
+  let l = lists.get(ns);
+  if (l === undefined) lists.set(ns, (l = []));
+  l.push(e);
+}
+
+/** Reads and parses a rule file (JSON). Throws with the file name on I/O or JSON errors. */
+export function loadRuleFile(path: string): RuleBundle {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read rules file ${path}: ${(e as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`rules file ${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  return parseRuleBundle(json, path);
+}
+
+/**
+ * Reads a score file: `scores.txt` (`TAG = number|reject|discard`) or JSON (an array of SpamTag
+ * objects, or a bundle with `SpamTag`).
+ */
+export function loadScoresFile(path: string): SpamTagInput[] {
+  const text = readFileSync(path, 'utf8');
+  const t = text.trimStart();
+  if (t.startsWith('[') || t.startsWith('{')) {
+    const json: unknown = JSON.parse(text);
+    return Array.isArray(json) ? (json as SpamTagInput[]) : parseRuleBundle(json, path).tags;
+  }
+  return parseScoresTxt(text);
+}
+
+/** Parses a list file: one key per line; blank lines and `#` comments skipped; `*`/`?` make globs. */
+export function parseListText(text: string): StaticEntry[] {
+  const out: StaticEntry[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const k = line.trim();
+    if (k === '' || k.startsWith('#')) continue;
+    out.push({ key: k });
+  }
+  return out;
+}

@@ -1,0 +1,67 @@
+/**
+ * SpamTag table: tag → Score / Reject / Discard (spam-rules.md §4.2). Tag names may be globs
+ * (`*`, `?`, `\` escapes); lookups check exact names first, then patterns in load order.
+ */
+import { Glob, isGlob } from '../lookup/glob.js';
+import type { SpamTagInput } from './types.js';
+
+export type TagAction = { kind: 'score'; score: number } | { kind: 'reject' } | { kind: 'discard' };
+
+export class SpamTagTable {
+  private readonly exact = new Map<string, TagAction>();
+  private readonly patterns: { glob: Glob; action: TagAction }[] = [];
+
+  /** Adds SpamTag objects; a later exact entry for the same tag replaces the earlier one. */
+  add(tags: Iterable<SpamTagInput>): this {
+    for (const t of tags) {
+      const action: TagAction =
+        t['@type'] === 'Reject' ? { kind: 'reject' } : t['@type'] === 'Discard' ? { kind: 'discard' } : { kind: 'score', score: Number(t.score ?? 0) };
+      if (typeof t.tag !== 'string' || t.tag === '') throw new TypeError('SpamTag: "tag" must be a non-empty string');
+      if (isGlob(t.tag)) this.patterns.push({ glob: new Glob(t.tag), action });
+      else this.exact.set(t.tag, action);
+    }
+    return this;
+  }
+
+  get size(): number {
+    return this.exact.size + this.patterns.length;
+  }
+
+  /** The action of a tag, or `undefined` when no entry matches (score 0). */
+  lookup(tag: string): TagAction | undefined {
+    const a = this.exact.get(tag);
+    if (a !== undefined) return a;
+    for (const p of this.patterns) if (p.glob.matches(tag)) return p.action;
+    return undefined;
+  }
+
+  /** True if some entry (exact or pattern) names this tag. */
+  has(tag: string): boolean {
+    return this.lookup(tag) !== undefined;
+  }
+}
+
+/**
+ * Parses Stalwart's `lists/scores.txt` (`TAG = number|reject|discard`, `#` comments). Throws an
+ * `Error` naming the line for a malformed entry.
+ */
+export function parseScoresTxt(text: string): SpamTagInput[] {
+  const out: SpamTagInput[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    const t = line.trim();
+    if (t === '' || t.startsWith('#')) return;
+    const eq = t.indexOf('=');
+    if (eq < 0) throw new Error(`scores line ${i + 1}: expected "TAG = score|reject|discard"`);
+    const tag = t.slice(0, eq).trim();
+    const v = t.slice(eq + 1).trim().toLowerCase();
+    if (tag === '') throw new Error(`scores line ${i + 1}: empty tag name`);
+    if (v === 'reject') out.push({ '@type': 'Reject', tag });
+    else if (v === 'discard') out.push({ '@type': 'Discard', tag });
+    else {
+      const n = Number(v);
+      if (v === '' || !Number.isFinite(n)) throw new Error(`scores line ${i + 1}: "${v}" is not a number, reject or discard`);
+      out.push({ '@type': 'Score', tag, score: n });
+    }
+  });
+  return out;
+}
