@@ -1,5 +1,197 @@
-/** `spamrule classify`: placeholder until implemented. */
-export async function run(_argv: string[]): Promise<number> {
-  process.stderr.write('spamrule classify: not implemented yet\n');
-  return 2;
+/**
+ * `spamrule classify`: classifies `.eml` files, folders and mbox files with a rule set and prints
+ * a verdict per message (text, `--explain`, or `--json` lines) and a summary on stderr.
+ */
+import { parseArgs } from 'node:util';
+import type { SpamEngine } from '../engine/engine.js';
+import type { ClassifyResult } from '../engine/types.js';
+import type { Envelope } from '../message/types.js';
+import { expandPaths, readMessages } from './inputs.js';
+import { buildEngine, readRuleSet, RULESET_OPTIONS, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
+
+const HELP = `usage: spamrule classify [options] PATH...
+
+Classifies .eml files, folders (recursively) and mbox files; "-" reads one message from stdin.
+
+Rules (default: spamrule's built-in rule set, see docs/default-rules.md):
+  --rules FILE            SpamRule JSON (array, or a bundle such as Stalwart's spam-filter-rules.json);
+                          repeatable. Bundles also bring their SpamTag scores and MemoryLookupKey lists.
+  --scores FILE           scores.txt ("TAG = 1.5|reject|discard") or SpamTag JSON; repeatable
+  --list NS=FILE          a static lookup list (one key per line, * globs); repeatable
+  --db PATH               use the rule set managed by "spamrule serve --db PATH"
+  --server URL            use the rule set of a running JMAP server (token: --token or SPAMRULE_TOKEN)
+  --score-spam N          spam threshold (default 5.0); --score-reject N, --score-discard N (0 = off)
+
+Envelope and upstream results:
+  --remote-ip IP  --helo NAME  --mail-from ADDR  --rcpt-to ADDR (repeatable)
+  --authenticated-as NAME  --tls | --no-tls  --tag NAME (repeatable: a tag already set upstream)
+
+Output:
+  --json                  one JSON object per message: file, tags, score, action, matches, errors
+  --explain               per tag: the rule, scope and element that set it, and its score
+  --quiet                 no per-message output, only the summary
+  --no-progress           no progress bar on stderr
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        ...RULESET_OPTIONS,
+        db: { type: 'string' },
+        server: { type: 'string' },
+        token: { type: 'string' },
+        'remote-ip': { type: 'string' },
+        helo: { type: 'string' },
+        'mail-from': { type: 'string' },
+        'rcpt-to': { type: 'string', multiple: true },
+        'authenticated-as': { type: 'string' },
+        tls: { type: 'boolean' },
+        'no-tls': { type: 'boolean' },
+        tag: { type: 'string', multiple: true },
+        json: { type: 'boolean' },
+        explain: { type: 'boolean' },
+        quiet: { type: 'boolean' },
+        'no-progress': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    process.stderr.write(`spamrule classify: ${(e as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  const v = args.values;
+  if (v.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (args.positionals.length === 0) {
+    process.stderr.write(`spamrule classify: no PATH given\n\n${HELP}`);
+    return 2;
+  }
+
+  let engine: SpamEngine;
+  try {
+    let set: LoadedRuleSet;
+    if (v.db !== undefined || v.server !== undefined) {
+      const { loadManagedRuleSet } = await import('./managed.js');
+      set = await loadManagedRuleSet({ db: v.db, server: v.server, token: v.token ?? process.env.SPAMRULE_TOKEN }, v);
+    } else set = readRuleSet(v);
+    engine = buildEngine(set, thresholdsFrom(v));
+    const report = engine.loadReport;
+    for (const e of report.errors) process.stderr.write(`spamrule classify: rule ${e.rule} refused: ${e.path}: ${e.message}\n`);
+  } catch (e) {
+    process.stderr.write(`spamrule classify: ${(e as Error).message}\n`);
+    return 2;
+  }
+
+  const envelope: Envelope = {};
+  if (v['remote-ip'] !== undefined) envelope.remoteIp = v['remote-ip'];
+  if (v.helo !== undefined) envelope.heloDomain = v.helo;
+  if (v['mail-from'] !== undefined) envelope.mailFrom = v['mail-from'];
+  if (v['rcpt-to'] !== undefined) envelope.rcptTo = v['rcpt-to'];
+  if (v['authenticated-as'] !== undefined) envelope.authenticatedAs = v['authenticated-as'];
+  if (v.tls) envelope.isTls = true;
+  if (v['no-tls']) envelope.isTls = false;
+  const upstream = v.tag ?? [];
+
+  let files: string[];
+  try {
+    files = expandPaths(args.positionals);
+  } catch (e) {
+    process.stderr.write(`spamrule classify: ${(e as Error).message}\n`);
+    return 2;
+  }
+
+  const progress = !v['no-progress'] && process.stderr.isTTY === true && files.length > 20;
+  const summary = new Summary();
+  const out = process.stdout;
+  let done = 0;
+  let exit = 0;
+  try {
+    for await (const m of readMessages(files)) {
+      const r = await engine.classify(m.raw, { envelope, tags: upstream });
+      summary.add(r);
+      done++;
+      if (!v.quiet) {
+        if (v.json) out.write(JSON.stringify(toJson(m.name, r)) + '\n');
+        else out.write(v.explain ? explain(m.name, r) : oneLine(m.name, r));
+      }
+      if (progress && done % 25 === 0) summary.progress(done, files.length);
+    }
+  } catch (e) {
+    process.stderr.write(`\nspamrule classify: ${(e as Error).message}\n`);
+    exit = 1;
+  }
+  if (progress) process.stderr.write('\r\x1b[K');
+  process.stderr.write(summary.render());
+  return exit;
+}
+
+/** The `--json` record of one message. */
+export function toJson(file: string, r: ClassifyResult): object {
+  return { file, tags: r.tags, score: r.score, action: r.action, matches: r.matches, errors: r.errors, warnings: r.warnings };
+}
+
+function oneLine(name: string, r: ClassifyResult): string {
+  const tags = r.tags.length > 0 ? r.tags.join(' ') : '-';
+  return `${name}\t${r.action}\t${r.score.toFixed(2)}\t${tags}\n`;
+}
+
+function explain(name: string, r: ClassifyResult): string {
+  const lines = [`${name}: ${r.action}, score ${r.score.toFixed(2)}`];
+  const byTag = new Map<string, string[]>();
+  for (const m of r.matches) {
+    const where = m.element === '' ? m.scope : `${m.scope} ${JSON.stringify(m.element)} (${m.location})`;
+    const branch = m.branch >= 0 ? `match/${m.branch}` : 'else';
+    (byTag.get(m.tag) ?? byTag.set(m.tag, []).get(m.tag)!).push(`rule ${m.rule} [${branch}] on ${where}`);
+  }
+  for (const tag of r.tags) {
+    const s = r.scores[tag] ?? 0;
+    const why = byTag.get(tag) ?? ['set upstream or by message analysis'];
+    lines.push(`  ${tag.padEnd(32)} ${s.toFixed(2).padStart(7)}  ${why[0]}`);
+    for (const w of why.slice(1)) lines.push(`  ${''.padEnd(32)} ${''.padStart(7)}  ${w}`);
+  }
+  for (const e of r.errors) lines.push(`  ! ${e.source}${e.element ? ` on ${JSON.stringify(e.element)}` : ''}: ${e.message}`);
+  for (const w of r.warnings) lines.push(`  ~ ${w}`);
+  lines.push(`  X-Spam-Score: ${r.headers['X-Spam-Score']}`);
+  return lines.join('\n') + '\n';
+}
+
+class Summary {
+  private readonly t0 = performance.now();
+  private n = 0;
+  private errors = 0;
+  private readonly actions: Record<string, number> = {};
+  private readonly tagCounts = new Map<string, number>();
+
+  add(r: ClassifyResult): void {
+    this.n++;
+    if (r.errors.length > 0) this.errors++;
+    this.actions[r.action] = (this.actions[r.action] ?? 0) + 1;
+    for (const t of r.tags) this.tagCounts.set(t, (this.tagCounts.get(t) ?? 0) + 1);
+  }
+
+  progress(done: number, files: number): void {
+    const s = (performance.now() - this.t0) / 1000;
+    const width = 30;
+    const frac = Math.min(1, done / Math.max(files, 1));
+    const bar = '='.repeat(Math.round(frac * width)).padEnd(width, ' ');
+    process.stderr.write(`\r[${bar}] ${done} messages, ${(done / s).toFixed(0)} msg/s`);
+  }
+
+  render(): string {
+    const s = (performance.now() - this.t0) / 1000;
+    const rate = s > 0 ? this.n / s : 0;
+    const acts = Object.entries(this.actions).map(([a, c]) => `${a} ${c}`).join(', ');
+    const top = [...this.tagCounts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
+    const lines = [
+      `${this.n} messages in ${s.toFixed(2)} s (${rate.toFixed(0)} msg/s); ${acts || 'none'}; ${this.errors} with rule/store errors`,
+    ];
+    if (top.length > 0) lines.push('top tags: ' + top.map(([t, c]) => `${t} ${c}`).join(', '));
+    return lines.join('\n') + '\n';
+  }
 }

@@ -1,0 +1,105 @@
+/**
+ * Shared by `classify` and `lint`: turns `--rules`, `--scores`, `--list` (and the managed rule
+ * set of `--db`/`--server`) into a ready {@link SpamEngine}.
+ */
+import { readFileSync } from 'node:fs';
+import {
+  DEFAULT_RULES,
+  DEFAULT_TAGS,
+  loadRuleFile,
+  loadScoresFile,
+  parseListText,
+  SpamEngine,
+  type DnsblServerInput,
+  type SpamRuleInput,
+  type SpamTagInput,
+  type SpamThresholds,
+} from '../engine/index.js';
+import { LookupMap, StaticLookupList, type StaticEntry } from '../lookup/index.js';
+
+export interface RuleSetFlags {
+  rules?: string[];
+  scores?: string[];
+  list?: string[];
+  'score-spam'?: string;
+  'score-reject'?: string;
+  'score-discard'?: string;
+}
+
+/** parseArgs option descriptors for the flags above. */
+export const RULESET_OPTIONS = {
+  rules: { type: 'string', multiple: true },
+  scores: { type: 'string', multiple: true },
+  list: { type: 'string', multiple: true },
+  'score-spam': { type: 'string' },
+  'score-reject': { type: 'string' },
+  'score-discard': { type: 'string' },
+} as const;
+
+export interface LoadedRuleSet {
+  rules: SpamRuleInput[];
+  tags: SpamTagInput[];
+  lists: Map<string, StaticEntry[]>;
+  dnsblServers: DnsblServerInput[];
+  /** True when the built-in default rule set is used (no --rules). */
+  isDefault: boolean;
+}
+
+/** Reads the rule material named by the flags. Throws `Error` with a readable message. */
+export function readRuleSet(flags: RuleSetFlags): LoadedRuleSet {
+  const out: LoadedRuleSet = { rules: [], tags: [], lists: new Map(), dnsblServers: [], isDefault: false };
+  if (!flags.rules || flags.rules.length === 0) {
+    out.rules = [...DEFAULT_RULES];
+    out.tags = [...DEFAULT_TAGS];
+    out.isDefault = true;
+  } else {
+    for (const file of flags.rules) {
+      const b = loadRuleFile(file);
+      out.rules.push(...b.rules);
+      out.tags.push(...b.tags);
+      out.dnsblServers.push(...b.dnsblServers);
+      for (const [ns, entries] of b.lists) out.lists.set(ns, [...(out.lists.get(ns) ?? []), ...entries]);
+    }
+  }
+  for (const file of flags.scores ?? []) out.tags.push(...loadScoresFile(file));
+  for (const spec of flags.list ?? []) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0) throw new Error(`--list expects NAMESPACE=FILE, got "${spec}"`);
+    const ns = spec.slice(0, eq);
+    const file = spec.slice(eq + 1);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new Error(`cannot read list file ${file}: ${(e as Error).message}`);
+    }
+    out.lists.set(ns, [...(out.lists.get(ns) ?? []), ...parseListText(text)]);
+  }
+  return out;
+}
+
+function num(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`--${flag} expects a number, got "${v}"`);
+  return n;
+}
+
+/** Thresholds from the flags (unset ones keep the engine defaults). */
+export function thresholdsFrom(flags: RuleSetFlags): SpamThresholds {
+  const t: SpamThresholds = {};
+  const s = num('score-spam', flags['score-spam']);
+  const r = num('score-reject', flags['score-reject']);
+  const d = num('score-discard', flags['score-discard']);
+  if (s !== undefined) t.scoreSpam = s;
+  if (r !== undefined) t.scoreReject = r;
+  if (d !== undefined) t.scoreDiscard = d;
+  return t;
+}
+
+/** Builds the engine: rules compiled, tags loaded, static lists registered as lookup namespaces. */
+export function buildEngine(set: LoadedRuleSet, thresholds: SpamThresholds = {}): SpamEngine {
+  const lookups = new LookupMap();
+  for (const [ns, entries] of set.lists) lookups.set(ns, new StaticLookupList(ns, entries));
+  return new SpamEngine({ rules: set.rules, tags: set.tags, thresholds, lookups });
+}
