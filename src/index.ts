@@ -1,0 +1,33 @@
+/**
+ * spamrule: a Stalwart-compatible SpamRule evaluation engine for Node.
+ *
+ * ```ts
+ * import { SpamEngine, DEFAULT_RULES, DEFAULT_TAGS } from 'spamrule';
+ * const engine = new SpamEngine({ rules: DEFAULT_RULES, tags: DEFAULT_TAGS });
+ * const verdict = await engine.classify(rawBytes, { envelope: { remoteIp: '203.0.113.7' }, tags: ['SPF_FAIL'] });
+ * ```
+ */
+import { SpamEngine } from './engine/engine.js';
+import { DEFAULT_RULES, DEFAULT_TAGS } from './engine/default-rules.js';
+import type { ClassifyOptions, ClassifyResult } from './engine/types.js';
+
+export * from './engine/index.js';
+export { compileExpression, compileIfBlock, parseExpression } from './expr/index.js';
+export type { CompiledExpression, CompiledIfBlock, EvalContext, ExpressionObject } from './expr/types.js';
+export { ExprParseError, ExprEvalError } from './expr/types.js';
+export * as values from './expr/value.js';
+export { analyzeMessage } from './message/index.js';
+export type { Envelope, Scope, ScopeElement, AnalyzedMessage, Location } from './message/types.js';
+export { LookupMap, MemoryStore, StaticLookupList } from './lookup/index.js';
+export type { LookupStore, LookupRegistry } from './lookup/types.js';
+
+let defaultEngine: SpamEngine | undefined;
+
+/**
+ * Classifies a raw RFC 5322 message with spamrule's built-in default rule set (docs/default-rules.md).
+ * For your own rules, create a {@link SpamEngine}. Never throws for a bad message.
+ */
+export function classify(message: Uint8Array | string, opts?: ClassifyOptions): Promise<ClassifyResult> {
+  defaultEngine ??= new SpamEngine({ rules: DEFAULT_RULES, tags: DEFAULT_TAGS });
+  return defaultEngine.classify(message, opts);
+}
