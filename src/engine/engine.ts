@@ -131,14 +131,19 @@ export class SpamEngine {
     for (const t of msg.builtinTags) tags.add(t);
 
     const tRules = performance.now();
+    // Extraction is lazy per scope; time spent in it is counted apart from rule evaluation.
+    let extractMs = msg.timings.extractMs;
+    const extractBefore = extractMs;
     const global = (name: string): number => (tags.has(name) ? 1 : 0);
     const system = (name: string): string | number => this.system[name] ?? '';
     for (const scope of SCOPE_ORDER) {
       const rules = byScope[scope];
       if (rules.length === 0) continue;
       let elements: readonly ScopeElement[];
+      const tx = performance.now();
       try {
         elements = msg.elements(scope);
+        extractMs += performance.now() - tx;
       } catch (e) {
         errors.push({ source: 'message', scope, message: `extracting ${scope} elements failed: ${errorMessage(e)}` });
         continue;
@@ -161,8 +166,8 @@ export class SpamEngine {
         }
       }
     }
-    const rulesMs = performance.now() - tRules;
-    return this.finish(tags, matches, errors, msg.warnings, t0, msg.timings.parseMs, msg.timings.extractMs, rulesMs);
+    const rulesMs = performance.now() - tRules - (extractMs - extractBefore);
+    return this.finish(tags, matches, errors, msg.warnings, t0, msg.timings.parseMs, extractMs, rulesMs);
   }
 
   private finish(
