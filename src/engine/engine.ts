@@ -9,7 +9,7 @@ import type { LookupStore } from '../lookup/types.js';
 import { analyzeMessage } from '../message/index.js';
 import { SCOPE_ORDER, type ScopeElement } from '../message/types.js';
 import { renderSpamHeaders } from './headers.js';
-import { compileRuleSet, type RulesByScope } from './rules.js';
+import { compileRuleSet, type CompiledRule, type RulesByScope } from './rules.js';
 import { SpamTagTable } from './tags.js';
 import type {
   Action,
@@ -148,12 +148,19 @@ export class SpamEngine {
         errors.push({ source: 'message', scope, message: `extracting ${scope} elements failed: ${errorMessage(e)}` });
         continue;
       }
-      for (const el of elements) {
-        const ctx: EvalContext = { variable: (n) => el.variable(n), global, lookups: this.lookups, system };
-        for (const rule of rules) {
+      const ctxs = elements.map((el): EvalContext => ({ variable: (n) => el.variable(n), global, lookups: this.lookups, system }));
+      // Lookups of rules that cannot depend on other rules go out together (pipelined by the
+      // store clients) instead of one round trip at a time; results are still applied in order.
+      const prefetched = this.prefetch(rules, ctxs);
+      for (let ei = 0; ei < elements.length; ei++) {
+        const el = elements[ei]!;
+        const ctx = ctxs[ei]!;
+        for (let ri = 0; ri < rules.length; ri++) {
+          const rule = rules[ri]!;
           let r: IfResult | undefined;
           try {
-            r = rule.block.isAsync ? await rule.block.evalAsync(ctx) : rule.block.evalSync(ctx);
+            const p = prefetched?.[ri]?.[ei];
+            r = p !== undefined ? await p : rule.block.isAsync ? await rule.block.evalAsync(ctx) : rule.block.evalSync(ctx);
           } catch (e) {
             errors.push({ source: rule.name, scope, element: el.label, message: errorMessage(e) });
             continue;
@@ -168,6 +175,19 @@ export class SpamEngine {
     }
     const rulesMs = performance.now() - tRules - (extractMs - extractBefore);
     return this.finish(tags, matches, errors, msg.warnings, t0, msg.timings.parseMs, extractMs, rulesMs);
+  }
+
+  /** Starts the evaluations of prefetchable rules for every element; `undefined` when there are none. */
+  private prefetch(rules: readonly CompiledRule[], ctxs: EvalContext[]): (Promise<IfResult | undefined>[] | undefined)[] | undefined {
+    if (ctxs.length === 0 || !rules.some((r) => r.prefetchable)) return undefined;
+    return rules.map((rule) => {
+      if (!rule.prefetchable) return undefined;
+      return ctxs.map((ctx) => {
+        const p = rule.block.evalAsync(ctx);
+        p.catch(() => {}); // awaited later in order; never an unhandled rejection meanwhile
+        return p;
+      });
+    });
   }
 
   private finish(

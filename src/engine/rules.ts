@@ -17,6 +17,22 @@ export interface CompiledRule {
   readonly block: CompiledIfBlock;
   /** Load order, the tie-breaker for equal priorities (Stalwart: ascending object id = creation order). */
   readonly order: number;
+  /**
+   * True when the rule awaits stores but neither reads `$TAG`s nor writes (`key_set`,
+   * `counter_incr`): its result cannot depend on other rules, so the engine may run its lookups
+   * for all elements of a scope concurrently and apply the results in canonical order.
+   */
+  readonly prefetchable: boolean;
+}
+
+const READS_GLOBAL = /\$[A-Za-z_]/;
+const WRITES_STORE = /\b(key_set|counter_incr|sql_query)\s*\(/;
+
+/** Conservative source-level check (a `$X` inside a string literal also counts). */
+function isPrefetchable(obj: ExpressionObject, block: CompiledIfBlock): boolean {
+  if (!block.isAsync) return false;
+  const sources = [obj.else, ...obj.match.flatMap((m) => [m.if, m.then])];
+  return !sources.some((src) => READS_GLOBAL.test(src) || WRITES_STORE.test(src));
 }
 
 export type RulesByScope = Record<Scope, CompiledRule[]>;
@@ -58,7 +74,7 @@ export function normalizeCondition(condition: ConditionInput | undefined): Expre
 export function compileCondition(
   scope: Scope,
   condition: ConditionInput | undefined,
-): { block?: CompiledIfBlock; errors: { path: string; message: string }[] } {
+): { block?: CompiledIfBlock; errors: { path: string; message: string }[]; expression?: ExpressionObject } {
   if (!SCOPES.has(scope)) return { errors: [{ path: '@type', message: `unknown SpamRule scope "${String(scope)}"` }] };
   let obj: ExpressionObject;
   try {
@@ -69,8 +85,9 @@ export function compileCondition(
     return { errors: [{ path: msg.slice(0, i), message: msg.slice(i + 2) }] };
   }
   const { block, errors } = compileIfBlock(obj, { allowedVariables: SPAM_RULE_VARIABLES[scope] });
-  if (errors.length > 0) return { errors: errors.map((e) => ({ path: `condition/${e.path}`, message: e.message })) };
-  return { block, errors: [] };
+  if (errors.length > 0 || block === undefined)
+    return { errors: errors.map((e: { path: string; message: string }) => ({ path: `condition/${e.path}`, message: e.message })) };
+  return { block, errors: [], expression: obj };
 }
 
 /**
@@ -105,12 +122,13 @@ export function compileRuleSet(rules: readonly SpamRuleInput[]): { byScope: Rule
       errors.push({ rule: name, path: 'priority', message: 'priority must be an integer in -99999..99999' });
       return;
     }
-    const { block, errors: errs } = compileCondition(rule['@type'], rule.condition);
-    if (block === undefined) {
+    const { block, errors: errs, expression } = compileCondition(rule['@type'], rule.condition);
+    if (block === undefined || expression === undefined) {
       for (const e of errs) errors.push({ rule: name, ...e });
       return;
     }
-    byScope[rule['@type']].push({ name, scope: rule['@type'], priority, block, order });
+    const prefetchable = isPrefetchable(expression, block);
+    byScope[rule['@type']].push({ name, scope: rule['@type'], priority, block, order, prefetchable });
     loaded++;
   });
   for (const s of SCOPE_ORDER) byScope[s].sort((a, b) => a.priority - b.priority || a.order - b.order);

@@ -1,0 +1,40 @@
+/** Shared bench plumbing: corpus and rule-set loading, result table formatting. */
+import { existsSync } from 'node:fs';
+import { loadRuleFile, SpamEngine, type RuleBundle } from '../src/engine/index.js';
+import { LookupMap, StaticLookupList } from '../src/lookup/index.js';
+import { SHARED_DATA, sharedPath } from '../test/helpers/shared-data.js';
+import type { Bench } from 'tinybench';
+
+export { loadCorpus } from '../test/helpers/corpus.js';
+
+/** Stalwart's public rule set, or a clear error naming where it was looked for. */
+export function publicBundle(): RuleBundle {
+  const file = sharedPath('stalwart-spam-filter', 'spam-filter-rules.json');
+  if (!existsSync(file)) throw new Error(`public rule set not found under ${SHARED_DATA} (set SPAMRULE_SHARED_DATA)`);
+  return loadRuleFile(file);
+}
+
+/** An engine with the public rule set, its scores and its static lists in memory. */
+export function publicEngine(bundle = publicBundle(), lookups = new LookupMap()): SpamEngine {
+  for (const [ns, entries] of bundle.lists) if (!lookups.get(ns)) lookups.set(ns, new StaticLookupList(ns, entries));
+  return new SpamEngine({ rules: bundle.rules, tags: bundle.tags, lookups });
+}
+
+/** Mean latency (ms) and throughput (ops/s) of a finished tinybench task, across tinybench versions. */
+export function stats(bench: Bench, name: string): { meanMs: number; hz: number; samples: number } {
+  const t = bench.tasks.find((x) => x.name === name);
+  const r = t?.result as unknown as Record<string, unknown> | undefined;
+  if (!r) throw new Error(`bench task ${name} has no result`);
+  const lat = r.latency as { mean: number; samples?: number[] } | undefined;
+  const thr = r.throughput as { mean: number } | undefined;
+  const meanMs = lat?.mean ?? (r.mean as number);
+  const hz = thr?.mean ?? (r.hz as number) ?? 1000 / meanMs;
+  const samples = (r.samples as number[] | undefined)?.length ?? lat?.samples?.length ?? 0;
+  return { meanMs, hz, samples };
+}
+
+/** Prints a section title and a table. */
+export function printTable(title: string, rows: Record<string, string | number>[]): void {
+  process.stdout.write(`\n## ${title}\n`);
+  console.table(rows);
+}

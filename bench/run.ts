@@ -1,0 +1,29 @@
+/**
+ * `npm run bench`: every benchmark suite, printed as tables. Select with `--only rules,classify,lookup`.
+ * Figures are reported as ratios against a baseline measured in the same run (shared, noisy machines).
+ */
+import { runClassifyBench } from './classify.js';
+
+const only = (() => {
+  const i = process.argv.indexOf('--only');
+  return i >= 0 ? new Set((process.argv[i + 1] ?? '').split(',')) : undefined;
+})();
+const want = (name: string): boolean => only === undefined || only.has(name);
+
+async function main(): Promise<void> {
+  process.stdout.write(`spamrule benchmarks — node ${process.version}, ${new Date().toISOString()}\n`);
+  if (want('rules')) {
+    const { runRulesBench } = await import('./rules.js');
+    await runRulesBench();
+  }
+  if (want('classify')) await runClassifyBench();
+  if (want('lookup')) {
+    const { runLookupBench } = await import('./lookup.js');
+    await runLookupBench();
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exitCode = 1;
+});
