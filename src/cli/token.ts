@@ -1,5 +1,85 @@
-/** `spamrule token`: placeholder until implemented. */
-export async function run(_argv: string[]): Promise<number> {
-  process.stderr.write('spamrule token: not implemented yet\n');
-  return 2;
+/**
+ * `spamrule token create|list|revoke --db PATH`: API tokens for the JMAP facade. Only a SHA-256 of
+ * each token is stored, so `create` prints the token once and it cannot be shown again.
+ */
+import { parseArgs } from 'node:util';
+
+const USAGE = `usage: spamrule token create --db PATH --permissions a,b,…|all [--name NAME]
+       spamrule token list --db PATH [--json]
+       spamrule token revoke --db PATH ID|NAME
+
+permissions: sysSpamRule{Get,Create,Update,Destroy,Query}, sysStoreLookup{Get,Create,Update,Destroy,Query}, or all`;
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        db: { type: 'string' },
+        permissions: { type: 'string' },
+        name: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    process.stderr.write(`spamrule token: ${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (sub === '--help' || sub === '-h' || values.help) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  if (!['create', 'list', 'revoke'].includes(sub ?? '') || values.db === undefined) {
+    process.stderr.write(`spamrule token: ${values.db === undefined ? '--db is required' : `unknown subcommand "${sub ?? ''}"`}\n${USAGE}\n`);
+    return 2;
+  }
+  const { TokenStore, parsePermissions } = await import('../jmap/auth.js');
+  const store = new TokenStore(values.db);
+  try {
+    if (sub === 'create') {
+      if (values.permissions === undefined) {
+        process.stderr.write(`spamrule token: --permissions is required\n${USAGE}\n`);
+        return 2;
+      }
+      let perms;
+      try {
+        perms = parsePermissions(values.permissions);
+      } catch (e) {
+        process.stderr.write(`spamrule token: ${(e as Error).message}\n`);
+        return 2;
+      }
+      const { token, info } = store.create(values.name ?? 'token', perms);
+      if (values.json) process.stdout.write(JSON.stringify({ token, ...info }) + '\n');
+      else {
+        process.stdout.write(token + '\n');
+        process.stderr.write(`token ${info.id} "${info.name}" created with ${perms.join(',') || 'no permissions'}; it is shown only this once\n`);
+      }
+      return 0;
+    }
+    if (sub === 'list') {
+      const list = store.list();
+      if (values.json) process.stdout.write(JSON.stringify(list) + '\n');
+      else for (const t of list) process.stdout.write(`${t.id}\t${t.name}\t${t.created}\t${t.permissions.join(',')}\n`);
+      return 0;
+    }
+    const target = positionals[0];
+    if (target === undefined) {
+      process.stderr.write(`spamrule token revoke: give a token id or name\n`);
+      return 2;
+    }
+    const n = store.revoke(target);
+    if (n === 0) {
+      process.stderr.write(`spamrule token: no token "${target}"\n`);
+      return 1;
+    }
+    process.stdout.write(`revoked ${n} token${n === 1 ? '' : 's'}\n`);
+    return 0;
+  } finally {
+    store.close();
+  }
 }

@@ -1,0 +1,97 @@
+/**
+ * The JMAP Request object (RFC 8620 §3.3–3.7): shape checks, `using`, call limits, result
+ * references, dispatch to `x:SpamRule/*` and `x:StoreLookup/*`, and the Response object.
+ */
+import { MethodError, RequestError } from './errors.js';
+import { getMethod, queryMethod, setMethod, type MethodContext } from './methods.js';
+import { KINDS, type ObjectType } from './objects.js';
+import { evaluatePath } from './pointer.js';
+
+export const CORE_CAPABILITY = 'urn:ietf:params:jmap:core';
+
+type Invocation = [string, Record<string, unknown>, string];
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * Checks the Request shape; throws `RequestError` (notRequest, unknownCapability, limit).
+ * `using` may be omitted (Stalwart treats it as empty for `x:` methods, jmap-registry.md §5.4).
+ */
+export function parseRequest(
+  body: unknown,
+  capabilities: readonly string[],
+  maxCallsInRequest: number,
+): { methodCalls: Invocation[]; createdIds?: Record<string, string> } {
+  if (!isObject(body)) throw new RequestError('notRequest', 400, 'the request must be a JSON object with "using" and "methodCalls"');
+  const using = body.using ?? [];
+  if (!Array.isArray(using) || using.some((u) => typeof u !== 'string')) throw new RequestError('notRequest', 400, '"using" must be an array of strings');
+  const unknown = (using as string[]).filter((u) => !capabilities.includes(u));
+  if (unknown.length > 0) throw new RequestError('unknownCapability', 400, `unknown capabilities: ${unknown.join(', ')}`);
+  const calls = body.methodCalls;
+  if (!Array.isArray(calls)) throw new RequestError('notRequest', 400, '"methodCalls" must be an array');
+  for (const c of calls)
+    if (!Array.isArray(c) || c.length !== 3 || typeof c[0] !== 'string' || !isObject(c[1]) || typeof c[2] !== 'string')
+      throw new RequestError('notRequest', 400, 'each method call must be [name, arguments object, call id]');
+  if (calls.length > maxCallsInRequest)
+    throw new RequestError('limit', 400, `${calls.length} method calls exceed maxCallsInRequest (${maxCallsInRequest})`, 'maxCallsInRequest');
+  let createdIds: Record<string, string> | undefined;
+  if (body.createdIds !== undefined) {
+    if (!isObject(body.createdIds) || Object.values(body.createdIds).some((v) => typeof v !== 'string'))
+      throw new RequestError('notRequest', 400, '"createdIds" must map creation ids to ids');
+    createdIds = body.createdIds as Record<string, string>;
+  }
+  return { methodCalls: calls as Invocation[], createdIds };
+}
+
+/** Replaces `#arg` ResultReferences with the values they point at (RFC 8620 §3.7). */
+function resolveReferences(args: Record<string, unknown>, responses: Invocation[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(args)) {
+    if (!k.startsWith('#')) {
+      out[k] = v;
+      continue;
+    }
+    const name = k.slice(1);
+    if (Object.hasOwn(args, name)) throw new MethodError('invalidArguments', `both "${name}" and "${k}" given`);
+    if (!isObject(v) || typeof v.resultOf !== 'string' || typeof v.name !== 'string' || typeof v.path !== 'string')
+      throw new MethodError('invalidResultReference', `"${k}" must be a ResultReference {resultOf, name, path}`);
+    const target = responses.find((r) => r[2] === v.resultOf);
+    if (target === undefined || target[0] !== v.name)
+      throw new MethodError('invalidResultReference', `no earlier ${v.name} response with call id "${v.resultOf}"`);
+    out[name] = evaluatePath(target[1], v.path);
+  }
+  return out;
+}
+
+const METHODS: Record<string, (t: ObjectType, args: Record<string, unknown>, ctx: MethodContext) => unknown> = {
+  get: (t, a, c) => getMethod(KINDS[t], a, c),
+  set: (t, a, c) => setMethod(KINDS[t], a, c),
+  query: (t, a, c) => queryMethod(KINDS[t], a, c),
+};
+
+/** Runs the calls in order; a method error never stops later calls (RFC 8620 §3.5). */
+export async function runMethodCalls(
+  calls: Invocation[],
+  ctx: MethodContext,
+  onInternalError: (e: unknown) => void,
+): Promise<Invocation[]> {
+  const responses: Invocation[] = [];
+  for (const [name, rawArgs, callId] of calls) {
+    try {
+      const m = /^x:(SpamRule|StoreLookup)\/(get|set|query)$/.exec(name);
+      if (m === null) throw new MethodError('unknownMethod', `unknown method ${name}`);
+      const args = resolveReferences(rawArgs, responses);
+      const result = await METHODS[m[2]!]!(m[1] as ObjectType, args, ctx);
+      responses.push([name, result as Record<string, unknown>, callId]);
+    } catch (e) {
+      if (e instanceof MethodError) responses.push(['error', e.toJSON(), callId]);
+      else {
+        onInternalError(e);
+        responses.push(['error', { type: 'serverFail', description: e instanceof Error ? e.message : String(e) }, callId]);
+      }
+    }
+  }
+  return responses;
+}

@@ -1,0 +1,55 @@
+/**
+ * The facade's links to the rule engine and the lookup-store adapters. Both are loaded on demand so
+ * the facade (and `classify --db`) works even where an adapter module is absent, and so `spamrule
+ * token` never loads the engine.
+ */
+import type { Problem } from './schema.js';
+import type { ConditionValidator, Data } from './objects.js';
+import { compareIds } from './ids.js';
+
+/** What the server needs from `SpamEngine` (src/engine): rule reload and the lookup namespace map. */
+export interface EngineLike {
+  loadRules(rules: Record<string, unknown>[]): unknown;
+  lookups?: { set(namespace: string, store: unknown): unknown; delete(namespace: string): unknown; get?(namespace: string): unknown };
+}
+
+interface EngineModule {
+  SpamEngine: new () => EngineLike;
+  validateCondition(scope: string, condition: unknown): Problem[];
+}
+
+interface LookupModule {
+  createLookupStore?: (namespace: string, config: unknown) => { close(): Promise<void> } | Promise<{ close(): Promise<void> }>;
+}
+
+// Variable specifiers keep TypeScript from type-checking (and tsc/vite from eagerly bundling) the
+// engine into modules that only need the facade.
+const ENGINE_SPEC = '../engine/index.js';
+const LOOKUP_SPEC = '../lookup/index.js';
+
+export async function loadEngineModule(): Promise<EngineModule | undefined> {
+  try {
+    return (await import(ENGINE_SPEC)) as EngineModule;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function loadLookupModule(): Promise<LookupModule> {
+  try {
+    return (await import(LOOKUP_SPEC)) as LookupModule;
+  } catch {
+    return {};
+  }
+}
+
+/** Condition validator from the engine (Stalwart's compile-on-write), or shape checks only without it. */
+export function conditionValidator(engine: EngineModule | undefined): ConditionValidator {
+  if (engine === undefined) return () => [];
+  return (scope, condition) => engine.validateCondition(scope, condition);
+}
+
+/** Stored SpamRules in engine input shape, in creation (id) order, the engine's tie-breaker. */
+export function rulesForEngine(objects: Map<string, Data>): Record<string, unknown>[] {
+  return [...objects].sort((a, b) => compareIds(a[0], b[0])).map(([id, d]) => ({ id, ...d }));
+}

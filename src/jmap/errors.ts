@@ -1,0 +1,80 @@
+/**
+ * JMAP error shapes (RFC 8620 §3.6, §5.3) as DECISIONS.md §5 fixes them for this facade.
+ */
+
+/** RFC 8620 §5.3 SetError. `properties` holds JSON-pointer paths (`store/port`, `condition/match/0/if`). */
+export interface SetError {
+  type:
+    | 'invalidProperties'
+    | 'notFound'
+    | 'forbidden'
+    | 'invalidPatch'
+    | 'tooLarge'
+    | 'willDestroy'
+    | 'alreadyExists';
+  description?: string;
+  properties?: string[];
+  /** For `alreadyExists`: the id of the object holding the unique value (RFC 8620 §5.4 wording). */
+  existingId?: string;
+}
+
+/** Thrown inside a method to produce `["error", {type, description}, callId]` (RFC 8620 §3.6.2). */
+export class MethodError extends Error {
+  constructor(
+    readonly type:
+      | 'unknownMethod'
+      | 'invalidArguments'
+      | 'invalidResultReference'
+      | 'forbidden'
+      | 'stateMismatch'
+      | 'requestTooLarge'
+      | 'accountNotFound'
+      | 'unsupportedFilter'
+      | 'unsupportedSort'
+      | 'anchorNotFound'
+      | 'serverFail',
+    description?: string,
+  ) {
+    super(description ?? type);
+  }
+
+  toJSON(): { type: string; description: string } {
+    return { type: this.type, description: this.message };
+  }
+}
+
+/** Thrown while validating an object: becomes one SetError for that create/update. */
+export class SetErrorException extends Error {
+  constructor(readonly error: SetError) {
+    super(error.description ?? error.type);
+  }
+}
+
+/** Request-level problem types (RFC 8620 §3.6.1), sent as RFC 7807 `application/problem+json`. */
+export type RequestErrorType = 'notJSON' | 'notRequest' | 'limit' | 'unknownCapability';
+
+export class RequestError extends Error {
+  constructor(
+    readonly type: RequestErrorType,
+    readonly status: number,
+    detail: string,
+    readonly limit?: string,
+  ) {
+    super(detail);
+  }
+
+  /** The problem JSON body: `{type: urn:ietf:params:jmap:error:<t>, status, detail, limit?}`. */
+  toProblem(): Record<string, unknown> {
+    const body: Record<string, unknown> = { type: `urn:ietf:params:jmap:error:${this.type}`, status: this.status, detail: this.message };
+    if (this.limit !== undefined) body.limit = this.limit;
+    return body;
+  }
+}
+
+export function invalidProperties(problems: { path: string; message: string }[]): SetErrorException {
+  return new SetErrorException({
+    type: 'invalidProperties',
+    description: problems.map((p) => (p.path === '' ? p.message : `${p.path}: ${p.message}`)).join('; '),
+    properties: [...new Set(problems.map((p) => p.path))],
+  });
+}

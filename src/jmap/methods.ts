@@ -1,0 +1,250 @@
+/**
+ * `x:<Type>/get`, `/set` and `/query` (RFC 8620 §5.1, §5.3, §5.5) for the managed object types,
+ * with the facade's decisions from DECISIONS.md §5: real states, `ifInState`, per-object
+ * `forbidden` in `/set`, `invalidProperties` with JSON-pointer paths, `alreadyExists` for a unique
+ * `name`/`namespace` already taken.
+ */
+import type { Permission } from './auth.js';
+import { MethodError, SetErrorException, type SetError } from './errors.js';
+import { compareIds, type IdGenerator } from './ids.js';
+import type { ConditionValidator, Data, ObjectKind, ObjectType } from './objects.js';
+import { runQuery } from './query.js';
+import type { ObjectRepository } from './repo.js';
+
+/** RFC 8620 §2 core limits, advertised in the session and enforced. */
+export interface Limits {
+  maxSizeUpload: number;
+  maxConcurrentUpload: number;
+  /** Bytes. */
+  maxSizeRequest: number;
+  maxConcurrentRequests: number;
+  maxCallsInRequest: number;
+  maxObjectsInGet: number;
+  maxObjectsInSet: number;
+  collationAlgorithms: string[];
+}
+
+/** Stalwart's defaults (`x:Jmap` schema defaults, jmap-registry.md §5.1). */
+export const DEFAULT_LIMITS: Limits = {
+  maxSizeUpload: 50_000_000,
+  maxConcurrentUpload: 4,
+  maxSizeRequest: 10_000_000,
+  maxConcurrentRequests: 4,
+  maxCallsInRequest: 16,
+  maxObjectsInGet: 500,
+  maxObjectsInSet: 500,
+  collationAlgorithms: ['i;ascii-numeric', 'i;ascii-casemap', 'i;unicode-casemap'],
+};
+
+export interface MethodContext {
+  accountId: string;
+  permissions: ReadonlySet<Permission>;
+  /** Creation id → server id, for `#cid` references (RFC 8620 §3.3, §5.3). */
+  createdIds: Map<string, string>;
+  repo: ObjectRepository;
+  ids: IdGenerator;
+  validate: ConditionValidator;
+  limits: Limits;
+  /** Largest number of ids a query returns (Stalwart `queryMaxResults`). */
+  queryMaxResults: number;
+  /** Called after a `/set` committed changes of `type`, so the engine reloads. */
+  afterChange(type: ObjectType): void;
+}
+
+export const stateString = (n: number): string => `s${n}`;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function checkAccount(args: Record<string, unknown>, ctx: MethodContext): void {
+  const a = args.accountId;
+  if (a === undefined || a === null) return; // optional for x: methods, as in Stalwart
+  if (typeof a !== 'string') throw new MethodError('invalidArguments', 'accountId must be a string');
+  if (a !== ctx.accountId) throw new MethodError('accountNotFound', `account "${a}" does not exist`);
+}
+
+function requirePermission(ctx: MethodContext, perm: string): void {
+  if (!ctx.permissions.has(perm as Permission)) throw new MethodError('forbidden', `missing permission ${perm}`);
+}
+
+function resolveId(id: string, ctx: MethodContext): string | undefined {
+  return id.startsWith('#') ? ctx.createdIds.get(id.slice(1)) : id;
+}
+
+/** `/get`: `ids` null = all (requestTooLarge over maxObjectsInGet), `properties` null = all, `[]` = id only. */
+export function getMethod(kind: ObjectKind, args: Record<string, unknown>, ctx: MethodContext): Data {
+  requirePermission(ctx, `${kind.permissionPrefix}Get`);
+  checkAccount(args, ctx);
+  const snap = ctx.repo.snapshot(kind.type);
+  let ids: string[];
+  if (args.ids === undefined || args.ids === null) {
+    ids = [...snap.objects.keys()].sort(compareIds);
+    if (ids.length > ctx.limits.maxObjectsInGet)
+      throw new MethodError('requestTooLarge', `${ids.length} objects exceed maxObjectsInGet (${ctx.limits.maxObjectsInGet}); ask by ids`);
+  } else {
+    if (!Array.isArray(args.ids) || args.ids.some((i) => typeof i !== 'string')) throw new MethodError('invalidArguments', 'ids must be an array of strings or null');
+    if (args.ids.length > ctx.limits.maxObjectsInGet) throw new MethodError('requestTooLarge', `more than maxObjectsInGet (${ctx.limits.maxObjectsInGet}) ids`);
+    ids = [...new Set(args.ids as string[])];
+  }
+  let props: Set<string> | undefined;
+  if (args.properties !== undefined && args.properties !== null) {
+    if (!Array.isArray(args.properties) || args.properties.some((p) => typeof p !== 'string'))
+      throw new MethodError('invalidArguments', 'properties must be an array of strings or null');
+    const unknown = (args.properties as string[]).filter((p) => !kind.properties.includes(p));
+    if (unknown.length > 0) throw new MethodError('invalidArguments', `unknown properties: ${unknown.join(', ')}`);
+    props = new Set(['id', ...(args.properties as string[])]);
+  }
+  const list: Data[] = [];
+  const notFound: string[] = [];
+  for (const raw of ids) {
+    const id = resolveId(raw, ctx);
+    const data = id === undefined ? undefined : snap.objects.get(id);
+    if (data === undefined || id === undefined) {
+      notFound.push(raw);
+      continue;
+    }
+    const wire = kind.toWire(id, data);
+    list.push(props === undefined ? wire : Object.fromEntries(Object.entries(wire).filter(([k]) => props!.has(k))));
+  }
+  return { accountId: ctx.accountId, state: stateString(snap.state), list, notFound };
+}
+
+function optionalMap(v: unknown, name: string): Record<string, unknown> {
+  if (v === undefined || v === null) return {};
+  if (!isObject(v)) throw new MethodError('invalidArguments', `${name} must be an object or null`);
+  return v;
+}
+
+/**
+ * `/set`: creates, then updates, then destroys (RFC 8620 §5.3), in one storage transaction. A
+ * missing create/update/destroy permission gives that object a `forbidden` SetError while the
+ * permitted ones proceed (DECISIONS.md §5). Throws MethodError for `stateMismatch`,
+ * `requestTooLarge` and malformed arguments.
+ */
+export async function setMethod(kind: ObjectKind, args: Record<string, unknown>, ctx: MethodContext): Promise<Data> {
+  checkAccount(args, ctx);
+  const create = optionalMap(args.create, 'create');
+  const update = optionalMap(args.update, 'update');
+  let destroy: string[] = [];
+  if (args.destroy !== undefined && args.destroy !== null) {
+    if (!Array.isArray(args.destroy) || args.destroy.some((i) => typeof i !== 'string')) throw new MethodError('invalidArguments', 'destroy must be an array of ids or null');
+    destroy = args.destroy as string[];
+  }
+  const ifInState = args.ifInState;
+  if (ifInState !== undefined && ifInState !== null && typeof ifInState !== 'string') throw new MethodError('invalidArguments', 'ifInState must be a string or null');
+  const count = Object.keys(create).length + Object.keys(update).length + destroy.length;
+  if (count > ctx.limits.maxObjectsInSet) throw new MethodError('requestTooLarge', `${count} operations exceed maxObjectsInSet (${ctx.limits.maxObjectsInSet})`);
+
+  const may = (op: 'Create' | 'Update' | 'Destroy'): boolean => ctx.permissions.has(`${kind.permissionPrefix}${op}` as Permission);
+  const forbidden = (op: string): SetError => ({ type: 'forbidden', description: `missing permission ${kind.permissionPrefix}${op}` });
+
+  const outcome = await ctx.repo.transact(kind.type, (working) => {
+    const oldState = stateString(working.state);
+    if (typeof ifInState === 'string' && ifInState !== oldState) throw new MethodError('stateMismatch', `state is ${oldState}, not ${ifInState}`);
+    const touched = new Set<string>();
+    const created: Record<string, Data> = {};
+    const notCreated: Record<string, SetError> = {};
+    const updated: Record<string, null> = {};
+    const notUpdated: Record<string, SetError> = {};
+    const destroyed: string[] = [];
+    const notDestroyed: Record<string, SetError> = {};
+
+    const clash = (id: string, data: Data): SetError | undefined => {
+      const key = data[kind.uniqueProperty];
+      for (const [other, d] of working.objects)
+        if (other !== id && d[kind.uniqueProperty] === key)
+          return { type: 'alreadyExists', description: `${kind.uniqueProperty} "${String(key)}" is already used by ${other}`, properties: [kind.uniqueProperty], existingId: other };
+      return undefined;
+    };
+
+    for (const [cid, input] of Object.entries(create)) {
+      if (!may('Create')) {
+        notCreated[cid] = forbidden('Create');
+        continue;
+      }
+      const id = ctx.ids.next();
+      try {
+        const data = kind.create(input, id, ctx.validate);
+        const dup = clash(id, data);
+        if (dup) {
+          notCreated[cid] = dup;
+          continue;
+        }
+        working.objects.set(id, data);
+        touched.add(id);
+        created[cid] = { id, ...kind.createdEcho(input as Data, data) };
+        ctx.createdIds.set(cid, id);
+      } catch (e) {
+        if (!(e instanceof SetErrorException)) throw e;
+        notCreated[cid] = e.error;
+      }
+    }
+
+    const destroyIds = new Set(destroy.map((d) => resolveId(d, ctx) ?? d));
+    for (const [key, patch] of Object.entries(update)) {
+      const id = resolveId(key, ctx);
+      if (!may('Update')) notUpdated[key] = forbidden('Update');
+      else if (id === undefined || !working.objects.has(id)) notUpdated[key] = { type: 'notFound' };
+      else if (destroyIds.has(id)) notUpdated[key] = { type: 'willDestroy', description: 'the object is destroyed by this call' };
+      else {
+        try {
+          const old = working.objects.get(id)!;
+          const data = kind.update(old, patch, id, ctx.validate);
+          const dup = clash(id, data);
+          if (dup) notUpdated[key] = dup;
+          else {
+            updated[id] = null;
+            // An update that changes nothing is reported but not written (jmap-registry.md §3.1 step 9).
+            if (JSON.stringify(data) !== JSON.stringify(old)) {
+              working.objects.set(id, data);
+              touched.add(id);
+            }
+          }
+        } catch (e) {
+          if (!(e instanceof SetErrorException)) throw e;
+          notUpdated[key] = e.error;
+        }
+      }
+    }
+
+    for (const raw of destroy) {
+      const id = resolveId(raw, ctx);
+      if (!may('Destroy')) notDestroyed[raw] = forbidden('Destroy');
+      else if (id === undefined || !working.objects.has(id)) notDestroyed[raw] = { type: 'notFound' };
+      else {
+        working.objects.delete(id);
+        touched.add(id);
+        destroyed.push(id);
+      }
+    }
+    const newState = stateString(touched.size > 0 ? working.state + 1 : working.state);
+    const nullIfEmpty = (m: Record<string, unknown>) => (Object.keys(m).length === 0 ? null : m);
+    return {
+      touched,
+      result: {
+        accountId: ctx.accountId,
+        oldState,
+        newState,
+        created: nullIfEmpty(created),
+        updated: nullIfEmpty(updated),
+        destroyed: destroyed.length === 0 ? null : destroyed,
+        notCreated: nullIfEmpty(notCreated),
+        notUpdated: nullIfEmpty(notUpdated),
+        notDestroyed: nullIfEmpty(notDestroyed),
+        changed: touched.size > 0,
+      },
+    };
+  });
+  const { changed, ...response } = outcome;
+  if (changed) ctx.afterChange(kind.type);
+  return response;
+}
+
+/** `/query`, see query.ts. */
+export function queryMethod(kind: ObjectKind, args: Record<string, unknown>, ctx: MethodContext): Data {
+  requirePermission(ctx, `${kind.permissionPrefix}Query`);
+  checkAccount(args, ctx);
+  const snap = ctx.repo.snapshot(kind.type);
+  return { accountId: ctx.accountId, queryState: stateString(snap.state), canCalculateChanges: false, ...runQuery(kind, snap.objects, args, ctx.queryMaxResults) };
+}

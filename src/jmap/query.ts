@@ -1,0 +1,105 @@
+/**
+ * `/query` filtering, sorting and windowing (RFC 8620 §5.5): FilterOperators AND/OR/NOT (and the
+ * seed's AllOf/AnyOf/Not) nested to any depth, sort comparators with `isAscending`, `position`
+ * (negative from the end), `anchor` + `anchorOffset`, `limit`, `calculateTotal`.
+ */
+import { MethodError } from './errors.js';
+import { compareIds } from './ids.js';
+import type { Data, ObjectKind } from './objects.js';
+
+const OPERATORS: Record<string, 'AND' | 'OR' | 'NOT'> = { AND: 'AND', OR: 'OR', NOT: 'NOT', AllOf: 'AND', AnyOf: 'OR', Not: 'NOT' };
+
+type Filter = (id: string, data: Data) => boolean;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Compiles a filter tree once; throws `invalidArguments` for a malformed operator, `unsupportedFilter` via the kind. */
+function compileFilter(kind: ObjectKind, f: unknown): Filter {
+  if (f === undefined || f === null) return () => true;
+  if (!isObject(f)) throw new MethodError('invalidArguments', 'filter must be an object or null');
+  if ('operator' in f) {
+    const op = typeof f.operator === 'string' ? OPERATORS[f.operator] : undefined;
+    if (op === undefined) throw new MethodError('invalidArguments', `unknown filter operator ${JSON.stringify(f.operator)}`);
+    const extra = Object.keys(f).filter((k) => k !== 'operator' && k !== 'conditions');
+    if (extra.length > 0) throw new MethodError('invalidArguments', `a FilterOperator cannot also have ${extra.join(', ')}`);
+    if (!Array.isArray(f.conditions)) throw new MethodError('invalidArguments', 'FilterOperator conditions must be an array');
+    const subs = f.conditions.map((c) => compileFilter(kind, c));
+    if (op === 'AND') return (id, d) => subs.every((s) => s(id, d));
+    if (op === 'OR') return (id, d) => subs.some((s) => s(id, d));
+    return (id, d) => !subs.some((s) => s(id, d));
+  }
+  const cond = f;
+  return (id, d) => kind.matches(cond, id, d);
+}
+
+/** Checks every FilterCondition's keys even when there are no objects to test them on. */
+function checkFilterKeys(kind: ObjectKind, f: unknown): void {
+  if (!isObject(f)) return;
+  if ('operator' in f) {
+    if (Array.isArray(f.conditions)) for (const c of f.conditions) checkFilterKeys(kind, c);
+    return;
+  }
+  for (const [k, v] of Object.entries(f)) {
+    if (!kind.filterProperties.includes(k)) throw new MethodError('unsupportedFilter', `cannot filter x:${kind.type} on "${k}"`);
+    if (typeof v !== 'string') throw new MethodError('unsupportedFilter', `filter "${k}" needs a string`);
+  }
+}
+
+function optionalInt(v: unknown, name: string, def: number): number {
+  if (v === undefined || v === null) return def;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new MethodError('invalidArguments', `${name} must be an integer`);
+  return v;
+}
+
+/** Returns `{position, ids, total?, limit?}` for the objects of one type. */
+export function runQuery(kind: ObjectKind, objects: Map<string, Data>, args: Record<string, unknown>, maxResults: number): Data {
+  checkFilterKeys(kind, args.filter);
+  const filter = compileFilter(kind, args.filter);
+
+  let sort = args.sort ?? [];
+  if (!Array.isArray(sort)) throw new MethodError('invalidArguments', 'sort must be an array or null');
+  const comparators = sort.map((c: unknown) => {
+    if (!isObject(c) || typeof c.property !== 'string') throw new MethodError('invalidArguments', 'each Comparator needs a string "property"');
+    const key = kind.sortKeys[c.property];
+    if (key === undefined) throw new MethodError('unsupportedSort', `cannot sort x:${kind.type} by "${c.property}"`);
+    if (c.isAscending !== undefined && typeof c.isAscending !== 'boolean') throw new MethodError('invalidArguments', 'isAscending must be a boolean');
+    return { key, property: c.property, dir: c.isAscending === false ? -1 : 1 };
+  });
+
+  const position = optionalInt(args.position, 'position', 0);
+  const anchorOffset = optionalInt(args.anchorOffset, 'anchorOffset', 0);
+  const limitArg = args.limit === undefined || args.limit === null ? undefined : optionalInt(args.limit, 'limit', 0);
+  if (limitArg !== undefined && limitArg < 0) throw new MethodError('invalidArguments', 'limit must not be negative');
+  if (args.anchor !== undefined && args.anchor !== null && typeof args.anchor !== 'string') throw new MethodError('invalidArguments', 'anchor must be a string');
+  if (args.calculateTotal !== undefined && typeof args.calculateTotal !== 'boolean') throw new MethodError('invalidArguments', 'calculateTotal must be a boolean');
+
+  const rows = [...objects].filter(([id, d]) => filter(id, d));
+  rows.sort((a, b) => {
+    for (const c of comparators) {
+      const x = c.key(a[0], a[1]);
+      const y = c.key(b[0], b[1]);
+      const r = c.property === 'id' ? compareIds(x as string, y as string) : typeof x === 'number' ? x - (y as number) : x < y ? -1 : x > y ? 1 : 0;
+      if (r !== 0) return r * c.dir;
+    }
+    return compareIds(a[0], b[0]); // stable tie-break: creation order
+  });
+  const all = rows.map(([id]) => id);
+  const total = all.length;
+
+  let start: number;
+  if (typeof args.anchor === 'string') {
+    const idx = all.indexOf(args.anchor);
+    if (idx < 0) throw new MethodError('anchorNotFound', `anchor ${args.anchor} is not in the results`);
+    start = Math.max(0, idx + anchorOffset);
+  } else start = position < 0 ? Math.max(0, total + position) : position;
+  start = Math.min(start, total);
+
+  const limit = Math.min(limitArg ?? maxResults, maxResults);
+  const out: Data = { position: start, ids: all.slice(start, start + limit) };
+  if (args.calculateTotal === true) out.total = total;
+  // RFC 8620 §5.5: `limit` is returned when the server capped the client's (or no) limit.
+  if ((limitArg === undefined || limitArg > maxResults) && total - start > maxResults) out.limit = maxResults;
+  return out;
+}

@@ -1,0 +1,276 @@
+/**
+ * The HTTP side of the JMAP facade on `node:http`: session resource (`GET /.well-known/jmap`,
+ * `GET /jmap/session`), API endpoint (`POST /jmap`, `/jmap/`, `/api`), Bearer authentication,
+ * request-level problem JSON (RFC 8620 §3.6.1, RFC 7807), request limits, and engine reloads after
+ * every committed change (DECISIONS.md §5).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { runMethodCalls, parseRequest, CORE_CAPABILITY } from './api.js';
+import { TokenStore, type TokenInfo } from './auth.js';
+import { conditionValidator, loadEngineModule, loadLookupModule, rulesForEngine, type EngineLike } from './bridge.js';
+import { RequestError } from './errors.js';
+import { IdGenerator } from './ids.js';
+import { DEFAULT_LIMITS, type Limits, type MethodContext } from './methods.js';
+import type { ObjectType } from './objects.js';
+import { PostgresRepository, SqliteRepository, type ObjectRepository } from './repo.js';
+
+export interface JmapServerOptions {
+  /** SQLite database: tokens always; objects too unless `pg` is given. */
+  db: string;
+  /** PostgreSQL connection URL: objects live there and other servers on it are told of changes. */
+  pg?: string;
+  /** Listen address; default 127.0.0.1 and a random port. */
+  host?: string;
+  port?: number;
+  /** The management capability URN, default `urn:stalwart:jmap` (DECISIONS.md §5). */
+  capability?: string;
+  limits?: Partial<Limits>;
+  /** Most ids one `/query` returns (Stalwart `queryMaxResults`, default 5000). */
+  queryMaxResults?: number;
+  /** The engine to reload after each change; default a new `SpamEngine` when the engine module loads. */
+  engine?: EngineLike;
+  /** Diagnostics (internal errors, rule load problems); default stderr. */
+  log?: (line: string) => void;
+}
+
+export interface JmapServer {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  engine?: EngineLike;
+  repo: ObjectRepository;
+  tokens: TokenStore;
+  /** Resolves once the engine reflects every change committed so far (store adapters are async). */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_CAPABILITY = 'urn:stalwart:jmap';
+const ACCOUNT_ID = 'a';
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(String(body.detail ?? body.title));
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json; charset=utf-8', headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function problem(status: number, title: string, detail: string): Record<string, unknown> {
+  return { type: 'about:blank', status, title, detail };
+}
+
+/** Reads the body, refusing more than `max` bytes with the `maxSizeRequest` limit error. */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? -1);
+    const tooLarge = () => new RequestError('limit', 400, `the request is larger than maxSizeRequest (${max} bytes)`, 'maxSizeRequest');
+    if (declared > max) {
+      req.resume();
+      reject(tooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > max && !failed) {
+        failed = true;
+        reject(tooLarge());
+      }
+      if (!failed) chunks.push(c);
+    });
+    req.on('end', () => failed || resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * Starts the facade. Opens the SQLite database (and PostgreSQL when `pg` is set), loads the stored
+ * rules and stores into the engine, and listens. Throws when a database cannot be opened or the
+ * address is taken.
+ */
+export async function createJmapServer(opts: JmapServerOptions): Promise<JmapServer> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const limits: Limits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const capability = opts.capability ?? DEFAULT_CAPABILITY;
+  const capabilities = [CORE_CAPABILITY, capability];
+  const tokens = new TokenStore(opts.db);
+  const repo: ObjectRepository = opts.pg ? await PostgresRepository.open(opts.pg) : new SqliteRepository(opts.db);
+  const engineModule = await loadEngineModule();
+  const lookupModule = await loadLookupModule();
+  const engine = opts.engine ?? (engineModule ? new engineModule.SpamEngine() : undefined);
+  const validate = conditionValidator(engineModule);
+  const ids = new IdGenerator();
+
+  // Lookup stores in the engine, by namespace, with the config they were built from.
+  const applied = new Map<string, { json: string; store?: { close(): Promise<void> } }>();
+  let storeSync: Promise<void> = Promise.resolve();
+  const syncStores = (): void => {
+    storeSync = storeSync.then(async () => {
+      const lookups = engine?.lookups;
+      if (lookups === undefined || lookupModule.createLookupStore === undefined) return;
+      const wanted = new Map([...repo.snapshot('StoreLookup').objects.values()].map((d) => [d.namespace as string, d.store]));
+      for (const [ns, cur] of applied)
+        if (!wanted.has(ns)) {
+          lookups.delete(ns);
+          applied.delete(ns);
+          await cur.store?.close().catch(() => undefined);
+        }
+      for (const [ns, config] of wanted) {
+        const json = JSON.stringify(config);
+        const cur = applied.get(ns);
+        if (cur?.json === json) continue;
+        try {
+          const store = await lookupModule.createLookupStore(ns, config);
+          lookups.set(ns, store);
+          applied.set(ns, { json, store });
+        } catch (e) {
+          log(`spamrule serve: lookup store "${ns}" not started: ${e instanceof Error ? e.message : String(e)}`);
+          applied.set(ns, { json });
+        }
+        await cur?.store?.close().catch(() => undefined);
+      }
+    });
+  };
+  const reload = (type: ObjectType): void => {
+    if (type === 'SpamRule') {
+      const report = engine?.loadRules(rulesForEngine(repo.snapshot('SpamRule').objects)) as { errors?: { rule: string; message: string }[] } | undefined;
+      for (const e of report?.errors ?? []) log(`spamrule serve: rule ${e.rule} not loaded: ${e.message}`);
+    } else syncStores();
+  };
+  reload('SpamRule');
+  reload('StoreLookup');
+  repo.onExternalChange(reload);
+
+  let active = 0;
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const isSession = path === '/.well-known/jmap' || path === '/jmap/session';
+    const isApi = path === '/jmap' || path === '/jmap/' || path === '/api';
+    if (!isSession && !isApi) throw new HttpError(404, problem(404, 'Not Found', `no resource at ${path}`));
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { allow: isApi ? 'POST, OPTIONS' : 'GET, OPTIONS' }).end();
+      return;
+    }
+    if ((isSession && req.method !== 'GET') || (isApi && req.method !== 'POST'))
+      throw new HttpError(405, problem(405, 'Method Not Allowed', `use ${isApi ? 'POST' : 'GET'} on ${path}`), { allow: isApi ? 'POST' : 'GET' });
+
+    const who = authenticate(req, tokens);
+    const base = `http://${req.headers.host ?? 'localhost'}`;
+    if (isSession) {
+      send(res, 200, session(base, who, limits, capability));
+      return;
+    }
+    const type = req.headers['content-type'];
+    if (type !== undefined && !/^application\/json\s*(;|$)/i.test(type))
+      throw new RequestError('notJSON', 400, `Content-Type must be application/json, not ${type}`);
+    const raw = await readBody(req, limits.maxSizeRequest);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch (e) {
+      throw new RequestError('notJSON', 400, `the request body is not valid JSON: ${(e as Error).message}`);
+    }
+    const request = parseRequest(body, capabilities, limits.maxCallsInRequest);
+    const ctx: MethodContext = {
+      accountId: ACCOUNT_ID,
+      permissions: new Set(who.permissions),
+      createdIds: new Map(Object.entries(request.createdIds ?? {})),
+      repo,
+      ids,
+      validate,
+      limits,
+      queryMaxResults: opts.queryMaxResults ?? 5000,
+      afterChange: reload,
+    };
+    const methodResponses = await runMethodCalls(request.methodCalls, ctx, (e) => log(`spamrule serve: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
+    const response: Record<string, unknown> = { methodResponses, sessionState: SESSION_STATE };
+    if (request.createdIds !== undefined) response.createdIds = Object.fromEntries(ctx.createdIds);
+    send(res, 200, response);
+  };
+
+  const server = createServer((req, res) => {
+    if (active >= limits.maxConcurrentRequests) {
+      req.resume();
+      const e = new RequestError('limit', 400, `more than maxConcurrentRequests (${limits.maxConcurrentRequests}) requests at once`, 'maxConcurrentRequests');
+      send(res, 400, e.toProblem(), 'application/problem+json');
+      return;
+    }
+    active++;
+    res.on('close', () => active--);
+    handle(req, res).catch((e: unknown) => {
+      if (res.headersSent) return;
+      if (e instanceof RequestError) send(res, e.status, e.toProblem(), 'application/problem+json');
+      else if (e instanceof HttpError) send(res, e.status, e.body, 'application/problem+json', e.headers);
+      else {
+        log(`spamrule serve: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+        send(res, 500, problem(500, 'Internal Server Error', 'the server failed to process the request'), 'application/problem+json');
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${host}:${addr.port}`,
+    engine,
+    repo,
+    tokens,
+    settled: () => storeSync,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await storeSync;
+      for (const { store } of applied.values()) await store?.close().catch(() => undefined);
+      await repo.close();
+      tokens.close();
+    },
+  };
+}
+
+// The session object only changes with the server's configuration, which is fixed per process.
+const SESSION_STATE = 'c0';
+
+/** 401 unless `Authorization: Bearer <token>` names a known token (RFC 6750; jmap-registry.md §5.2). */
+function authenticate(req: IncomingMessage, tokens: TokenStore): TokenInfo {
+  const h = req.headers.authorization ?? '';
+  const sp = h.indexOf(' ');
+  const scheme = sp < 0 ? h : h.slice(0, sp);
+  const token = sp < 0 ? '' : h.slice(sp + 1).trim();
+  const info = scheme.toLowerCase() === 'bearer' && token !== '' ? tokens.verify(token) : undefined;
+  if (info === undefined)
+    throw new HttpError(401, problem(401, 'Unauthorized', h === '' ? 'You have to authenticate first.' : 'The token is unknown or revoked.'), {
+      'www-authenticate': h === '' ? 'Bearer realm="spamrule"' : 'Bearer realm="spamrule", error="invalid_token"',
+    });
+  return info;
+}
+
+/** The RFC 8620 §2 Session object. */
+function session(base: string, who: TokenInfo, limits: Limits, capability: string): Record<string, unknown> {
+  return {
+    capabilities: { [CORE_CAPABILITY]: limits, [capability]: {} },
+    accounts: {
+      [ACCOUNT_ID]: { name: who.name, isPersonal: false, isReadOnly: false, accountCapabilities: { [capability]: {} } },
+    },
+    primaryAccounts: { [capability]: ACCOUNT_ID },
+    username: who.name,
+    apiUrl: `${base}/jmap/`,
+    downloadUrl: `${base}/jmap/download/{accountId}/{blobId}/{name}?accept={type}`,
+    uploadUrl: `${base}/jmap/upload/{accountId}/`,
+    eventSourceUrl: `${base}/jmap/eventsource/?types={types}&closeafter={closeafter}&ping={ping}`,
+    state: SESSION_STATE,
+  };
+}
