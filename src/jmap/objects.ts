@@ -101,8 +101,9 @@ function validateRule(input: Record<string, unknown>, validate: ConditionValidat
   else if (priority < -99999 || priority > 99999) problems.push({ path: 'priority', message: 'must be in -99999..99999' });
 
   const condition = validateConditionShape(input.condition, problems);
-  // Only compile when the shape is sound and the scope known: the compiler needs both.
-  if (condition !== undefined && problems.length === 0) problems.push(...validate(scope as string, condition));
+  // Compile whenever the shape is sound and the scope known (the compiler needs both), so one
+  // response reports a bad priority and a bad expression together.
+  if (condition !== undefined && !problems.some((p) => p.path === '@type')) problems.push(...validate(scope as string, condition));
   if (problems.length > 0) throw invalidProperties(problems);
   return checkSize({ '@type': scope, name: normalizeRuleName(name as string), description, enable, priority, condition });
 }

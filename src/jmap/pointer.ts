@@ -81,6 +81,12 @@ export function evaluatePath(value: unknown, pointer: string): unknown {
         });
       }
       if (/^\d+$/.test(seg) && Number(seg) < node.length) return walk(node[Number(seg)], i + 1);
+    } else if (isPlainObject(node) && seg === '*') {
+      // Extension: `*` also maps over an object's values, so `/created/*/id` works on a /set response.
+      return Object.values(node).flatMap((item) => {
+        const r = walk(item, i + 1);
+        return Array.isArray(r) ? r : [r];
+      });
     } else if (isPlainObject(node) && Object.hasOwn(node, seg)) {
       return walk(node[seg], i + 1);
     }
