@@ -27,11 +27,12 @@ interface LookupModule {
 const ENGINE_SPEC = '../engine/index.js';
 const LOOKUP_SPEC = '../lookup/index.js';
 
-export async function loadEngineModule(): Promise<EngineModule | undefined> {
+/** The engine module, or the reason it could not be loaded (the server then runs without one). */
+export async function loadEngineModule(): Promise<EngineModule | Error> {
   try {
     return (await import(ENGINE_SPEC)) as EngineModule;
-  } catch {
-    return undefined;
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
   }
 }
 
@@ -44,8 +45,8 @@ export async function loadLookupModule(): Promise<LookupModule> {
 }
 
 /** Condition validator from the engine (Stalwart's compile-on-write), or shape checks only without it. */
-export function conditionValidator(engine: EngineModule | undefined): ConditionValidator {
-  if (engine === undefined) return () => [];
+export function conditionValidator(engine: EngineModule | Error): ConditionValidator {
+  if (engine instanceof Error) return () => [];
   return (scope, condition) => engine.validateCondition(scope, condition);
 }
 

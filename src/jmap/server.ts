@@ -108,7 +108,9 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   const repo: ObjectRepository = opts.pg ? await PostgresRepository.open(opts.pg) : new SqliteRepository(opts.db);
   const engineModule = await loadEngineModule();
   const lookupModule = await loadLookupModule();
-  const engine = opts.engine ?? (engineModule ? new engineModule.SpamEngine() : undefined);
+  if (engineModule instanceof Error)
+    log(`spamrule serve: rule engine unavailable (${engineModule.message}); conditions are checked for shape only and no engine is reloaded`);
+  const engine = opts.engine ?? (engineModule instanceof Error ? undefined : new engineModule.SpamEngine());
   const validate = conditionValidator(engineModule);
   const ids = new IdGenerator();
 
