@@ -30,6 +30,13 @@ export interface JmapServerOptions {
   queryMaxResults?: number;
   /** The engine to reload after each change; default a new `SpamEngine` when the engine module loads. */
   engine?: EngineLike;
+  /**
+   * Compiles a SpamRule condition for a scope; default the engine's `validateCondition`. Returns
+   * problems with paths such as `condition/match/0/if`.
+   */
+  validateCondition?: (scope: string, condition: { match: { if: string; then: string }[]; else: string }) => { path: string; message: string }[];
+  /** Builds a lookup store from a StoreLookup `store` config; default `createLookupStore` of src/lookup. */
+  createLookupStore?: (namespace: string, config: unknown) => { close(): Promise<void> } | Promise<{ close(): Promise<void> }>;
   /** Diagnostics (internal errors, rule load problems); default stderr. */
   log?: (line: string) => void;
 }
@@ -111,7 +118,8 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   if (engineModule instanceof Error)
     log(`spamrule serve: rule engine unavailable (${engineModule.message}); conditions are checked for shape only and no engine is reloaded`);
   const engine = opts.engine ?? (engineModule instanceof Error ? undefined : new engineModule.SpamEngine());
-  const validate = conditionValidator(engineModule);
+  const validate = opts.validateCondition ?? conditionValidator(engineModule);
+  const createLookupStore = opts.createLookupStore ?? lookupModule.createLookupStore;
   const ids = new IdGenerator();
 
   // Lookup stores in the engine, by namespace, with the config they were built from.
@@ -120,7 +128,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   const syncStores = (): void => {
     storeSync = storeSync.then(async () => {
       const lookups = engine?.lookups;
-      if (lookups === undefined || lookupModule.createLookupStore === undefined) return;
+      if (lookups === undefined || createLookupStore === undefined) return;
       const wanted = new Map([...repo.snapshot('StoreLookup').objects.values()].map((d) => [d.namespace as string, d.store]));
       for (const [ns, cur] of applied)
         if (!wanted.has(ns)) {
@@ -133,7 +141,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
         const cur = applied.get(ns);
         if (cur?.json === json) continue;
         try {
-          const store = await lookupModule.createLookupStore(ns, config);
+          const store = await createLookupStore(ns, config);
           lookups.set(ns, store);
           applied.set(ns, { json, store });
         } catch (e) {

@@ -9,10 +9,12 @@ import { startPostgres, type PgServer } from './postgres-server.js';
 let pg: PgServer;
 let a: Harness;
 let b: Harness;
+/** Rule names B's engine was loaded with, per reload. */
+const loadsB: string[][] = [];
 beforeAll(async () => {
   pg = await startPostgres();
   a = await startHarness({ pg: pg.url });
-  b = await startHarness({ pg: pg.url });
+  b = await startHarness({ pg: pg.url, engine: { loadRules: (rules) => loadsB.push(rules.map((r) => r.name as string)) } });
 }, 120_000);
 afterAll(async () => {
   await a?.close();
@@ -33,10 +35,10 @@ describe('PostgreSQL backend with LISTEN/NOTIFY', () => {
   it('a rule created through server A appears in server B without a request to B first', async () => {
     const r = await a.call([['x:SpamRule/set', { create: { n: rule('FROM_A') } }, 's']]);
     const id = r[0]![1].created.n.id;
-    // B's memory (what its engine is loaded from) catches up through NOTIFY alone.
+    // B's engine reloads through NOTIFY alone.
     await until(
-      async () => b.server.repo.snapshot('SpamRule').objects.has(id),
-      (v) => v,
+      async () => loadsB.at(-1) ?? [],
+      (names) => names.includes('FROM_A'),
     );
     const got = await b.call([['x:SpamRule/get', { ids: [id], properties: ['name'] }, 'g']]);
     expect(got[0]![1].list).toEqual([{ id, name: 'FROM_A' }]);
