@@ -1,0 +1,150 @@
+/**
+ * `analyzeMessage`: raw RFC 5322 bytes → the per-scope elements the rule engine iterates
+ * (spam-rules.md §1–2). MIME parsing happens up front; each scope's extraction runs on first
+ * request and is memoized.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Value } from '../expr/value.js';
+import { MessageContext, type AnalyzeOptions } from './context.js';
+import {
+  anyElement, extractBodies, extractDomains, extractEmails, extractEmailScope, extractHeaders, extractIps, extractUrls,
+} from './elements.js';
+import { headerTag, splitHeaders } from './headers.js';
+import { parseBody, rawBody } from './parse.js';
+import type { AnalysisTimings, AnalyzedMessage, Envelope, Scope, ScopeElement } from './types.js';
+
+/** Lines longer than this many bytes (RFC 5322 §2.1.1 limit, CRLF excluded) earn a warning. */
+export const MAX_LINE_BYTES = 998;
+
+const utf8 = new TextDecoder('utf-8');
+const encoder = new TextEncoder();
+
+/** Offset of the blank line ending the header block (the body starts after it), or -1. */
+function headerEnd(raw: Uint8Array): { headerLen: number; bodyStart: number } {
+  const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (b.length > 0 && (b[0] === 10 || (b[0] === 13 && b[1] === 10))) return { headerLen: 0, bodyStart: b[0] === 10 ? 1 : 2 };
+  const crlf = b.indexOf('\n\r\n');
+  const lf = b.indexOf('\n\n');
+  if (crlf < 0 && lf < 0) return { headerLen: -1, bodyStart: b.length };
+  if (lf >= 0 && (crlf < 0 || lf < crlf)) return { headerLen: lf + 1, bodyStart: lf + 2 };
+  return { headerLen: crlf + 1, bodyStart: crlf + 3 };
+}
+
+function checkShape(raw: Uint8Array, headerText: string, warnings: string[]): void {
+  const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (b.indexOf(0) >= 0) warnings.push('message contains NUL bytes');
+  if (headerText.includes('\ufffd')) warnings.push('headers contain bytes that are not valid UTF-8');
+  let pos = 0;
+  while (pos < b.length) {
+    const nl = b.indexOf(10, pos);
+    const end = nl < 0 ? b.length : nl;
+    if (end - pos > MAX_LINE_BYTES + 1) {
+      warnings.push(`line longer than ${MAX_LINE_BYTES} bytes at byte ${pos}`);
+      break;
+    }
+    pos = end + 1;
+  }
+}
+
+class Analyzed implements AnalyzedMessage {
+  readonly timings: AnalysisTimings;
+  private readonly cache = new Map<Scope, readonly ScopeElement[]>();
+  private emailsMemo: ReturnType<typeof extractEmails> | undefined;
+
+  constructor(
+    private readonly ctx: MessageContext,
+    readonly builtinTags: readonly string[],
+    readonly warnings: string[],
+    readonly size: number,
+    parseMs: number,
+  ) {
+    this.timings = { parseMs, extractMs: 0 };
+  }
+
+  private emails(): ReturnType<typeof extractEmails> {
+    return (this.emailsMemo ??= extractEmails(this.ctx, (w) => this.warnings.push(w)));
+  }
+
+  /** The elements of one scope, extracted on first request (time added to `timings.extractMs`). Never throws. */
+  elements(scope: Scope): readonly ScopeElement[] {
+    const hit = this.cache.get(scope);
+    if (hit !== undefined) return hit;
+    const t0 = performance.now();
+    let out: readonly ScopeElement[];
+    try {
+      out = this.extract(scope);
+    } catch (e) {
+      // Last line of defence: extraction is written not to throw, but a rule run must survive.
+      this.warnings.push(`${scope} extraction failed: ${e instanceof Error ? e.message : String(e)}`);
+      out = scope === 'Any' ? anyElement(this.ctx) : [];
+    }
+    this.cache.set(scope, out);
+    this.timings.extractMs += performance.now() - t0;
+    return out;
+  }
+
+  private extract(scope: Scope): readonly ScopeElement[] {
+    const ctx = this.ctx;
+    switch (scope) {
+      case 'Url': return extractUrls(ctx, (w) => this.warnings.push(w));
+      case 'Domain': return extractDomains(ctx, this.emails());
+      case 'Email': return extractEmailScope(ctx, this.emails());
+      case 'Ip': return extractIps(ctx);
+      case 'Header': return extractHeaders(ctx);
+      case 'Body': return extractBodies(ctx);
+      case 'Any': return anyElement(ctx);
+    }
+  }
+
+  /** A generic variable outside any element (for tools); `undefined` for non-generic names. */
+  generic(name: string): Value | undefined {
+    return this.ctx.generic(name);
+  }
+}
+
+/**
+ * Parses a raw RFC 5322 message (bytes, or a string taken as UTF-8) with postal-mime and returns
+ * its per-scope elements (spam-rules.md §1.5, §2; DECISIONS.md §4 for the scope order).
+ *
+ * - `envelope`: SMTP facts (remote IP default 127.0.0.1, HELO default "unknown", TLS default on).
+ * - `options.isTrustedDomain`: the `trusted-domains` namespace, consulted for Domain step 5.
+ *
+ * Never throws and never rejects: malformed MIME falls back to a raw header/body split, and
+ * problems are listed in `warnings`. Limits: see MAX_HEADERS, MAX_ELEMENTS, MAX_TOKENIZE_CHARS,
+ * MAX_HTML_CHARS, MAX_MIME_DEPTH. `timings.parseMs` covers the header split and postal-mime;
+ * `timings.extractMs` grows as scopes are extracted.
+ */
+export async function analyzeMessage(
+  input: Uint8Array | string,
+  envelope?: Envelope,
+  options: AnalyzeOptions = {},
+): Promise<AnalyzedMessage> {
+  const t0 = performance.now();
+  const warnings: string[] = [];
+  let raw: Uint8Array;
+  try {
+    raw = typeof input === 'string' ? encoder.encode(input) : input;
+  } catch {
+    raw = new Uint8Array(0);
+    warnings.push('input could not be read as bytes');
+  }
+  const { headerLen, bodyStart } = headerEnd(raw);
+  if (headerLen < 0) warnings.push('no blank line between headers and body');
+  const headerText = utf8.decode(raw.subarray(0, headerLen < 0 ? raw.length : headerLen));
+  checkShape(raw, headerText, warnings);
+  const headers = splitHeaders(headerText, warnings);
+  if (headers.length === 0) warnings.push('message has no headers');
+  let body = await parseBody(raw, warnings);
+  if (body === undefined) body = rawBody(utf8.decode(raw.subarray(Math.min(bodyStart, raw.length))));
+  const tags: string[] = [];
+  const seen = new Set<string>();
+  for (const h of headers) {
+    const t = headerTag(h.name);
+    if (!seen.has(t)) {
+      seen.add(t);
+      tags.push(t);
+    }
+  }
+  const ctx = new MessageContext(raw, headers, body, envelope, options);
+  return new Analyzed(ctx, tags, warnings, raw.byteLength, performance.now() - t0);
+}

@@ -1,0 +1,199 @@
+/**
+ * The per-message facts every scope shares, and the generic variables of `SpamFilterResolver`
+ * (`stalwart:crates/spam-filter/src/modules/expression.rs`, spam-rules.md §2.2). Stalwart computes
+ * a generic variable again on every access; here each is computed on first access and memoized.
+ */
+import type { Value } from '../expr/value.js';
+import { emailAddress, hostname, parseIp, type EmailAddress } from './hostname.js';
+import { canonicalName, decodeText, parseAddresses, type RawHeader } from './headers.js';
+import type { ParsedBody } from './parse.js';
+import { tokenize } from './tokenizer.js';
+import type { Envelope } from './types.js';
+
+/** A From/Reply-To/To/Cc/Bcc entry: the normalised address and its lower-cased display name. */
+export interface Recipient {
+  readonly email: EmailAddress;
+  /** Lower-cased; `undefined` when there is none (From keeps an untrimmed, possibly empty name). */
+  readonly name: string | undefined;
+}
+
+/** Options of {@link analyzeMessage}. */
+export interface AnalyzeOptions {
+  /**
+   * Is this fqdn in lookup namespace `trusted-domains` (or a local domain)? Emails of trusted
+   * domains add no Domain element (spam-rules.md §1.5 Domains step 5). Default: nothing is trusted.
+   */
+  isTrustedDomain?: (domain: string) => boolean;
+}
+
+/** The names answered by the generic resolver, before the scope item (spam-rules.md §2.2). */
+export const GENERIC_VARIABLES: ReadonlySet<string> = new Set([
+  'remote_ip', 'remote_ip.ptr', 'helo_domain', 'authenticated_as', 'asn', 'country', 'is_tls',
+  'env_from', 'env_from.local', 'env_from.domain', 'env_to',
+  'from', 'from.name', 'from.local', 'from.domain',
+  'reply_to', 'reply_to.name', 'reply_to.local', 'reply_to.domain',
+  'to', 'to.name', 'to.local', 'to.domain', 'cc', 'cc.name', 'cc.local', 'cc.domain',
+  'bcc', 'bcc.name', 'bcc.local', 'bcc.domain',
+  'body', 'body.text', 'body.html', 'body.raw', 'body.words', 'subject', 'subject.thread', 'subject.words',
+  'location',
+]);
+
+const THREAD_PREFIX_RE = /^\s*(?:re|fwd?|aw|sv|vs|antw|wg|tr|rif|ref|odp|res|enc)\s*(?:\[\d{1,4}\]|\(\d{1,4}\))?\s*[:：]/i;
+
+/** mail-parser's `thread_name()`: Re:/Fwd:-style prefixes (and `[list]` tags before them) removed. */
+export function threadName(subject: string): string {
+  let s = subject.slice(0, 4096);
+  // Bounded: every iteration removes at least one character.
+  for (let i = 0; i < 64; i++) {
+    const m = THREAD_PREFIX_RE.exec(s);
+    if (m !== null) {
+      s = s.slice(m[0].length);
+      continue;
+    }
+    const tag = /^\s*\[[^\]]{0,128}\]\s*(?=(?:re|fwd?|aw|sv|vs)\s*:)/i.exec(s);
+    if (tag === null) break;
+    s = s.slice(tag[0].length);
+  }
+  return s.trim();
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+export class MessageContext {
+  readonly envelope: Envelope;
+  readonly remoteIp: string;
+  readonly heloHost: string;
+  readonly envFrom: EmailAddress;
+  readonly from: Recipient | undefined;
+  readonly replyTo: Recipient | undefined;
+  readonly to: Recipient[];
+  readonly cc: Recipient[];
+  readonly bcc: Recipient[];
+  /** RFC 2047-decoded Subject of the last Subject header ("" when absent). */
+  readonly subjectText: string;
+  private readonly memo = new Map<string, Value>();
+  private subjectTokensMemo: ReturnType<typeof tokenize> | undefined;
+
+  constructor(
+    readonly raw: Uint8Array,
+    readonly headers: readonly RawHeader[],
+    readonly body: ParsedBody,
+    envelope: Envelope | undefined,
+    readonly options: AnalyzeOptions,
+  ) {
+    this.envelope = envelope ?? {};
+    this.remoteIp = parseIp(this.envelope.remoteIp ?? '') ?? this.envelope.remoteIp ?? '127.0.0.1';
+    this.heloHost = hostname(this.envelope.heloDomain ?? 'unknown').fqdn;
+    this.envFrom = emailAddress(this.envelope.mailFrom ?? '');
+    let fromH: RawHeader | undefined;
+    let replyH: RawHeader | undefined;
+    let subjH: RawHeader | undefined;
+    const to: Recipient[] = [];
+    const cc: Recipient[] = [];
+    const bcc: Recipient[] = [];
+    for (const h of headers) {
+      switch (canonicalName(h.name)) {
+        case 'From': fromH = h; break;
+        case 'Reply-To': replyH = h; break;
+        case 'Subject': subjH = h; break;
+        case 'To': pushRecipients(h, to); break;
+        case 'Cc': pushRecipients(h, cc); break;
+        case 'Bcc': pushRecipients(h, bcc); break;
+      }
+    }
+    const f = fromH === undefined ? undefined : parseAddresses(fromH.raw)[0];
+    // From keeps its name untrimmed; Reply-To's is trimmed and an empty one is no name (spec §1.2).
+    this.from = f === undefined ? undefined : { email: emailAddress(f.address), name: f.name.toLowerCase() };
+    const r = replyH === undefined ? undefined : parseAddresses(replyH.raw)[0];
+    this.replyTo = r === undefined ? undefined : { email: emailAddress(r.address), name: nonEmpty(r.name) };
+    this.to = to;
+    this.cc = cc;
+    this.bcc = bcc;
+    this.subjectText = subjH === undefined ? '' : decodeText(subjH.raw);
+  }
+
+  /** Subject tokens (original case), computed once. */
+  subjectTokens(): ReturnType<typeof tokenize> {
+    return (this.subjectTokensMemo ??= tokenize(this.subjectText, true));
+  }
+
+  /**
+   * A generic variable's value (spam-rules.md §2.2); `location` is the element's and is answered
+   * by the element. Returns undefined for a name that is not generic.
+   */
+  generic(name: string): Value | undefined {
+    const hit = this.memo.get(name);
+    if (hit !== undefined) return hit;
+    if (!GENERIC_VARIABLES.has(name)) return undefined;
+    const v = this.compute(name);
+    this.memo.set(name, v);
+    return v;
+  }
+
+  private compute(name: string): Value {
+    const env = this.envelope;
+    switch (name) {
+      case 'remote_ip': return this.remoteIp;
+      case 'remote_ip.ptr': return (env.iprevPtr ?? '').replace(/\.+$/, '').toLowerCase();
+      case 'helo_domain': return this.heloHost;
+      case 'authenticated_as': return env.authenticatedAs ?? '';
+      case 'asn': return env.asn ?? 0;
+      case 'country': return env.country ?? '';
+      case 'is_tls': return env.isTls === false ? 0 : 1;
+      case 'env_from': return this.envFrom.address;
+      case 'env_from.local': return this.envFrom.local;
+      case 'env_from.domain': return this.envFrom.domain.fqdn;
+      case 'env_to': {
+        // Stalwart's HashSet: deduplicated; we keep first-seen order so results are deterministic.
+        const seen = new Set<string>();
+        for (const r of env.rcptTo ?? []) {
+          const a = r.replace(/^rfc822;/i, '').toLowerCase();
+          seen.add(a);
+        }
+        return [...seen];
+      }
+      case 'from': return this.from?.email.address ?? '';
+      case 'from.name': return this.from?.name ?? '';
+      case 'from.local': return this.from?.email.local ?? '';
+      case 'from.domain': return this.from?.email.domain.fqdn ?? '';
+      case 'reply_to': return this.replyTo?.email.address ?? '';
+      case 'reply_to.name': return this.replyTo?.name ?? '';
+      case 'reply_to.local': return this.replyTo?.email.local ?? '';
+      case 'reply_to.domain': return this.replyTo?.email.domain.fqdn ?? '';
+      case 'body':
+      case 'body.text': return this.body.textBody?.text ?? '';
+      case 'body.html': return this.body.htmlBody?.isHtml === true ? this.body.htmlBody.text : '';
+      case 'body.raw': return utf8.decode(this.raw);
+      case 'body.words': {
+        const p = this.body.htmlBody;
+        return p === undefined ? [] : tokenize(p.text, true).words;
+      }
+      case 'subject': return this.subjectText.trim().toLowerCase();
+      case 'subject.thread': return threadName(this.subjectText).toLowerCase();
+      case 'subject.words': return this.subjectTokens().words;
+    }
+    const dot = name.indexOf('.');
+    const list = name.startsWith('to') ? this.to : name.startsWith('cc') ? this.cc : this.bcc;
+    const field = dot < 0 ? '' : name.slice(dot + 1);
+    const out: Value[] = [];
+    for (const r of list) {
+      if (field === '') out.push(r.email.address);
+      else if (field === 'local') out.push(r.email.local);
+      else if (field === 'domain') out.push(r.email.domain.fqdn);
+      else if (r.name !== undefined) out.push(r.name);
+    }
+    return out;
+  }
+}
+
+function nonEmpty(name: string): string | undefined {
+  const t = name.trim().toLowerCase();
+  return t.length > 0 ? t : undefined;
+}
+
+function pushRecipients(h: RawHeader, into: Recipient[]): void {
+  for (const m of parseAddresses(h.raw)) {
+    if (into.length >= 10_000) return;
+    into.push({ email: emailAddress(m.address), name: nonEmpty(m.name) });
+  }
+}

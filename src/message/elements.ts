@@ -1,0 +1,362 @@
+/**
+ * The elements each scope iterates (spam-rules.md §1.5) and their scope-item variables (§2.3).
+ * Every element answers the generic variables first, then its own; unknown names give Integer 0,
+ * except Domain, Body and Any, which give their string for any name (StringResolver).
+ */
+import ipaddr from 'ipaddr.js';
+import type { Value } from '../expr/value.js';
+import type { MessageContext, Recipient } from './context.js';
+import {
+  canonicalName, dateToRfc3339, decodeText, headerKind, parseAddresses, parseContentType, parseIds,
+  parseReceived, type RawHeader,
+} from './headers.js';
+import {
+  emailAddress, emailKey, hostname, isValidEmail, parseIp, sldOrDefault, type EmailAddress,
+} from './hostname.js';
+import type { Location, Scope, ScopeElement } from './types.js';
+import { urlParts, type UrlParts } from './url.js';
+
+/** At most this many elements per scope (Email: per list); the rest are dropped with a warning. */
+export const MAX_ELEMENTS = 5_000;
+
+abstract class Element implements ScopeElement {
+  abstract readonly scope: Scope;
+  constructor(
+    protected readonly ctx: MessageContext,
+    readonly location: Location,
+  ) {}
+  abstract readonly label: string;
+  protected abstract item(name: string): Value;
+  variable(name: string): Value {
+    if (name === 'location') return this.location;
+    const g = this.ctx.generic(name);
+    return g !== undefined ? g : this.item(name);
+  }
+}
+
+/** Domain, Body and Any: `StringResolver`, which answers its string for any name. */
+class StringElement extends Element {
+  constructor(
+    ctx: MessageContext,
+    location: Location,
+    readonly scope: Scope,
+    private readonly value: string,
+    readonly label: string,
+  ) {
+    super(ctx, location);
+  }
+  protected item(): Value {
+    return this.value;
+  }
+}
+
+class UrlElement extends Element {
+  readonly scope = 'Url' as const;
+  constructor(ctx: MessageContext, location: Location, readonly parts: UrlParts) {
+    super(ctx, location);
+  }
+  get label(): string {
+    return this.parts.url;
+  }
+  protected item(name: string): Value {
+    const p = this.parts;
+    switch (name) {
+      case 'url': case 'value': return p.url;
+      case 'url_original': return p.original;
+      case 'scheme': return p.scheme;
+      case 'authority': return p.authority;
+      case 'host': return p.host;
+      case 'sld': return p.sld;
+      case 'port': return p.port;
+      case 'path': return p.path;
+      case 'query': return p.query;
+      case 'path_query': return p.pathQuery;
+      default: return 0;
+    }
+  }
+}
+
+class EmailElement extends Element {
+  readonly scope = 'Email' as const;
+  constructor(ctx: MessageContext, location: Location, readonly email: EmailAddress, readonly name: string | undefined) {
+    super(ctx, location);
+  }
+  get label(): string {
+    return this.email.address;
+  }
+  protected item(name: string): Value {
+    const e = this.email;
+    switch (name) {
+      case 'email': case 'value': return e.address;
+      case 'name': return this.name ?? '';
+      case 'local': return e.local;
+      case 'domain': return e.domain.fqdn;
+      case 'sld': return sldOrDefault(e.domain);
+      default: return 0;
+    }
+  }
+}
+
+class IpElement extends Element {
+  readonly scope = 'Ip' as const;
+  private bytes: number[] | undefined;
+  constructor(ctx: MessageContext, location: Location, readonly ip: string) {
+    super(ctx, location);
+  }
+  get label(): string {
+    return this.ip;
+  }
+  private octets(): number[] {
+    return (this.bytes ??= ipaddr.parse(this.ip).toByteArray());
+  }
+  protected item(name: string): Value {
+    switch (name) {
+      case 'ip': case 'value': return this.ip;
+      case 'ip_reverse': {
+        const b = this.octets();
+        if (b.length === 4) return [...b].reverse().join('.');
+        const nibbles: string[] = [];
+        for (let i = b.length - 1; i >= 0; i--) nibbles.push((b[i]! & 15).toString(16), (b[i]! >> 4).toString(16));
+        return nibbles.join('.');
+      }
+      case 'octets': return this.octets();
+      case 'is_v4': return this.octets().length === 4 ? 1 : 0;
+      case 'is_v6': return this.octets().length === 16 ? 1 : 0;
+      default: return 0; // includes reverse_ip, which Stalwart's IpResolver does not implement
+    }
+  }
+}
+
+class HeaderElement extends Element {
+  readonly scope = 'Header' as const;
+  private typed: { value: Value; valueLower: Value; attributes: Value } | undefined;
+  constructor(ctx: MessageContext, readonly header: RawHeader) {
+    super(ctx, 'body_text'); // Stalwart passes body_text for every header (quirk, spam-rules.md §2.1)
+  }
+  get label(): string {
+    return canonicalName(this.header.name);
+  }
+  protected item(name: string): Value {
+    switch (name) {
+      case 'name': return canonicalName(this.header.name);
+      case 'name_lower': return this.header.name.toLowerCase();
+      case 'raw': return this.header.raw;
+      case 'raw_lower': return this.header.raw.toLowerCase();
+      case 'value': return this.values().value;
+      case 'value_lower': return this.values().valueLower;
+      case 'attributes': return this.values().attributes;
+      default: return 0;
+    }
+  }
+  private values(): { value: Value; valueLower: Value; attributes: Value } {
+    if (this.typed !== undefined) return this.typed;
+    const raw = this.header.raw;
+    let t: { value: Value; valueLower: Value; attributes: Value };
+    switch (headerKind(this.header.name.toLowerCase())) {
+      case 'address': {
+        const list = parseAddresses(raw);
+        const names = list.filter((m) => m.name.length > 0).map((m) => m.name);
+        t = { value: names, valueLower: list.map((m) => m.address.toLowerCase()), attributes: names };
+        break;
+      }
+      case 'date': {
+        const d = dateToRfc3339(raw);
+        t = { value: d, valueLower: d, attributes: d };
+        break;
+      }
+      case 'contenttype': {
+        const ct = parseContentType(raw);
+        t = { value: ct.value, valueLower: ct.value, attributes: ct.attributes };
+        break;
+      }
+      case 'id': {
+        const ids = parseIds(raw);
+        const v: Value = ids.length === 1 ? ids[0]! : ids.length === 0 ? '' : ids;
+        const lower: Value = typeof v === 'string' ? v.toLowerCase() : ids.map((s) => s.toLowerCase());
+        t = { value: v, valueLower: lower, attributes: v };
+        break;
+      }
+      case 'textlist': {
+        const items = decodeText(raw).split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+        t = { value: items, valueLower: items.map((s) => s.toLowerCase()), attributes: items };
+        break;
+      }
+      case 'text': {
+        const s = decodeText(raw);
+        t = { value: s, valueLower: s.toLowerCase(), attributes: s };
+        break;
+      }
+      default: {
+        // Received and headers mail-parser does not know: raw text trimmed, neither decoded nor unfolded.
+        const s = raw.trim();
+        t = { value: s, valueLower: s.toLowerCase(), attributes: s };
+      }
+    }
+    return (this.typed = t);
+  }
+}
+
+/** Insertion-ordered set keyed by the element's equality key; the first insertion keeps its location. */
+class ElementSet<E> {
+  readonly items: E[] = [];
+  private readonly keys = new Set<string>();
+  dropped = 0;
+  add(key: string, make: () => E): void {
+    if (this.keys.has(key)) return;
+    if (this.items.length >= MAX_ELEMENTS) {
+      this.dropped++;
+      return;
+    }
+    this.keys.add(key);
+    this.items.push(make());
+  }
+}
+
+function bodyLocation(loc: Location): Location {
+  // URL and email tokens of a body part's text count as body_text unless the part is an attachment.
+  return loc === 'attachment' ? 'attachment' : 'body_text';
+}
+
+export function extractUrls(ctx: MessageContext, warn: (s: string) => void): ScopeElement[] {
+  const set = new ElementSet<UrlElement>();
+  const addToken = (u: string, loc: Location): void => {
+    const schemeless = !u.includes('://');
+    const p = urlParts(u, schemeless);
+    set.add(p.url, () => new UrlElement(ctx, loc, p));
+  };
+  for (const u of ctx.subjectTokens().urls) addToken(u, 'subject');
+  for (const part of ctx.body.parts) {
+    if (part.isHtml) {
+      const loc: Location = part.location === 'attachment' ? 'attachment' : 'body_html';
+      for (const href of part.html().links) {
+        const p = urlParts(href, false);
+        set.add(p.url, () => new UrlElement(ctx, loc, p));
+      }
+    }
+    for (const u of part.tokens().urls) addToken(u, bodyLocation(part.location));
+  }
+  if (set.dropped > 0) warn(`URL limit: ${set.dropped} URLs beyond ${MAX_ELEMENTS} ignored`);
+  return set.items;
+}
+
+export function extractEmails(ctx: MessageContext, warn: (s: string) => void): EmailElement[] {
+  const set = new ElementSet<EmailElement>();
+  const add = (e: EmailAddress, loc: Location, name: string | undefined): void =>
+    set.add(emailKey(e), () => new EmailElement(ctx, loc, e, name));
+  for (const h of ctx.headers) {
+    if (h.name.toLowerCase() !== 'disposition-notification-to') continue;
+    for (const m of parseAddresses(h.raw)) add(emailAddress(m.address), 'dnt', undefined);
+  }
+  if (ctx.from !== undefined) add(ctx.from.email, 'from', ctx.from.name);
+  else add(emailAddress(''), 'from', undefined); // Stalwart inserts From even when empty
+  if (ctx.replyTo !== undefined) add(ctx.replyTo.email, 'reply_to', ctx.replyTo.name);
+  add(ctx.envFrom, 'env_from', undefined);
+  for (const part of ctx.body.parts) {
+    if (part.isHtml) {
+      const loc: Location = part.location === 'attachment' ? 'attachment' : 'body_html';
+      for (const href of part.html().mailtos) {
+        let a = href.slice(7);
+        const q = a.indexOf('?');
+        if (q >= 0) a = a.slice(0, q);
+        const e = emailAddress(safeDecodeURIComponent(a.trim()));
+        if (isValidEmail(e)) add(e, loc, undefined);
+      }
+    }
+    for (const t of part.tokens().emails) {
+      const e = emailAddress(t);
+      if (isValidEmail(e)) add(e, bodyLocation(part.location), undefined);
+    }
+  }
+  if (set.dropped > 0) warn(`email limit: ${set.dropped} addresses beyond ${MAX_ELEMENTS} ignored`);
+  return set.items;
+}
+
+/** Emails, then To, Cc and Bcc recipients (in order, not deduplicated). */
+export function extractEmailScope(ctx: MessageContext, emails: readonly EmailElement[]): ScopeElement[] {
+  const out: ScopeElement[] = [...emails];
+  const lists: [Recipient[], Location][] = [[ctx.to, 'to'], [ctx.cc, 'cc'], [ctx.bcc, 'bcc']];
+  for (const [list, loc] of lists) {
+    for (let i = 0; i < list.length && i < MAX_ELEMENTS; i++) out.push(new EmailElement(ctx, loc, list[i]!.email, list[i]!.name));
+  }
+  return out;
+}
+
+export function extractDomains(ctx: MessageContext, emails: readonly EmailElement[]): ScopeElement[] {
+  const set = new ElementSet<StringElement>();
+  const add = (d: string, loc: Location): void => set.add(d, () => new StringElement(ctx, loc, 'Domain', d, d));
+  const withSld = (name: string | undefined, loc: Location): void => {
+    if (name === undefined) return;
+    const h = hostname(name);
+    if (h.sld !== undefined) add(h.fqdn, loc);
+  };
+  for (const h of ctx.headers) {
+    const kind = canonicalName(h.name);
+    if (kind === 'Received') {
+      const r = parseReceived(h.raw, parseIp);
+      withSld(r.from, 'received');
+      withSld(r.helo, 'received');
+      withSld(r.by, 'received');
+    } else if (kind === 'Message-ID') {
+      const id = parseIds(h.raw)[0] ?? '';
+      const at = id.lastIndexOf('@');
+      if (at >= 0) withSld(id.slice(at + 1), 'message_id');
+    }
+  }
+  withSld(ctx.envelope.heloDomain, 'ehlo');
+  const ptr = ctx.generic('remote_ip.ptr');
+  if (typeof ptr === 'string' && ptr.length > 0) add(hostname(ptr).fqdn, 'tcp');
+  const trusted = ctx.options.isTrustedDomain;
+  for (const e of emails) {
+    if (!isValidEmail(e.email)) continue;
+    const fqdn = e.email.domain.fqdn;
+    if (trusted !== undefined && trusted(fqdn)) continue;
+    add(fqdn, e.location);
+  }
+  return set.items;
+}
+
+export function extractIps(ctx: MessageContext): ScopeElement[] {
+  const set = new ElementSet<IpElement>();
+  const add = (ip: string, loc: Location): void => set.add(ip, () => new IpElement(ctx, loc, ip));
+  add(ctx.remoteIp, 'tcp');
+  for (const h of ctx.headers) {
+    if (canonicalName(h.name) !== 'Received') continue;
+    const r = parseReceived(h.raw, parseIp);
+    for (const s of [r.fromIp, r.from, r.helo, r.by]) {
+      const ip = s === undefined ? undefined : parseIp(s);
+      if (ip !== undefined && !isLoopback(ip)) add(ip, 'received');
+    }
+  }
+  for (const part of ctx.body.parts) {
+    for (const ip of part.tokens().ips) add(ip, bodyLocation(part.location));
+  }
+  return set.items;
+}
+
+function isLoopback(ip: string): boolean {
+  try {
+    return ipaddr.parse(ip).range() === 'loopback';
+  } catch {
+    return false;
+  }
+}
+
+export function extractHeaders(ctx: MessageContext): ScopeElement[] {
+  return ctx.headers.map((h) => new HeaderElement(ctx, h));
+}
+
+export function extractBodies(ctx: MessageContext): ScopeElement[] {
+  return ctx.body.parts.map((p) => new StringElement(ctx, p.location, 'Body', p.text, `${p.isHtml ? 'html' : 'text'} part (${p.location})`));
+}
+
+export function anyElement(ctx: MessageContext): ScopeElement[] {
+  return [new StringElement(ctx, 'body_text', 'Any', '', 'message')];
+}
+
+function safeDecodeURIComponent(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * Top-level header handling (spam-rules.md §1.2, §2.3 "Header"): the raw split that keeps each
+ * header's exact bytes, mail-parser's canonical names and value types, Date and Received parsing.
+ */
+import { addressParser, decodeWords } from 'postal-mime';
+
+export interface RawHeader {
+  /** The name as written. */
+  readonly name: string;
+  /** Everything after the colon up to and including the final line break (folding kept). */
+  readonly raw: string;
+}
+
+/** At most this many top-level headers are kept; the rest are dropped with a warning. */
+export const MAX_HEADERS = 10_000;
+
+/**
+ * Splits the header block of `text` (lossy-UTF-8 text of the header bytes) into headers, in order.
+ * A line starting with space/tab continues the previous header; a line without a colon, or whose
+ * name holds white space, is skipped. Never throws.
+ */
+export function splitHeaders(text: string, warnings: string[]): RawHeader[] {
+  const out: RawHeader[] = [];
+  const n = text.length;
+  let pos = 0;
+  let name: string | undefined;
+  let valueStart = 0;
+  let skipped = 0;
+  const flush = (end: number): void => {
+    if (name === undefined) return;
+    if (out.length < MAX_HEADERS) out.push({ name, raw: text.slice(valueStart, end) });
+    else skipped++;
+    name = undefined;
+  };
+  while (pos < n) {
+    const nl = text.indexOf('\n', pos);
+    const lineEnd = nl < 0 ? n : nl + 1;
+    const c = text.charCodeAt(pos);
+    if (c === 32 || c === 9) {
+      pos = lineEnd; // continuation of the current header (or stray, when there is none)
+      continue;
+    }
+    flush(pos);
+    const colon = text.indexOf(':', pos);
+    if (colon >= 0 && colon < lineEnd) {
+      const nm = text.slice(pos, colon).replace(/[ \t]+$/, '');
+      if (nm.length > 0 && !/[\s]/.test(nm)) {
+        name = nm;
+        valueStart = colon + 1;
+      }
+    }
+    pos = lineEnd;
+  }
+  flush(n);
+  if (skipped > 0) warnings.push(`header limit: ${skipped} headers beyond ${MAX_HEADERS} ignored`);
+  return out;
+}
+
+/** mail-parser's value type per header name (lower case); anything else is "raw" text. */
+export type HeaderKind = 'address' | 'text' | 'textlist' | 'id' | 'date' | 'contenttype' | 'received' | 'raw';
+
+const KNOWN: ReadonlyArray<readonly [string, HeaderKind]> = [
+  ['Subject', 'text'], ['From', 'address'], ['To', 'address'], ['Cc', 'address'], ['Date', 'date'],
+  ['Bcc', 'address'], ['Reply-To', 'address'], ['Sender', 'address'], ['Comments', 'text'],
+  ['In-Reply-To', 'id'], ['Keywords', 'textlist'], ['Received', 'received'], ['Message-ID', 'id'],
+  ['References', 'id'], ['Return-Path', 'id'], ['MIME-Version', 'raw'], ['Content-Description', 'text'],
+  ['Content-ID', 'id'], ['Content-Language', 'textlist'], ['Content-Location', 'text'],
+  ['Content-Transfer-Encoding', 'text'], ['Content-Type', 'contenttype'], ['Content-Disposition', 'contenttype'],
+  ['Resent-To', 'address'], ['Resent-From', 'address'], ['Resent-Bcc', 'address'], ['Resent-Cc', 'address'],
+  ['Resent-Sender', 'address'], ['Resent-Date', 'date'], ['Resent-Message-ID', 'id'], ['List-Archive', 'address'],
+  ['List-Help', 'address'], ['List-ID', 'address'], ['List-Owner', 'address'], ['List-Post', 'address'],
+  ['List-Subscribe', 'address'], ['List-Unsubscribe', 'address'], ['ARC-Authentication-Results', 'raw'],
+  ['ARC-Message-Signature', 'raw'], ['ARC-Seal', 'raw'], ['DKIM-Signature', 'raw'],
+];
+const BY_LOWER = new Map<string, readonly [string, HeaderKind]>(KNOWN.map((k) => [k[0].toLowerCase(), k]));
+
+/** mail-parser's canonical spelling for a known header name, else the name as written. */
+export function canonicalName(name: string): string {
+  return BY_LOWER.get(name.toLowerCase())?.[0] ?? name;
+}
+
+export function headerKind(nameLower: string): HeaderKind {
+  return BY_LOWER.get(nameLower)?.[1] ?? 'raw';
+}
+
+/** Removes CR/LF of folded lines (RFC 5322 unfolding). */
+export function unfold(raw: string): string {
+  return raw.replace(/\r?\n(?=[ \t])/g, '').replace(/\r?\n$/, '');
+}
+
+export interface Mailbox {
+  name: string;
+  address: string;
+}
+
+/** Parses an address list (groups flattened). Never throws; garbage yields what postal-mime salvages. */
+export function parseAddresses(raw: string): Mailbox[] {
+  try {
+    const list = addressParser(unfold(raw).slice(0, 100_000), { flatten: true });
+    const out: Mailbox[] = [];
+    for (const a of list) {
+      if (a.group !== undefined) for (const m of a.group) out.push({ name: m.name ?? '', address: m.address ?? '' });
+      else out.push({ name: a.name ?? '', address: a.address ?? '' });
+    }
+    return out;
+  } catch {
+    return [];
+  }
+}
+
+/** RFC 2047-decoded, unfolded, trimmed text. Never throws. */
+export function decodeText(raw: string): string {
+  const u = unfold(raw);
+  try {
+    return decodeWords(u).trim();
+  } catch {
+    return u.trim();
+  }
+}
+
+const MONTHS: Record<string, number> = { jan: 1, feb: 2, mar: 3, apr: 4, may: 5, jun: 6, jul: 7, aug: 8, sep: 9, oct: 10, nov: 11, dec: 12 };
+const ZONES: Record<string, number> = { ut: 0, utc: 0, gmt: 0, z: 0, est: -500, edt: -400, cst: -600, cdt: -500, mst: -700, mdt: -600, pst: -800, pdt: -700 };
+const DATE_RE = /(\d{1,2})\s+([A-Za-z]{3})[A-Za-z]*\.?\s+(\d{2,4})\s+(\d{1,2}):(\d{1,2})(?::(\d{1,2}))?\s*([+-]\d{4}|[A-Za-z]{1,5})?/;
+
+function pad(n: number, w = 2): string {
+  return String(n).padStart(w, '0');
+}
+
+/**
+ * RFC 5322 date → RFC 3339 as mail-parser's `DateTime::to_rfc3339` (the header's own offset kept,
+ * `Z` for +0000). `""` when it does not parse.
+ */
+export function dateToRfc3339(raw: string): string {
+  const m = DATE_RE.exec(unfold(raw).slice(0, 256));
+  if (m === null) return '';
+  const day = Number(m[1]);
+  const month = MONTHS[m[2]!.toLowerCase()];
+  let year = Number(m[3]);
+  if (m[3]!.length <= 2) year += year < 50 ? 2000 : 1900;
+  else if (m[3]!.length === 3) year += 1900;
+  const hh = Number(m[4]);
+  const mm = Number(m[5]);
+  const ss = m[6] === undefined ? 0 : Number(m[6]);
+  if (month === undefined || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60) return '';
+  let tz = 0;
+  const z = m[7];
+  if (z !== undefined) tz = /^[+-]/.test(z) ? Number(z) : (ZONES[z.toLowerCase()] ?? 0);
+  const date = `${pad(year, 4)}-${pad(month)}-${pad(day)}T${pad(hh)}:${pad(mm)}:${pad(ss)}`;
+  if (tz === 0) return date + 'Z';
+  const a = Math.abs(tz);
+  return `${date}${tz < 0 ? '-' : '+'}${pad(Math.trunc(a / 100))}:${pad(a % 100)}`;
+}
+
+/** Content-Type/Content-Disposition: `type/subtype` and `name=value` attributes. */
+export function parseContentType(raw: string): { value: string; attributes: string[] } {
+  const u = unfold(raw).slice(0, 16_384);
+  const parts = u.split(';');
+  const value = (parts[0] ?? '').trim().toLowerCase();
+  const attributes: string[] = [];
+  for (let i = 1; i < parts.length && attributes.length < 256; i++) {
+    const p = parts[i]!;
+    const eq = p.indexOf('=');
+    if (eq < 0) continue;
+    const k = p.slice(0, eq).trim().toLowerCase();
+    let v = p.slice(eq + 1).trim();
+    if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
+    if (k.length > 0) attributes.push(`${k}=${v}`);
+  }
+  return { value, attributes };
+}
+
+/** Message ids (`<id>`), brackets removed; one or several. */
+export function parseIds(raw: string): string[] {
+  const u = unfold(raw).slice(0, 65_536);
+  const out: string[] = [];
+  const re = /<([^<>]*)>/g;
+  for (const m of u.matchAll(re)) {
+    const id = m[1]!.trim();
+    if (id.length > 0) out.push(id);
+    if (out.length >= 1000) break;
+  }
+  if (out.length === 0) {
+    const t = u.trim();
+    if (t.length > 0) out.push(t);
+  }
+  return out;
+}
+
+/** The hosts and IP of a `Received:` header, as mail-parser's `Received` parser records them. */
+export interface ReceivedInfo {
+  from: string | undefined;
+  helo: string | undefined;
+  by: string | undefined;
+  /** The connecting IP of the from clause (bracketed literal, or the from host itself). */
+  fromIp: string | undefined;
+}
+
+const FROM_RE = /^\s*from\s+([^\s;()]+)/i;
+const BY_RE = /(?:^|[\s)])by\s+([^\s;()]+)/i;
+const HELO_RE = /\b(?:helo|ehlo)(?:=|\s+)([^\s;()\]]+)/i;
+const IP_LIT_RE = /\[(?:ipv6:)?([0-9a-fA-F:.]{2,45})\]/i;
+const IPV4_RE = /(?:^|[^\d.])(\d{1,3}(?:\.\d{1,3}){3})(?![\d.])/;
+
+function host(s: string | undefined): string | undefined {
+  if (s === undefined) return undefined;
+  const t = s.replace(/^\[|\]$/g, '');
+  return t.length > 0 ? t : undefined;
+}
+
+export function parseReceived(raw: string, isIp: (s: string) => string | undefined): ReceivedInfo {
+  const u = unfold(raw).slice(0, 4096);
+  const fromM = FROM_RE.exec(u);
+  const byM = BY_RE.exec(u);
+  const fromClause = byM !== null ? u.slice(0, byM.index) : u;
+  const heloM = HELO_RE.exec(fromClause);
+  const from = host(fromM?.[1]);
+  let fromIp: string | undefined;
+  if (fromM !== null) {
+    const lit = IP_LIT_RE.exec(fromClause);
+    if (lit !== null) fromIp = isIp(lit[1]!);
+    if (fromIp === undefined && from !== undefined) fromIp = isIp(from);
+    if (fromIp === undefined) {
+      const v4 = IPV4_RE.exec(fromClause);
+      if (v4 !== null) fromIp = isIp(v4[1]!);
+    }
+  }
+  return { from, helo: host(heloM?.[1]), by: host(byM?.[1]), fromIp };
+}
+
+/** `X_HDR_<NAME>` tag of a header name (analysis/headers.rs): upper-cased, `-`→`_`, other non-alphanumerics → space. */
+export function headerTag(name: string): string {
+  let t = 'X_HDR_';
+  for (const ch of name) {
+    if (/[A-Za-z0-9]/.test(ch)) t += ch.toUpperCase();
+    else if (ch === '-') t += '_';
+    else t += ' ';
+  }
+  return t;
+}

@@ -1,0 +1,121 @@
+/**
+ * Stalwart's normalisation primitives `Hostname::new` and `Email::new`
+ * (`stalwart:crates/spam-filter/src/modules/sanitize.rs`, spam-rules.md §1.3).
+ */
+import { domainToUnicode } from 'node:url';
+import ipaddr from 'ipaddr.js';
+import { LRUCache } from 'lru-cache';
+import { parse as parseDomain } from 'tldts';
+
+/** A normalised host name: lower-cased fqdn with `xn--` labels decoded, its IP form and registrable domain. */
+export interface Hostname {
+  /** Lower-cased, trailing dots removed, punycode decoded (when it round-trips). */
+  readonly fqdn: string;
+  /** Canonical IP string when the host is an IP literal (brackets allowed), else undefined. */
+  readonly ip: string | undefined;
+  /** eTLD+1 (ICANN or private PSL entry); undefined for IPs and unknown suffixes. */
+  readonly sld: string | undefined;
+}
+
+// Host names repeat heavily across a corpus (relays, senders, link hosts): normalising one costs a
+// PSL walk, so results are shared process-wide. Bounded so hostile input cannot grow it.
+const cache = new LRUCache<string, Hostname>({ max: 20_000 });
+
+/** Parses an IP literal (IPv4, IPv6, optionally `[...]`-bracketed); the canonical string or undefined. */
+export function parseIp(s: string): string | undefined {
+  let t = s;
+  if (t.length > 2 && t.charCodeAt(0) === 91 /* [ */ && t.charCodeAt(t.length - 1) === 93) t = t.slice(1, -1);
+  if (t.length > 6 && t.slice(0, 5).toLowerCase() === 'ipv6:') t = t.slice(5);
+  if (t.length < 2 || t.length > 45) return undefined;
+  // ipaddr.js accepts shorthand IPv4 ("1", "0x7f.1"), which Rust's IpAddr::from_str rejects.
+  if (ipaddr.IPv4.isValidFourPartDecimal(t)) return ipaddr.IPv4.parse(t).toString();
+  if (t.includes(':') && ipaddr.IPv6.isValid(t)) {
+    try {
+      return ipaddr.IPv6.parse(t).toString();
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * `Hostname::new(s)`: trims trailing dots, lower-cases, decodes `xn--` labels (kept as written when
+ * they do not decode), detects IP literals and computes the PSL registrable domain (tldts with
+ * private domains, counted only when the suffix is a real ICANN/private entry, as the `psl` crate).
+ */
+export function hostname(input: string): Hostname {
+  const hit = cache.get(input);
+  if (hit !== undefined) return hit;
+  let s = input.toLowerCase();
+  let end = s.length;
+  while (end > 0 && s.charCodeAt(end - 1) === 46) end--;
+  if (end !== s.length) s = s.slice(0, end);
+  let result: Hostname;
+  const ip = parseIp(s);
+  if (ip !== undefined) {
+    result = { fqdn: s, ip, sld: undefined };
+  } else {
+    if (s.includes('xn--')) {
+      const labels = s.split('.');
+      for (let i = 0; i < labels.length; i++) {
+        const l = labels[i]!;
+        if (l.startsWith('xn--')) {
+          const u = domainToUnicode(l);
+          // A label that does not round-trip stays as written, as Stalwart's IDNA check.
+          if (u !== '' && u !== l) labels[i] = u;
+        }
+      }
+      s = labels.join('.');
+    }
+    result = { fqdn: s, ip: undefined, sld: registrableDomain(s) };
+  }
+  cache.set(input, result);
+  return result;
+}
+
+/** eTLD+1 of an fqdn when its suffix is a known PSL entry (ICANN or private), else undefined. */
+export function registrableDomain(fqdn: string): string | undefined {
+  if (fqdn.length === 0 || fqdn.length > 253 || !fqdn.includes('.')) return undefined;
+  const r = parseDomain(fqdn, { allowPrivateDomains: true, extractHostname: false });
+  if (r.isIp === true || r.domain === null) return undefined;
+  if (r.isIcann !== true && r.isPrivate !== true) return undefined;
+  return r.domain;
+}
+
+/** Is the last label of `host` a known public suffix (the tokenizer's scheme-less URL test)? */
+export function hasPublicSuffix(host: string): boolean {
+  return registrableDomain(host) !== undefined;
+}
+
+/** `Email::new(s)`: the lower-cased address split at the last `@`. */
+export interface EmailAddress {
+  /** The lower-cased input (punycode not decoded). */
+  readonly address: string;
+  readonly local: string;
+  readonly domain: Hostname;
+}
+
+const EMPTY_HOST: Hostname = { fqdn: '', ip: undefined, sld: undefined };
+
+export function emailAddress(input: string): EmailAddress {
+  const address = input.toLowerCase();
+  const at = address.lastIndexOf('@');
+  if (at < 0) return { address, local: address, domain: EMPTY_HOST };
+  return { address, local: address.slice(0, at), domain: hostname(address.slice(at + 1)) };
+}
+
+/** `Email::is_valid`: non-empty local part and a domain with an sld. */
+export function isValidEmail(e: EmailAddress): boolean {
+  return e.local.length > 0 && e.domain.sld !== undefined;
+}
+
+/** Equality key of an Email (local part plus decoded fqdn, as Stalwart's Hash impl). */
+export function emailKey(e: EmailAddress): string {
+  return e.local + '@' + e.domain.fqdn;
+}
+
+/** `sld_or_default()`: the sld, or the fqdn when there is none. */
+export function sldOrDefault(h: Hostname): string {
+  return h.sld ?? h.fqdn;
+}

@@ -1,0 +1,11 @@
+/** Message analysis: raw RFC 5322 → per-scope elements and their variables (spam-rules.md §1–2). */
+export { analyzeMessage, MAX_LINE_BYTES } from './analyze.js';
+export { GENERIC_VARIABLES, threadName, type AnalyzeOptions } from './context.js';
+export { MAX_ELEMENTS } from './elements.js';
+export { MAX_HEADERS } from './headers.js';
+export { MAX_HTML_CHARS, MAX_HTML_LINKS } from './html.js';
+export { MAX_MIME_DEPTH } from './parse.js';
+export { MAX_TOKENIZE_CHARS, MAX_TOKENS } from './tokenizer.js';
+export { hostname, emailAddress, type Hostname, type EmailAddress } from './hostname.js';
+export { urlParts, type UrlParts } from './url.js';
+export * from './types.js';

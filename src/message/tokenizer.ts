@@ -1,0 +1,184 @@
+/**
+ * A linear-time stand-in for Stalwart's `TypesTokenizer` (`stalwart:crates/nlp/src/tokenizers/types.rs`)
+ * with URL, scheme-less URL and email detection on (spam-rules.md §1.2, §1.5): it finds the URL,
+ * email and IP tokens of a text and, on request, its word tokens.
+ *
+ * Rules (spam-rules.md §1.5 "Tokenizer rules for text URLs"):
+ * - a URL has a scheme of 1–8 ASCII alphanumerics (optionally `+word`) followed by `://`;
+ * - a scheme-less URL is a dotted host whose suffix is a PSL entry, optionally followed by `:port`/path;
+ * - a bare dotted quad without a path is an IP token;
+ * - `mailto:` text is not a URL; `local@domain` is an email token when the domain has an sld.
+ * Tokens are separated by white space and `<>"'()[]{}`; trailing punctuation is not part of a token.
+ */
+import { hasPublicSuffix, parseIp, registrableDomain } from './hostname.js';
+
+export interface TextTokens {
+  /** URL and scheme-less URL tokens, as written. */
+  urls: string[];
+  /** Email tokens whose domain has an sld, as written. */
+  emails: string[];
+  /** IP tokens (canonical strings). */
+  ips: string[];
+  /** Word tokens (alphabetic, alphanumeric, integer, float), original case; only when asked. */
+  words: string[];
+}
+
+/** Characters of text scanned per call (UTF-16 code units): longer texts are cut, bounding work on hostile input. */
+export const MAX_TOKENIZE_CHARS = 2_000_000;
+/** At most this many tokens of each kind are returned per call. */
+export const MAX_TOKENS = 5_000;
+
+function isSeparator(c: number): boolean {
+  if (c <= 32) return true;
+  switch (c) {
+    case 0x22: case 0x27: case 0x28: case 0x29: case 0x3c: case 0x3e: case 0x5b: case 0x5d: case 0x7b: case 0x7d:
+    case 0x7f: case 0x85: case 0xa0: case 0x1680: case 0x2028: case 0x2029: case 0x202f: case 0x205f: case 0x3000:
+    case 0xfeff:
+      return true;
+  }
+  return c >= 0x2000 && c <= 0x200b;
+}
+
+function isAsciiAlnum(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/** RFC 5322 atext plus `.`, the characters an email local part is made of. */
+function isLocalChar(c: number): boolean {
+  if (isAsciiAlnum(c)) return true;
+  return '.!#$%&*+/=?^_`|~-'.includes(String.fromCharCode(c)) || c >= 0x80;
+}
+
+function isHostChar(c: number): boolean {
+  return isAsciiAlnum(c) || c === 45 /* - */ || c === 46 /* . */ || c === 95 /* _ */ || c >= 0x80;
+}
+
+const TRAILING_PUNCT = '.,;:!?`*';
+const WORD_RE = /\p{N}+\.\p{N}+|[\p{L}\p{N}]+/gu;
+
+class Collector {
+  readonly out: TextTokens = { urls: [], emails: [], ips: [], words: [] };
+  constructor(readonly wantWords: boolean) {}
+
+  words(s: string): void {
+    if (!this.wantWords || s.length === 0 || this.out.words.length >= MAX_TOKENS) return;
+    WORD_RE.lastIndex = 0;
+    for (const m of s.matchAll(WORD_RE)) {
+      if (this.out.words.length >= MAX_TOKENS) break;
+      this.out.words.push(m[0]);
+    }
+  }
+
+  push(list: string[], v: string): void {
+    if (list.length < MAX_TOKENS) list.push(v);
+  }
+}
+
+function trimTrailing(s: string): string {
+  let end = s.length;
+  while (end > 0 && TRAILING_PUNCT.includes(s[end - 1]!)) end--;
+  return end === s.length ? s : s.slice(0, end);
+}
+
+/** Handles one separator-delimited chunk, left to right, in time linear in its length. */
+function chunk(s: string, c: Collector): void {
+  let pos = 0;
+  let sep = s.indexOf('://');
+  let at = s.indexOf('@');
+  // Bounded: each iteration advances `pos` by at least one character or returns.
+  while (pos < s.length) {
+    if (sep >= 0 && sep < pos) sep = s.indexOf('://', pos);
+    if (at >= 0 && at < pos) at = s.indexOf('@', pos);
+    if (sep > pos) {
+      let start = sep;
+      while (start > pos && (isAsciiAlnum(s.charCodeAt(start - 1)) || s.charCodeAt(start - 1) === 43) && sep - start < 17) start--;
+      while (start < sep && !isAsciiAlnum(s.charCodeAt(start))) start++;
+      const scheme = s.slice(start, sep);
+      const plus = scheme.indexOf('+');
+      const main = plus < 0 ? scheme : scheme.slice(0, plus);
+      if (main.length > 0 && main.length <= 8 && sep + 3 < s.length && (at < 0 || at > start)) {
+        emailsAndWords(s.slice(pos, start), c);
+        const url = trimTrailing(s.slice(start));
+        if (url.length > sep - start + 3) c.push(c.out.urls, url);
+        return;
+      }
+      if (at < 0 || at > sep) {
+        // Not a URL scheme: the text up to and including "://" holds no email, only words.
+        plain(s.slice(pos, sep), c);
+        pos = sep + 3;
+        continue;
+      }
+    }
+    emailsAndWords(s.slice(pos), c);
+    return;
+  }
+}
+
+/** A piece with no scheme URL: email tokens, and scheme-less URLs/IPs/words around them. */
+function emailsAndWords(s: string, c: Collector): void {
+  let pos = 0;
+  while (pos < s.length) {
+    const at = s.indexOf('@', pos);
+    if (at < 0) {
+      plain(s.slice(pos), c);
+      return;
+    }
+    let ls = at;
+    while (ls > pos && isLocalChar(s.charCodeAt(ls - 1))) ls--;
+    let de = at + 1;
+    while (de < s.length && isHostChar(s.charCodeAt(de))) de++;
+    let domain = s.slice(at + 1, de);
+    while (domain.endsWith('.')) domain = domain.slice(0, -1);
+    const local = s.slice(ls, at);
+    if (local.length > 0 && registrableDomain(domain.toLowerCase()) !== undefined) {
+      plain(s.slice(pos, ls), c);
+      c.push(c.out.emails, local + '@' + domain);
+    } else {
+      plain(s.slice(pos, at), c);
+    }
+    pos = Math.max(de, at + 1);
+  }
+}
+
+/** A chunk with no scheme URL and no email: a scheme-less URL, an IP, or words. */
+function plain(s0: string, c: Collector): void {
+  let s = trimTrailing(s0);
+  while (s.length > 0 && ',;:!?*`'.includes(s[0]!)) s = s.slice(1);
+  if (s.length === 0) return;
+  let hostEnd = 0;
+  while (hostEnd < s.length && isHostChar(s.charCodeAt(hostEnd))) hostEnd++;
+  const host = s.slice(0, hostEnd);
+  const tail = s.slice(hostEnd);
+  if (host.includes('.') && (tail.length === 0 || '/:?#'.includes(tail[0]!))) {
+    if (tail.length === 0 || tail === '/') {
+      const ip = /^[0-9.]+$/.test(host) ? parseIp(host) : undefined;
+      if (ip !== undefined) {
+        c.push(c.out.ips, ip);
+        return;
+      }
+    }
+    const h = host.toLowerCase();
+    if (!h.startsWith('.') && !h.includes('..') && hasPublicSuffix(h)) {
+      c.push(c.out.urls, s);
+      return;
+    }
+  }
+  c.words(s);
+}
+
+/**
+ * Tokenizes `text` (at most {@link MAX_TOKENIZE_CHARS} code units, at most {@link MAX_TOKENS} per
+ * kind). Never throws. `wantWords` also collects word tokens (original case).
+ */
+export function tokenize(text: string, wantWords = false): TextTokens {
+  const c = new Collector(wantWords);
+  const n = Math.min(text.length, MAX_TOKENIZE_CHARS);
+  let i = 0;
+  while (i < n) {
+    while (i < n && isSeparator(text.charCodeAt(i))) i++;
+    const start = i;
+    while (i < n && !isSeparator(text.charCodeAt(i))) i++;
+    if (i > start) chunk(text.slice(start, i), c);
+  }
+  return c.out;
+}
