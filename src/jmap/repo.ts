@@ -126,7 +126,7 @@ export function readSqliteObjects(path: string): Record<ObjectType, Map<string, 
 }
 
 const PG_SCHEMA = `
-CREATE TABLE IF NOT EXISTS spamrule_jmap_object (type TEXT NOT NULL, id TEXT NOT NULL, data JSONB NOT NULL, PRIMARY KEY (type, id));
+CREATE TABLE IF NOT EXISTS spamrule_jmap_object (type TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (type, id));
 CREATE TABLE IF NOT EXISTS spamrule_jmap_state (type TEXT PRIMARY KEY, value BIGINT NOT NULL);
 INSERT INTO spamrule_jmap_state (type, value) VALUES ('SpamRule', 0), ('StoreLookup', 0) ON CONFLICT DO NOTHING;
 `;
@@ -168,7 +168,8 @@ export class PostgresRepository implements ObjectRepository {
   private async reload(type: ObjectType, q: pg.Pool | pg.PoolClient): Promise<void> {
     const st = await q.query('SELECT value FROM spamrule_jmap_state WHERE type = $1', [type]);
     const rows = await q.query('SELECT id, data FROM spamrule_jmap_object WHERE type = $1', [type]);
-    this.cache[type] = { state: Number(st.rows[0].value), objects: new Map(rows.rows.map((r: { id: string; data: Data }) => [r.id, r.data])) };
+    // TEXT, not JSONB: JSONB reorders keys, and the stored text is what "unchanged" is compared against.
+    this.cache[type] = { state: Number(st.rows[0].value), objects: new Map(rows.rows.map((r: { id: string; data: string }) => [r.id, JSON.parse(r.data) as Data])) };
   }
 
   private async onNotify(payload: string): Promise<void> {
