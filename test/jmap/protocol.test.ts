@@ -53,7 +53,7 @@ describe('session resource', () => {
   });
 
   it('serves the configured capability URN', async () => {
-    const other = await startHarnessWith('urn:example:jmap');
+    const other = await startHarness({ capability: 'urn:example:jmap' });
     try {
       const s = (await (await fetch(other.server.url + '/.well-known/jmap', { headers: { authorization: `Bearer ${other.admin}` } })).json()) as any;
       expect(Object.keys(s.capabilities)).toEqual(['urn:ietf:params:jmap:core', 'urn:example:jmap']);
@@ -67,10 +67,6 @@ describe('session resource', () => {
   });
 });
 
-async function startHarnessWith(capability: string): Promise<Harness> {
-  const { startHarness: start } = await import('./harness.js');
-  return start({ capability });
-}
 
 describe('request-level errors (RFC 8620 §3.6.1, problem JSON)', () => {
   it('notJSON for a body that is not JSON and for a wrong Content-Type', async () => {
@@ -229,3 +225,30 @@ describe('references', () => {
     expect(r[4]![1].type).toBe('invalidArguments');
   });
 });
+
+describe('maxConcurrentRequests', () => {
+  it('refuses a request while the limit is taken by an unfinished one', async () => {
+    const { request } = await import('node:http');
+    const x = await startHarness({ limits: { maxConcurrentRequests: 1 } });
+    try {
+      const body = JSON.stringify({ using: [], methodCalls: [['x:SpamRule/get', { ids: [] }, 'a']] });
+      const slow = request(`${x.server.url}/jmap`, { method: 'POST', headers: { authorization: `Bearer ${x.admin}`, 'content-type': 'application/json' } });
+      const slowDone = new Promise<number>((resolve) => slow.on('response', (res) => (res.resume(), resolve(res.statusCode!))));
+      slow.write(body.slice(0, 10)); // headers and part of the body: the request is now being served
+      // Until the server has seen the slow request's headers, a second request may still get in.
+      let second = await x.post(body);
+      for (let i = 0; i < 100 && second.status === 200; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        second = await x.post(body);
+      }
+      expect(second.status).toBe(400);
+      expect(second.json).toMatchObject({ type: 'urn:ietf:params:jmap:error:limit', limit: 'maxConcurrentRequests' });
+      slow.end(body.slice(10));
+      expect(await slowDone).toBe(200);
+      expect((await x.post(body)).status).toBe(200);
+    } finally {
+      await x.close();
+    }
+  });
+});
+
