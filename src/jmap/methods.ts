@@ -163,7 +163,9 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
         notCreated[cid] = forbidden('Create');
         continue;
       }
-      const id = ctx.ids.next();
+      let id = ctx.ids.next();
+      // Another server on the same database may have minted this id (same node id and millisecond).
+      while (working.objects.has(id)) id = ctx.ids.next();
       try {
         const data = kind.create(input, id, ctx.validate);
         const dup = clash(id, data);
