@@ -1,4 +1,20 @@
-/** Lookup stores: the interface the evaluator calls, in-memory lists, and (later) database adapters. */
+/** Lookup stores: the interface the evaluator calls, in-memory lists, and the database adapters. */
 export * from './types.js';
 export { StaticLookupList, MemoryStore, LookupMap, type StaticEntry } from './memory.js';
 export { Glob, isGlob } from './glob.js';
+export * from './config.js';
+export { resolveSecret, maskSecrets } from './secret.js';
+export { CachedLookupStore, type CacheOptions } from './cache.js';
+export { createLookupStore, type CreateLookupStoreOptions } from './factory.js';
+export { PostgresStore, type RecyclingMethod } from './postgres.js';
+export { MySqlStore } from './mysql.js';
+export { SqliteStore } from './sqlite.js';
+export {
+  RedisLookupStore,
+  ShardedStore,
+  shardOf,
+  COUNTER_PREFIX,
+  createRedisStore,
+  createRedisClusterStore,
+  createRedisSentinelStore,
+} from './redis.js';

@@ -1,0 +1,120 @@
+/** An LRU read cache in front of a lookup store (issue #3: "an LRU cache in front of reads"). */
+import { LRUCache } from 'lru-cache';
+import type { LookupStore, SqlParam, SqlResult } from './types.js';
+
+export interface CacheOptions {
+  /** false turns the cache off (the store is used directly). Default true. */
+  enabled?: boolean;
+  /** Lifetime of a cached hit, milliseconds. Default 30000. */
+  ttlMs?: number;
+  /** Lifetime of a cached miss (`null` / `false`), milliseconds; 0 disables negative caching. Default `ttlMs`. */
+  negativeTtlMs?: number;
+  /** Maximum number of cached entries. Default 10000. */
+  max?: number;
+  /**
+   * Also cache `counter_get`. Default false: counters are rate data other processes update, and a
+   * cached count would hide them; our own `counter_incr` invalidates either way.
+   */
+  counters?: boolean;
+}
+
+type Cached = { v: string | number | boolean | null };
+
+/**
+ * Caches `key_get`, `key_exists` (and optionally `counter_get`) of the wrapped store in an lru-cache
+ * with a TTL; misses are cached for `negativeTtlMs`. Concurrent reads of one key share one store call.
+ * `key_set` and `counter_incr` drop the key's entries, and a read that started before a write never
+ * stores its (possibly stale) answer. Failures are never cached. `sql_query` passes through.
+ */
+export class CachedLookupStore implements LookupStore {
+  readonly type: string;
+  private readonly cache: LRUCache<string, Cached>;
+  private readonly inflight = new Map<string, Promise<Cached>>();
+  private readonly ttl: number;
+  private readonly negTtl: number;
+  private readonly counters: boolean;
+  /** Bumped by each write; reads that straddle a write don't fill the cache. */
+  private epoch = 0;
+  readonly sqlQuery?: (query: string, params: SqlParam[]) => Promise<SqlResult>;
+
+  constructor(
+    readonly inner: LookupStore,
+    opts: CacheOptions = {},
+  ) {
+    this.type = inner.type;
+    this.ttl = opts.ttlMs ?? 30_000;
+    this.negTtl = opts.negativeTtlMs ?? this.ttl;
+    this.counters = opts.counters ?? false;
+    this.cache = new LRUCache({ max: opts.max ?? 10_000, ttl: this.ttl, ttlAutopurge: false });
+    if (inner.sqlQuery) this.sqlQuery = (q, p) => inner.sqlQuery!(q, p);
+  }
+
+  private read(id: string, load: () => Promise<Cached['v']>): Promise<Cached['v']> {
+    const hit = this.cache.get(id);
+    if (hit) return Promise.resolve(hit.v);
+    let p = this.inflight.get(id);
+    if (!p) {
+      const epoch = this.epoch;
+      p = load().then(
+        (v) => {
+          this.inflight.delete(id);
+          const negative = v === null || v === false;
+          if (epoch === this.epoch && (!negative || this.negTtl > 0))
+            this.cache.set(id, { v }, { ttl: negative ? this.negTtl : this.ttl });
+          return { v };
+        },
+        (e) => {
+          this.inflight.delete(id);
+          throw e;
+        },
+      );
+      this.inflight.set(id, p);
+    }
+    return p.then((c) => c.v);
+  }
+
+  private invalidate(key: string): void {
+    this.epoch++;
+    for (const id of ['g\0' + key, 'e\0' + key, 'c\0' + key]) {
+      this.cache.delete(id);
+      this.inflight.delete(id);
+    }
+  }
+
+  keyGet(key: string): Promise<string | number | null> {
+    return this.read('g\0' + key, () => this.inner.keyGet(key)) as Promise<string | number | null>;
+  }
+  keyExists(key: string): Promise<boolean> {
+    return this.read('e\0' + key, () => this.inner.keyExists(key)) as Promise<boolean>;
+  }
+  async keySet(key: string, value: string, ttlMs?: number): Promise<void> {
+    this.invalidate(key);
+    try {
+      await this.inner.keySet(key, value, ttlMs);
+    } finally {
+      this.invalidate(key); // also drop what a read may have cached while the write was in flight
+    }
+  }
+  counterGet(key: string): Promise<number> {
+    if (!this.counters) return this.inner.counterGet(key);
+    return this.read('c\0' + key, () => this.inner.counterGet(key)) as Promise<number>;
+  }
+  async counterIncr(key: string, by: number): Promise<number> {
+    this.invalidate(key);
+    try {
+      return await this.inner.counterIncr(key, by);
+    } finally {
+      this.invalidate(key);
+    }
+  }
+  /** Drops every cached entry. */
+  clear(): void {
+    this.epoch++;
+    this.cache.clear();
+    this.inflight.clear();
+  }
+  close(): Promise<void> {
+    this.clear();
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * Validation of one `x:LookupStore` object (a `StoreLookup.store`), with the defaults and bounds of the
+ * seed schema (`registry-subset.json`, `fields["x:PostgreSqlStore"]` … `x:SecretKey*`; jmap-registry.md
+ * §1.2). Durations are milliseconds. Lists are accepted as arrays or Stalwart's index-keyed objects, sets
+ * as `{value: true}` maps or arrays (DECISIONS.md §5). Unknown properties are refused.
+ */
+import { z } from 'zod';
+
+/** Stalwart's `List<T>` on input: an array, or an object keyed by index (`{"0": {...}}`). */
+function listOf<T extends z.ZodType>(item: T) {
+  return z.preprocess((v) => {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v))
+      return Object.entries(v as Record<string, unknown>)
+        .sort(([a], [b]) => Number(a) - Number(b))
+        .map(([, x]) => x);
+    return v;
+  }, z.array(item));
+}
+
+/** Stalwart's `Set<String>` on input: `{"value": true}` map or an array; entries must be non-empty. */
+function setOfStrings() {
+  return z.preprocess(
+    (v) => {
+      if (v !== null && typeof v === 'object' && !Array.isArray(v))
+        return Object.entries(v as Record<string, unknown>)
+          .filter(([, on]) => on === true)
+          .map(([k]) => k);
+      return v;
+    },
+    z.array(z.string().trim().min(1, 'must not be empty')),
+  );
+}
+
+const requiredString = (name: string) => z.string().trim().min(1, `Required ${name}`);
+/** Nullable strings: when present, non-empty (schema "if present, non-empty"). */
+const optionalString = () => z.string().trim().min(1, 'must not be empty if present').nullable();
+const uint = (min: number, max: number) => z.number().int('must be an integer').min(min).max(max);
+const duration = () => z.number().positive('must be a positive duration in milliseconds');
+
+export const SecretKeyOptionalSchema = z.discriminatedUnion('@type', [
+  z.strictObject({ '@type': z.literal('None') }),
+  z.strictObject({ '@type': z.literal('Value'), secret: z.string().min(1, 'Required secret') }),
+  z.strictObject({ '@type': z.literal('EnvironmentVariable'), variableName: requiredString('variableName') }),
+  z.strictObject({ '@type': z.literal('File'), filePath: requiredString('filePath') }),
+]);
+export type SecretKeyOptional = z.output<typeof SecretKeyOptionalSchema>;
+const secret = () => SecretKeyOptionalSchema.default({ '@type': 'None' });
+
+const pgSettings = {
+  host: requiredString('host'),
+  port: uint(1, 65535).default(5432),
+  database: requiredString('database').default('stalwart'),
+  authUsername: optionalString().default('stalwart'),
+  authSecret: secret(),
+  options: optionalString().default(null),
+};
+const mySettings = {
+  host: requiredString('host'),
+  port: uint(1, 65535).default(3306),
+  database: requiredString('database').default('stalwart'),
+  authUsername: optionalString().default('stalwart'),
+  authSecret: secret(),
+};
+const redisPool = {
+  timeout: duration().default(10000),
+  poolMaxConnections: uint(1, 8192).default(10),
+  poolTimeoutCreate: duration().nullable().default(30000),
+  poolTimeoutWait: duration().nullable().default(30000),
+  poolTimeoutRecycle: duration().nullable().default(30000),
+};
+
+const PostgreSqlSettings = z.strictObject(pgSettings);
+const MySqlSettings = z.strictObject(mySettings);
+
+export const PostgreSqlStoreSchema = z.strictObject({
+  '@type': z.literal('PostgreSql'),
+  timeout: duration().nullable().default(15000),
+  useTls: z.boolean().default(false),
+  allowInvalidCerts: z.boolean().default(false),
+  poolMaxConnections: uint(1, 8192).nullable().default(10),
+  poolRecyclingMethod: z.enum(['fast', 'verified', 'clean']).default('fast'),
+  readReplicas: listOf(PostgreSqlSettings).default([]),
+  ...pgSettings,
+});
+export const MySqlStoreSchema = z.strictObject({
+  '@type': z.literal('MySql'),
+  timeout: duration().nullable().default(15000),
+  useTls: z.boolean().default(false),
+  allowInvalidCerts: z.boolean().default(false),
+  maxAllowedPacket: uint(1024, 1073741824).nullable().default(null),
+  poolMaxConnections: uint(1, 8192).nullable().default(10),
+  poolMinConnections: uint(1, 8192).nullable().default(5),
+  readReplicas: listOf(MySqlSettings).default([]),
+  ...mySettings,
+});
+export const SqliteStoreSchema = z.strictObject({
+  '@type': z.literal('Sqlite'),
+  path: requiredString('path'),
+  poolWorkers: uint(1, 64).nullable().default(null),
+  poolMaxConnections: uint(1, 8192).default(10),
+});
+export const RedisStoreSchema = z.strictObject({
+  '@type': z.literal('Redis'),
+  url: requiredString('url').default('redis://127.0.0.1'),
+  ...redisPool,
+});
+export const RedisClusterStoreSchema = z.strictObject({
+  '@type': z.literal('RedisCluster'),
+  urls: setOfStrings().default(['redis://127.0.0.1']),
+  authUsername: optionalString().default('stalwart'),
+  authSecret: secret(),
+  // The schema bounds retry waits to 1..1024 and the code compares milliseconds (jmap-registry.md §1.2).
+  maxRetryWait: z.number().min(1).max(1024).nullable().default(null),
+  minRetryWait: z.number().min(1).max(1024).nullable().default(null),
+  maxRetries: uint(1, 1024).nullable().default(null),
+  readFromReplicas: z.boolean().default(true),
+  protocolVersion: z.enum(['resp2', 'resp3']).default('resp2'),
+  ...redisPool,
+});
+export const RedisSentinelStoreSchema = z.strictObject({
+  '@type': z.literal('RedisSentinel'),
+  urls: setOfStrings().default(['redis://127.0.0.1:26379']),
+  serviceName: requiredString('serviceName').default('mymaster'),
+  authUsername: optionalString().default('stalwart'),
+  authSecret: secret(),
+  sentinelUsername: optionalString().default(null),
+  sentinelSecret: secret(),
+  protocolVersion: z.enum(['resp2', 'resp3']).default('resp2'),
+  ...redisPool,
+});
+/** x:InMemoryStoreBase: the stores a `Sharded` store may hold. */
+export const InMemoryStoreBaseSchema = z.discriminatedUnion('@type', [RedisStoreSchema, RedisClusterStoreSchema, RedisSentinelStoreSchema]);
+export const ShardedStoreSchema = z.strictObject({
+  '@type': z.literal('Sharded'),
+  stores: listOf(InMemoryStoreBaseSchema).refine((a) => a.length >= 2, 'MinLength stores 2: a Sharded store needs at least 2 stores'),
+});
+
+export const LookupStoreConfigSchema = z.discriminatedUnion('@type', [
+  PostgreSqlStoreSchema,
+  MySqlStoreSchema,
+  SqliteStoreSchema,
+  RedisStoreSchema,
+  RedisClusterStoreSchema,
+  RedisSentinelStoreSchema,
+  ShardedStoreSchema,
+]);
+
+export type PostgreSqlStoreConfig = z.output<typeof PostgreSqlStoreSchema>;
+export type PostgreSqlSettings = z.output<typeof PostgreSqlSettings>;
+export type MySqlStoreConfig = z.output<typeof MySqlStoreSchema>;
+export type MySqlSettings = z.output<typeof MySqlSettings>;
+export type SqliteStoreConfig = z.output<typeof SqliteStoreSchema>;
+export type RedisStoreConfig = z.output<typeof RedisStoreSchema>;
+export type RedisClusterStoreConfig = z.output<typeof RedisClusterStoreSchema>;
+export type RedisSentinelStoreConfig = z.output<typeof RedisSentinelStoreSchema>;
+export type InMemoryStoreBaseConfig = z.output<typeof InMemoryStoreBaseSchema>;
+export type ShardedStoreConfig = z.output<typeof ShardedStoreSchema>;
+/** A validated `x:LookupStore` with every default applied. */
+export type LookupStoreConfig = z.output<typeof LookupStoreConfigSchema>;
+export type LookupStoreType = LookupStoreConfig['@type'];
+
+export interface ConfigProblem {
+  /** JSON pointer relative to the store object, e.g. `port`, `readReplicas/0/host`, `authSecret/value`. */
+  path: string;
+  message: string;
+}
+
+const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * Validates one `x:LookupStore` object (its `@type` picks the variant) and applies the schema defaults.
+ * Never throws: problems come back with JSON-pointer paths relative to the store (`port`,
+ * `readReplicas/0/host`, `stores`); an unknown property is reported at its own path.
+ */
+export function parseLookupStoreConfig(json: unknown): { ok: true; value: LookupStoreConfig } | { ok: false; errors: ConfigProblem[] } {
+  const r = LookupStoreConfigSchema.safeParse(json);
+  if (r.success) return { ok: true, value: r.data };
+  const errors: ConfigProblem[] = [];
+  for (const issue of r.error.issues) {
+    const base = issue.path.map((p) => escapePointer(String(p)));
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) errors.push({ path: [...base, escapePointer(k)].join('/'), message: `unknown property "${k}"` });
+      continue;
+    }
+    let message = issue.message;
+    if (issue.code === 'invalid_union' && base.length === 0) message = 'unknown or missing @type';
+    errors.push({ path: base.join('/') || '@type', message });
+  }
+  return { ok: false, errors };
+}
+
+/** Thrown by `createLookupStore` for a configuration that does not validate or whose secret cannot be read. */
+export class LookupConfigError extends Error {
+  constructor(
+    readonly namespace: string,
+    message: string,
+    readonly problems: ConfigProblem[] = [],
+  ) {
+    super(`lookup store "${namespace}": ${message}`);
+    this.name = 'LookupConfigError';
+  }
+}

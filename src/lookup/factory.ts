@@ -1,0 +1,45 @@
+/** Builds the adapter for a `StoreLookup.store` configuration. */
+import { CachedLookupStore, type CacheOptions } from './cache.js';
+import { LookupConfigError, parseLookupStoreConfig, type LookupStoreConfig } from './config.js';
+import { MySqlStore } from './mysql.js';
+import { PostgresStore } from './postgres.js';
+import { createInMemoryStore, ShardedStore } from './redis.js';
+import { SqliteStore } from './sqlite.js';
+import type { LookupStore } from './types.js';
+
+export interface CreateLookupStoreOptions {
+  /** The read cache in front of the store; `{ enabled: false }` turns it off. Default: on, defaults of CacheOptions. */
+  cache?: CacheOptions;
+}
+
+/**
+ * Creates the lookup store a StoreLookup describes, for lookups naming `namespace`. `config` is a parsed
+ * LookupStoreConfig or the raw `x:LookupStore` JSON (validated here). Nothing connects until the first
+ * call; secrets are resolved now, so a bad secret source fails at once.
+ * @throws LookupConfigError naming the store for an invalid configuration (with its problems) or a
+ *   secret that cannot be read (missing environment variable, unreadable file).
+ */
+export function createLookupStore(namespace: string, config: LookupStoreConfig | unknown, opts: CreateLookupStoreOptions = {}): LookupStore {
+  const parsed = parseLookupStoreConfig(config);
+  if (!parsed.ok)
+    throw new LookupConfigError(namespace, `invalid configuration: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
+  const c = parsed.value;
+  let store: LookupStore;
+  switch (c['@type']) {
+    case 'PostgreSql':
+      store = new PostgresStore(namespace, c);
+      break;
+    case 'MySql':
+      store = new MySqlStore(namespace, c);
+      break;
+    case 'Sqlite':
+      store = new SqliteStore(namespace, c);
+      break;
+    case 'Sharded':
+      store = ShardedStore.create(namespace, c);
+      break;
+    default:
+      store = createInMemoryStore(namespace, c);
+  }
+  return opts.cache?.enabled === false ? store : new CachedLookupStore(store, opts.cache);
+}

@@ -1,0 +1,172 @@
+/**
+ * `PostgreSql` lookup store on node-postgres pools (jmap-registry.md §1.2 x:PostgreSqlStore).
+ *
+ * Tables (created on first use if missing; see docs/lookup-stores.md):
+ *   spamrule_kv(k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL)  -- expires_at: Unix ms
+ *   spamrule_counter(k TEXT PRIMARY KEY, v BIGINT NOT NULL)
+ * Keys and counters are separate tables, so `key_get` on a counter key is missing (§4.3).
+ */
+import pg from 'pg';
+import type { PostgreSqlSettings, PostgreSqlStoreConfig } from './config.js';
+import { resolveSecret } from './secret.js';
+import type { LookupStore, SqlParam, SqlResult } from './types.js';
+import { isSelect, RoundRobin, shapeRows, withTimeout } from './util.js';
+
+const SCHEMA = [
+  'CREATE TABLE IF NOT EXISTS spamrule_kv (k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL)',
+  'CREATE TABLE IF NOT EXISTS spamrule_counter (k TEXT PRIMARY KEY, v BIGINT NOT NULL)',
+];
+/** float4, float8, numeric: their values are Floats in the expression language. */
+const FLOAT_OIDS = new Set([700, 701, 1700]);
+// int8 and numeric come back as strings by default; parse them so integers and floats keep their type.
+const types = {
+  getTypeParser(oid: number, format?: string) {
+    if (oid === 20) return (v: string) => Number(v);
+    if (oid === 1700) return (v: string) => Number(v);
+    return (pg.types.getTypeParser as (o: number, f?: string) => (v: string) => unknown)(oid, format);
+  },
+};
+
+/** How a pooled connection is checked before reuse (the names of deadpool-postgres, which Stalwart uses). */
+export type RecyclingMethod = PostgreSqlStoreConfig['poolRecyclingMethod'];
+
+/**
+ * A PostgreSQL store. Reads (`key_get`, `key_exists`, `counter_get`, `sql_query` SELECTs) go to the
+ * `readReplicas` round robin when there are any; writes go to the primary. Each call fails within
+ * `timeout` ms with a LookupStoreError. Connections open lazily; a pool never holds more than
+ * `poolMaxConnections` (per server). `poolRecyclingMethod`:
+ * - `fast`: reuse an idle connection as is (a broken one is dropped when it errors);
+ * - `verified`: run an empty statement on the connection before each use, so a dead one is replaced
+ *   before the real query runs;
+ * - `clean`: additionally reset session state (`DISCARD ALL`) before each use, so a `sql_query` that
+ *   changed settings or created temp tables cannot affect the next caller.
+ * @throws LookupConfigError from the constructor when a secret source cannot be read.
+ */
+export class PostgresStore implements LookupStore {
+  readonly type = 'PostgreSql';
+  private readonly primary: pg.Pool;
+  private readonly replicas: RoundRobin<pg.Pool> | undefined;
+  private readonly all: pg.Pool[];
+  private schema: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly namespace: string,
+    readonly config: PostgreSqlStoreConfig,
+  ) {
+    this.primary = this.pool(config);
+    const reps = config.readReplicas.map((r) => this.pool(r));
+    this.replicas = reps.length ? new RoundRobin(reps) : undefined;
+    this.all = [this.primary, ...reps];
+  }
+
+  private pool(s: PostgreSqlSettings): pg.Pool {
+    const c = this.config;
+    const p = new pg.Pool({
+      host: s.host,
+      port: s.port,
+      database: s.database,
+      user: s.authUsername ?? undefined,
+      password: resolveSecret(s.authSecret, this.namespace),
+      options: s.options ?? undefined,
+      ssl: c.useTls ? { rejectUnauthorized: !c.allowInvalidCerts } : false,
+      max: c.poolMaxConnections ?? 10,
+      connectionTimeoutMillis: c.timeout ?? 0,
+      query_timeout: c.timeout ?? undefined,
+      idleTimeoutMillis: 30_000,
+      types,
+    });
+    // An idle connection whose server went away emits 'error' on the pool; without a listener Node would
+    // crash. The pool drops that client and opens a new one on the next call (reconnect by itself).
+    p.on('error', () => undefined);
+    return p;
+  }
+
+  private ensureSchema(): Promise<void> {
+    this.schema ??= (async () => {
+      for (const q of SCHEMA) await this.primary.query(q);
+    })().catch((e) => {
+      this.schema = undefined; // retry on the next call, e.g. once the server is back
+      throw e;
+    });
+    return this.schema;
+  }
+
+  private async query(pool: pg.Pool, text: string, values: unknown[]): Promise<pg.QueryResult> {
+    const method = this.config.poolRecyclingMethod;
+    if (method === 'fast') return pool.query({ text, values, rowMode: 'array' });
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query(method === 'clean' ? 'DISCARD ALL' : ';');
+      return await client.query({ text, values, rowMode: 'array' });
+    } catch (e) {
+      broken = e as Error;
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private run<T>(op: string, read: boolean, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('store is closed'));
+    return withTimeout(this.namespace, op, this.config.timeout, async () => {
+      await this.ensureSchema();
+      return fn(read && this.replicas ? this.replicas.next() : this.primary);
+    });
+  }
+
+  keyGet(key: string): Promise<string | null> {
+    return this.run('key_get', true, async (p) => {
+      const r = await this.query(p, 'SELECT v FROM spamrule_kv WHERE k = $1 AND (expires_at IS NULL OR expires_at > $2)', [key, Date.now()]);
+      return r.rows.length ? String((r.rows[0] as unknown[])[0]) : null;
+    });
+  }
+  keyExists(key: string): Promise<boolean> {
+    return this.run('key_exists', true, async (p) => {
+      const r = await this.query(p, 'SELECT 1 FROM spamrule_kv WHERE k = $1 AND (expires_at IS NULL OR expires_at > $2)', [key, Date.now()]);
+      return r.rows.length > 0;
+    });
+  }
+  keySet(key: string, value: string, ttlMs?: number): Promise<void> {
+    return this.run('key_set', false, async (p) => {
+      const exp = ttlMs !== undefined && ttlMs > 0 ? Date.now() + ttlMs : null;
+      await this.query(
+        p,
+        'INSERT INTO spamrule_kv (k, v, expires_at) VALUES ($1, $2, $3) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, expires_at = EXCLUDED.expires_at',
+        [key, value, exp],
+      );
+    });
+  }
+  counterGet(key: string): Promise<number> {
+    return this.run('counter_get', true, async (p) => {
+      const r = await this.query(p, 'SELECT v FROM spamrule_counter WHERE k = $1', [key]);
+      return r.rows.length ? Number((r.rows[0] as unknown[])[0]) : 0;
+    });
+  }
+  counterIncr(key: string, by: number): Promise<number> {
+    return this.run('counter_incr', false, async (p) => {
+      const r = await this.query(
+        p,
+        'INSERT INTO spamrule_counter (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = spamrule_counter.v + EXCLUDED.v RETURNING v',
+        [key, Math.trunc(by)],
+      );
+      return Number((r.rows[0] as unknown[])[0]);
+    });
+  }
+  /** `sql_query` with `$1, $2, …` placeholders (PostgreSQL's own); shaped per §4.3. */
+  sqlQuery(query: string, params: SqlParam[]): Promise<SqlResult> {
+    const select = isSelect(query);
+    return this.run('sql_query', select, async (p) => {
+      const r = await this.query(p, query, params);
+      if (!select) return r.rowCount ?? 0;
+      return shapeRows(r.rows as unknown[][], r.fields.map((f) => FLOAT_OIDS.has(f.dataTypeID)));
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.all.map((p) => p.end().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * `Redis`, `RedisCluster`, `RedisSentinel` and `Sharded` lookup stores on ioredis (jmap-registry.md §1.2).
+ *
+ * Keys and counters live natively: `key_get` GET, `key_exists` EXISTS, `key_set` SET (PX when a TTL is
+ * given), `counter_get` GET and `counter_incr` INCRBY. Counters use the key prefix `spamrule-counter:` so
+ * they stay a separate namespace from keys (§4.3: `key_get` on a counter key is missing); plain keys are
+ * stored unprefixed so lists filled with `redis-cli SET` are readable as is.
+ */
+import { xxh3 } from '@node-rs/xxhash';
+import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
+import type {
+  InMemoryStoreBaseConfig,
+  RedisClusterStoreConfig,
+  RedisSentinelStoreConfig,
+  RedisStoreConfig,
+  ShardedStoreConfig,
+} from './config.js';
+import { resolveSecret } from './secret.js';
+import type { LookupStore } from './types.js';
+import { withTimeout } from './util.js';
+
+export const COUNTER_PREFIX = 'spamrule-counter:';
+
+/** Reconnect back-off (ms): quick first retries, then every 2 s, forever (reconnects happen by themselves). */
+const reconnect = (times: number) => Math.min(times * 100, 2000);
+
+function node(url: string): ClusterNode & { host: string; port: number } {
+  const u = new URL(url.includes('://') ? url : `redis://${url}`);
+  return { host: u.hostname || '127.0.0.1', port: Number(u.port || 6379) };
+}
+
+function common(timeout: number, createMs: number | null): RedisOptions {
+  return {
+    lazyConnect: true,
+    connectTimeout: createMs ?? timeout,
+    commandTimeout: timeout,
+    // Commands issued while disconnected wait in the offline queue for the reconnect; one retry per
+    // request keeps a dead server from holding them long, and the per-call timeout caps them anyway.
+    maxRetriesPerRequest: 1,
+    enableAutoPipelining: true,
+    retryStrategy: reconnect,
+  };
+}
+
+type Client = Redis | Cluster;
+
+/**
+ * A store over one ioredis client. The client multiplexes every call over one connection per node with
+ * auto-pipelining (all lookups issued in one tick go out in one write), so a store never holds more
+ * connections per node than `poolMaxConnections` (≥ 1). Every call fails within `timeout` ms with a
+ * LookupStoreError; the client reconnects on its own.
+ */
+export class RedisLookupStore implements LookupStore {
+  private closed = false;
+  constructor(
+    readonly namespace: string,
+    readonly type: 'Redis' | 'RedisCluster' | 'RedisSentinel',
+    readonly client: Client,
+    private readonly timeout: number,
+  ) {
+    // ioredis reports connection failures as 'error' events; without a listener Node would crash.
+    client.on('error', () => undefined);
+  }
+
+  private run<T>(op: string, fn: (c: Client) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('store is closed'));
+    return withTimeout(this.namespace, op, this.timeout, () => fn(this.client));
+  }
+
+  keyGet(key: string): Promise<string | null> {
+    return this.run('key_get', (c) => c.get(key));
+  }
+  keyExists(key: string): Promise<boolean> {
+    return this.run('key_exists', async (c) => (await c.exists(key)) > 0);
+  }
+  keySet(key: string, value: string, ttlMs?: number): Promise<void> {
+    return this.run('key_set', async (c) => {
+      if (ttlMs !== undefined && ttlMs > 0) await c.set(key, value, 'PX', Math.ceil(ttlMs));
+      else await c.set(key, value);
+    });
+  }
+  counterGet(key: string): Promise<number> {
+    return this.run('counter_get', async (c) => Number((await c.get(COUNTER_PREFIX + key)) ?? 0));
+  }
+  counterIncr(key: string, by: number): Promise<number> {
+    return this.run('counter_incr', (c) => c.incrby(COUNTER_PREFIX + key, Math.trunc(by)));
+  }
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // disconnect(), not quit(): quit waits for a reply a dead server never sends.
+    this.client.disconnect();
+  }
+}
+
+/** `Redis`: one server at `url` (`redis://[user:pass@]host:port[/db]`, `rediss://` for TLS). */
+export function createRedisStore(namespace: string, c: RedisStoreConfig): RedisLookupStore {
+  const client = new Redis(c.url, { ...common(c.timeout, c.poolTimeoutCreate), protocol: 2 });
+  return new RedisLookupStore(namespace, 'Redis', client, c.timeout);
+}
+
+/**
+ * `RedisCluster`: seed nodes from `urls`. `readFromReplicas` sends reads to replicas (`scaleReads`);
+ * `maxRetries` bounds redirections/retries per command, `minRetryWait`/`maxRetryWait` (ms) bound the
+ * wait between them (redis-rs semantics mapped onto ioredis' retry delays).
+ * @throws LookupConfigError when the secret cannot be read.
+ */
+export function createRedisClusterStore(namespace: string, c: RedisClusterStoreConfig): RedisLookupStore {
+  const minWait = c.minRetryWait ?? 100;
+  const maxWait = Math.max(c.maxRetryWait ?? 1024, minWait);
+  const client = new Cluster(c.urls.map(node), {
+    lazyConnect: true,
+    enableAutoPipelining: true,
+    scaleReads: c.readFromReplicas ? 'slave' : 'master',
+    maxRedirections: c.maxRetries ?? 16,
+    retryDelayOnFailover: minWait,
+    retryDelayOnClusterDown: minWait,
+    retryDelayOnTryAgain: minWait,
+    clusterRetryStrategy: (times) => Math.min(minWait * times, maxWait),
+    redisOptions: {
+      ...common(c.timeout, c.poolTimeoutCreate),
+      username: c.authUsername ?? undefined,
+      password: resolveSecret(c.authSecret, namespace),
+      protocol: c.protocolVersion === 'resp3' ? 3 : 2,
+    },
+  });
+  return new RedisLookupStore(namespace, 'RedisCluster', client, c.timeout);
+}
+
+/**
+ * `RedisSentinel`: asks the sentinels at `urls` for the master of `serviceName` and follows failovers
+ * (ioredis' failover detector). Data nodes use `authUsername`/`authSecret`, sentinels
+ * `sentinelUsername`/`sentinelSecret`.
+ * @throws LookupConfigError when a secret cannot be read.
+ */
+export function createRedisSentinelStore(namespace: string, c: RedisSentinelStoreConfig): RedisLookupStore {
+  const client = new Redis({
+    ...common(c.timeout, c.poolTimeoutCreate),
+    sentinels: c.urls.map(node),
+    name: c.serviceName,
+    username: c.authUsername ?? undefined,
+    password: resolveSecret(c.authSecret, namespace),
+    sentinelUsername: c.sentinelUsername ?? undefined,
+    sentinelPassword: resolveSecret(c.sentinelSecret, namespace),
+    sentinelRetryStrategy: reconnect,
+    failoverDetector: true,
+    protocol: c.protocolVersion === 'resp3' ? 3 : 2,
+  });
+  return new RedisLookupStore(namespace, 'RedisSentinel', client, c.timeout);
+}
+
+export function createInMemoryStore(namespace: string, c: InMemoryStoreBaseConfig): RedisLookupStore {
+  if (c['@type'] === 'Redis') return createRedisStore(namespace, c);
+  if (c['@type'] === 'RedisCluster') return createRedisClusterStore(namespace, c);
+  return createRedisSentinelStore(namespace, c);
+}
+
+/**
+ * The shard (0-based) a key belongs to among `n`: xxh3-64 of the key's UTF-8 bytes modulo `n`, as Stalwart
+ * does, so the choice is the same across processes and restarts.
+ */
+export function shardOf(key: string, n: number): number {
+  return Number(xxh3.xxh64(key) % BigInt(n));
+}
+
+/**
+ * `Sharded`: ≥ 2 in-memory stores; every key and counter goes to `shardOf(key, stores.length)`.
+ * Counters hash the same key as `key_*` calls, so a key and its counter share a shard.
+ */
+export class ShardedStore implements LookupStore {
+  readonly type = 'Sharded';
+  constructor(
+    readonly namespace: string,
+    readonly shards: LookupStore[],
+  ) {}
+  static create(namespace: string, c: ShardedStoreConfig): ShardedStore {
+    return new ShardedStore(namespace, c.stores.map((s) => createInMemoryStore(namespace, s)));
+  }
+  private of(key: string): LookupStore {
+    return this.shards[shardOf(key, this.shards.length)]!;
+  }
+  keyGet(key: string) {
+    return this.of(key).keyGet(key);
+  }
+  keyExists(key: string) {
+    return this.of(key).keyExists(key);
+  }
+  keySet(key: string, value: string, ttlMs?: number) {
+    return this.of(key).keySet(key, value, ttlMs);
+  }
+  counterGet(key: string) {
+    return this.of(key).counterGet(key);
+  }
+  counterIncr(key: string, by: number) {
+    return this.of(key).counterIncr(key, by);
+  }
+  async close(): Promise<void> {
+    await Promise.all(this.shards.map((s) => s.close()));
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * `Sqlite` lookup store on better-sqlite3, the embedded default (jmap-registry.md §1.2 x:SqliteStore).
+ *
+ * Tables (created when the store opens; see docs/lookup-stores.md):
+ *   spamrule_kv(k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at INTEGER NULL)  -- Unix ms
+ *   spamrule_counter(k TEXT PRIMARY KEY, v INTEGER NOT NULL)
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { SqliteStoreConfig } from './config.js';
+import type { LookupStore, SqlParam, SqlResult } from './types.js';
+import { isSelect, shapeRows, wrapError } from './util.js';
+
+/**
+ * A SQLite store. `path` names the database file; when it is an existing directory (Stalwart calls it
+ * the "data directory") the file `lookup.sqlite3` inside it is used. The file opens lazily in WAL mode.
+ * better-sqlite3 is synchronous and each statement takes microseconds, so one connection serves every
+ * call: `poolMaxConnections` is an upper bound that is always met, and `poolWorkers` (Stalwart's
+ * blocking-thread count) has no counterpart. Integers and floats keep their type (`safeIntegers`).
+ */
+export class SqliteStore implements LookupStore {
+  readonly type = 'Sqlite';
+  private db: Database.Database | undefined;
+  private stmts: Record<'get' | 'exists' | 'set' | 'cget' | 'incr', Database.Statement> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly namespace: string,
+    readonly config: SqliteStoreConfig,
+  ) {}
+
+  /** The database file this store uses. */
+  get file(): string {
+    const p = this.config.path;
+    try {
+      if (statSync(p).isDirectory()) return join(p, 'lookup.sqlite3');
+    } catch {
+      /* not there yet: a file path */
+    }
+    return p;
+  }
+
+  private open() {
+    if (this.closed) throw new Error('store is closed');
+    if (this.stmts) return this.stmts;
+    const file = this.file;
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    const db = new Database(file, { timeout: 5000 });
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE IF NOT EXISTS spamrule_kv (k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at INTEGER NULL)');
+    db.exec('CREATE TABLE IF NOT EXISTS spamrule_counter (k TEXT PRIMARY KEY, v INTEGER NOT NULL)');
+    this.db = db;
+    this.stmts = {
+      get: db.prepare('SELECT v FROM spamrule_kv WHERE k = ? AND (expires_at IS NULL OR expires_at > ?)').pluck(),
+      exists: db.prepare('SELECT 1 FROM spamrule_kv WHERE k = ? AND (expires_at IS NULL OR expires_at > ?)').pluck(),
+      set: db.prepare('INSERT INTO spamrule_kv (k, v, expires_at) VALUES (?, ?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v, expires_at = excluded.expires_at'),
+      cget: db.prepare('SELECT v FROM spamrule_counter WHERE k = ?').pluck(),
+      incr: db.prepare('INSERT INTO spamrule_counter (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = v + excluded.v RETURNING v').pluck(),
+    };
+    return this.stmts;
+  }
+
+  private run<T>(op: string, fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(fn());
+    } catch (e) {
+      return Promise.reject(wrapError(this.namespace, op, e));
+    }
+  }
+
+  keyGet(key: string): Promise<string | null> {
+    return this.run('key_get', () => {
+      const v = this.open().get.get(key, Date.now());
+      return v === undefined ? null : String(v);
+    });
+  }
+  keyExists(key: string): Promise<boolean> {
+    return this.run('key_exists', () => this.open().exists.get(key, Date.now()) !== undefined);
+  }
+  keySet(key: string, value: string, ttlMs?: number): Promise<void> {
+    return this.run('key_set', () => {
+      this.open().set.run(key, value, ttlMs !== undefined && ttlMs > 0 ? Date.now() + ttlMs : null);
+    });
+  }
+  counterGet(key: string): Promise<number> {
+    return this.run('counter_get', () => Number(this.open().cget.get(key) ?? 0));
+  }
+  counterIncr(key: string, by: number): Promise<number> {
+    return this.run('counter_incr', () => Number(this.open().incr.get(key, Math.trunc(by))));
+  }
+  /** `sql_query` with `?` placeholders; integers come back as BigInt (safeIntegers), floats as numbers. */
+  sqlQuery(query: string, params: SqlParam[]): Promise<SqlResult> {
+    return this.run('sql_query', () => {
+      this.open();
+      const stmt = this.db!.prepare(query);
+      if (!isSelect(query) || !stmt.reader) return stmt.run(...params).changes;
+      const rows = stmt.raw(true).safeIntegers(true).all(...params) as unknown[][];
+      // With safeIntegers every integer is a BigInt, so a JS number here is a REAL: a Float.
+      const floats = rows[0]?.map((c) => typeof c === 'number') ?? [];
+      return shapeRows(rows, floats);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.db?.close();
+  }
+}

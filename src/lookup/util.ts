@@ -1,0 +1,79 @@
+/** Helpers shared by the database adapters: per-call timeouts and `sql_query` result shaping. */
+import { LookupStoreError, type LookupValue, type SqlResult } from './types.js';
+
+/**
+ * Runs `work` and rejects with a LookupStoreError naming `namespace` if it has not settled within `ms`
+ * milliseconds (the store's `timeout`), or if it fails. The late result of a timed-out call is swallowed so
+ * no rejection goes unhandled. `ms` null/0 means no timeout.
+ */
+export function withTimeout<T>(namespace: string, op: string, ms: number | null | undefined, work: () => Promise<T>): Promise<T> {
+  let p: Promise<T>;
+  try {
+    p = work();
+  } catch (e) {
+    return Promise.reject(wrapError(namespace, op, e));
+  }
+  if (!ms) return p.catch((e) => Promise.reject(wrapError(namespace, op, e)));
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new LookupStoreError(namespace, `${op} timed out after ${ms} ms`)), ms);
+    timer.unref?.();
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(wrapError(namespace, op, e));
+      },
+    );
+  });
+}
+
+export function wrapError(namespace: string, op: string, e: unknown): LookupStoreError {
+  if (e instanceof LookupStoreError) return e;
+  const msg = e instanceof Error ? e.message || (e as { code?: string }).code || e.name : String(e);
+  return new LookupStoreError(namespace, `${op} failed: ${msg}`, { cause: e });
+}
+
+/** A database cell as a LookupValue: integers stay numbers, floats become `{ float }`, bools 0/1. */
+export function cellValue(v: unknown, isFloat: boolean): LookupValue {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'number') return isFloat || !Number.isInteger(v) ? { float: v } : v;
+  if (typeof v === 'string') return v;
+  if (v instanceof Date) return v.toISOString();
+  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return Buffer.from(v).toString('utf8'); // lossy UTF-8, as Stalwart
+  return String(v);
+}
+
+/** True for statements that return rows (§4.3: "a query starting with SELECT", case-insensitive). */
+export const isSelect = (query: string): boolean => /^\s*select\b/i.test(query);
+
+/**
+ * Shapes rows as expression-language.md §4.3 says: no rows → `""`; one row with one non-NULL column → the
+ * value; one row with one NULL column → `[""]`; one row → an Array; several rows → an Array of Arrays.
+ * `rows` are arrays of raw cells, `floatCols[i]` tells whether column i is a floating-point type.
+ */
+export function shapeRows(rows: unknown[][], floatCols: boolean[]): SqlResult {
+  if (rows.length === 0) return '';
+  const conv = (row: unknown[]) => row.map((c, i) => cellValue(c, floatCols[i] ?? false));
+  if (rows.length === 1) {
+    const row = rows[0]!;
+    if (row.length === 1 && row[0] !== null && row[0] !== undefined) return cellValue(row[0], floatCols[0] ?? false);
+    return conv(row);
+  }
+  return rows.map(conv);
+}
+
+/** Round-robin picker (read replicas). */
+export class RoundRobin<T> {
+  private i = 0;
+  constructor(private readonly items: T[]) {}
+  next(): T {
+    const it = this.items[this.i % this.items.length]!;
+    this.i = (this.i + 1) % this.items.length;
+    return it;
+  }
+}
