@@ -1,0 +1,8 @@
+/**
+ * Throwaway database servers for tests and benchmarks: loopback only, random free ports, temp data dirs
+ * removed by `stop()`. Start each once per test file (in `beforeAll`), stop it in `afterAll`.
+ */
+export { startPostgres, type PostgresServer } from './postgres.js';
+export { startMariaDb, type MariaDbServer } from './mariadb.js';
+export { startRedis, startRedisCluster, startRedisSentinel, redisCli, type RedisServer, type RedisClusterServer, type RedisSentinelServer } from './redis.js';
+export { freePort, waitFor } from './common.js';
