@@ -1,0 +1,46 @@
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLookupStore, LookupStoreError, SqliteStore, type LookupStore } from '../../src/lookup/index.js';
+import { kvContract, sqlContract } from './contract.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'spamrule-sqlite-test-'));
+const store = createLookupStore('sqlite-test', { '@type': 'Sqlite', path: join(dir, 'lookup.db') }, { cache: { enabled: false } });
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('Sqlite store', () => {
+  kvContract(() => store, 'sqlite');
+  sqlContract(() => store, () => '?', 'people');
+
+  it('uses lookup.sqlite3 inside a directory path and persists across reopen', async () => {
+    const sub = join(dir, 'datadir');
+    const a = new SqliteStore('dir', { '@type': 'Sqlite', path: dir, poolWorkers: null, poolMaxConnections: 10 });
+    expect(a.file).toBe(join(dir, 'lookup.sqlite3'));
+    await a.keySet('persist', 'yes');
+    await a.counterIncr('n', 41);
+    await a.close();
+    const b = createLookupStore('dir', { '@type': 'Sqlite', path: dir });
+    expect(await b.keyGet('persist')).toBe('yes');
+    expect(await b.counterIncr('n', 1)).toBe(42);
+    await b.close();
+    expect(existsSync(sub)).toBe(false);
+  });
+
+  it('reports a bad query as a LookupStoreError naming the namespace', async () => {
+    const err = await store.sqlQuery!('SELECT * FROM no_such_table', []).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LookupStoreError);
+    expect((err as Error).message).toMatch(/^lookup store "sqlite-test": sql_query failed: no such table: no_such_table/);
+  });
+
+  it('rejects calls after close', async () => {
+    const s: LookupStore = createLookupStore('closed', { '@type': 'Sqlite', path: join(dir, 'closed.db') }, { cache: { enabled: false } });
+    await s.keySet('a', 'b');
+    await s.close();
+    await s.close(); // idempotent
+    await expect(s.keyGet('a')).rejects.toThrow(/lookup store "closed": key_get failed: store is closed/);
+  });
+});
