@@ -5,7 +5,7 @@
  */
 import type { Value } from '../expr/value.js';
 import { emailAddress, hostname, parseIp, type EmailAddress } from './hostname.js';
-import { canonicalName, decodeText, parseAddresses, type RawHeader } from './headers.js';
+import { canonicalName, decodeText, parseAddresses, parseReceived, type RawHeader, type ReceivedInfo } from './headers.js';
 import type { ParsedBody } from './parse.js';
 import { tokenize } from './tokenizer.js';
 import type { Envelope } from './types.js';
@@ -110,6 +110,19 @@ export class MessageContext {
     this.cc = cc;
     this.bcc = bcc;
     this.subjectText = subjH === undefined ? '' : decodeText(subjH.raw);
+  }
+
+  private receivedMemo: { header: RawHeader; info: ReceivedInfo }[] | undefined;
+
+  /** The parsed `Received:` headers, in order (shared by the Domain and Ip scopes), computed once. */
+  received(): readonly { header: RawHeader; info: ReceivedInfo }[] {
+    if (this.receivedMemo === undefined) {
+      this.receivedMemo = [];
+      for (const h of this.headers) {
+        if (h.name.length === 8 && h.name.toLowerCase() === 'received') this.receivedMemo.push({ header: h, info: parseReceived(h.raw, parseIp) });
+      }
+    }
+    return this.receivedMemo;
   }
 
   /** Subject tokens (original case), computed once. */

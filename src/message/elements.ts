@@ -8,7 +8,7 @@ import type { Value } from '../expr/value.js';
 import type { MessageContext, Recipient } from './context.js';
 import {
   canonicalName, dateToRfc3339, decodeText, headerKind, parseAddresses, parseContentType, parseIds,
-  parseReceived, type RawHeader,
+  type RawHeader,
 } from './headers.js';
 import {
   emailAddress, emailKey, hostname, isValidEmail, parseIp, sldOrDefault, type EmailAddress,
@@ -51,7 +51,9 @@ class StringElement extends Element {
 }
 
 class UrlElement extends Element {
-  readonly scope = 'Url' as const;
+  get scope(): 'Url' {
+    return 'Url';
+  }
   constructor(ctx: MessageContext, location: Location, readonly parts: UrlParts) {
     super(ctx, location);
   }
@@ -77,7 +79,9 @@ class UrlElement extends Element {
 }
 
 class EmailElement extends Element {
-  readonly scope = 'Email' as const;
+  get scope(): 'Email' {
+    return 'Email';
+  }
   constructor(ctx: MessageContext, location: Location, readonly email: EmailAddress, readonly name: string | undefined) {
     super(ctx, location);
   }
@@ -98,8 +102,11 @@ class EmailElement extends Element {
 }
 
 class IpElement extends Element {
-  readonly scope = 'Ip' as const;
-  private bytes: number[] | undefined;
+  get scope(): 'Ip' {
+    return 'Ip';
+  }
+  // Declared, not initialised: per-instance field definitions are measurable on the hot path.
+  private declare bytes: number[] | undefined;
   constructor(ctx: MessageContext, location: Location, readonly ip: string) {
     super(ctx, location);
   }
@@ -128,8 +135,10 @@ class IpElement extends Element {
 }
 
 class HeaderElement extends Element {
-  readonly scope = 'Header' as const;
-  private typed: { value: Value; valueLower: Value; attributes: Value } | undefined;
+  get scope(): 'Header' {
+    return 'Header';
+  }
+  private declare typed: { value: Value; valueLower: Value; attributes: Value } | undefined;
   constructor(ctx: MessageContext, readonly header: RawHeader) {
     super(ctx, 'body_text'); // Stalwart passes body_text for every header (quirk, spam-rules.md §2.1)
   }
@@ -289,14 +298,15 @@ export function extractDomains(ctx: MessageContext, emails: readonly EmailElemen
     const h = hostname(name);
     if (h.sld !== undefined) add(h.fqdn, loc);
   };
+  // Header order: Received hosts and the Message-ID right side interleave as the headers do.
+  const received = new Map(ctx.received().map((r) => [r.header, r.info]));
   for (const h of ctx.headers) {
-    const kind = canonicalName(h.name);
-    if (kind === 'Received') {
-      const r = parseReceived(h.raw, parseIp);
+    const r = received.get(h);
+    if (r !== undefined) {
       withSld(r.from, 'received');
       withSld(r.helo, 'received');
       withSld(r.by, 'received');
-    } else if (kind === 'Message-ID') {
+    } else if (h.name.length === 10 && h.name.toLowerCase() === 'message-id') {
       const id = parseIds(h.raw)[0] ?? '';
       const at = id.lastIndexOf('@');
       if (at >= 0) withSld(id.slice(at + 1), 'message_id');
@@ -319,9 +329,7 @@ export function extractIps(ctx: MessageContext): ScopeElement[] {
   const set = new ElementSet<IpElement>();
   const add = (ip: string, loc: Location): void => set.add(ip, () => new IpElement(ctx, loc, ip));
   add(ctx.remoteIp, 'tcp');
-  for (const h of ctx.headers) {
-    if (canonicalName(h.name) !== 'Received') continue;
-    const r = parseReceived(h.raw, parseIp);
+  for (const { info: r } of ctx.received()) {
     for (const s of [r.fromIp, r.from, r.helo, r.by]) {
       const ip = s === undefined ? undefined : parseIp(s);
       if (ip !== undefined && !isLoopback(ip)) add(ip, 'received');
@@ -333,12 +341,9 @@ export function extractIps(ctx: MessageContext): ScopeElement[] {
   return set.items;
 }
 
+/** 127.0.0.0/8 and ::1 (canonical strings from parseIp), the addresses Stalwart skips in Received. */
 function isLoopback(ip: string): boolean {
-  try {
-    return ipaddr.parse(ip).range() === 'loopback';
-  } catch {
-    return false;
-  }
+  return ip.startsWith('127.') || ip === '::1' || ip.startsWith('::ffff:127.');
 }
 
 export function extractHeaders(ctx: MessageContext): ScopeElement[] {

@@ -195,10 +195,10 @@ export interface ReceivedInfo {
   fromIp: string | undefined;
 }
 
-const FROM_RE = /^\s*from\s+([^\s;()]+)/i;
-const BY_RE = /(?:^|[\s)])by\s+([^\s;()]+)/i;
-const HELO_RE = /\b(?:helo|ehlo)(?:=|\s+)([^\s;()\]]+)/i;
-const IP_LIT_RE = /\[(?:ipv6:)?([0-9a-fA-F:.]{2,45})\]/i;
+const FROM_RE = /^\s*from\s+([^\s;()]+)/;
+const BY_RE = /(?:^|[\s)])by\s+([^\s;()]+)/;
+const HELO_RE = /\b(?:helo|ehlo)(?:=|\s+)([^\s;()\]]+)/;
+const IP_LIT_RE = /\[(?:ipv6:)?([0-9a-f:.]{2,45})\]/;
 const IPV4_RE = /(?:^|[^\d.])(\d{1,3}(?:\.\d{1,3}){3})(?![\d.])/;
 
 function host(s: string | undefined): string | undefined {
@@ -208,7 +208,9 @@ function host(s: string | undefined): string | undefined {
 }
 
 export function parseReceived(raw: string, isIp: (s: string) => string | undefined): ReceivedInfo {
-  const u = unfold(raw).slice(0, 4096);
+  // Host names are case-insensitive and normalised to lower case later anyway: lower-case once
+  // so the patterns need no /i (measurably faster on relay-heavy mail).
+  const u = raw.slice(0, 4096).replace(/[\r\n]+/g, ' ').toLowerCase();
   const fromM = FROM_RE.exec(u);
   const byM = BY_RE.exec(u);
   const fromClause = byM !== null ? u.slice(0, byM.index) : u;
@@ -230,9 +232,11 @@ export function parseReceived(raw: string, isIp: (s: string) => string | undefin
 /** `X_HDR_<NAME>` tag of a header name (analysis/headers.rs): upper-cased, `-`→`_`, other non-alphanumerics → space. */
 export function headerTag(name: string): string {
   let t = 'X_HDR_';
-  for (const ch of name) {
-    if (/[A-Za-z0-9]/.test(ch)) t += ch.toUpperCase();
-    else if (ch === '-') t += '_';
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if ((c >= 48 && c <= 57) || (c >= 65 && c <= 90)) t += name[i];
+    else if (c >= 97 && c <= 122) t += String.fromCharCode(c - 32);
+    else if (c === 45) t += '_';
     else t += ' ';
   }
   return t;

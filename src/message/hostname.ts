@@ -21,15 +21,30 @@ export interface Hostname {
 // PSL walk, so results are shared process-wide. Bounded so hostile input cannot grow it.
 const cache = new LRUCache<string, Hostname>({ max: 20_000 });
 
+const IPV4_RE = /^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$/;
+const IPV6_CHARS_RE = /^[0-9a-fA-F:.]+$/;
+
 /** Parses an IP literal (IPv4, IPv6, optionally `[...]`-bracketed); the canonical string or undefined. */
 export function parseIp(s: string): string | undefined {
   let t = s;
-  if (t.length > 2 && t.charCodeAt(0) === 91 /* [ */ && t.charCodeAt(t.length - 1) === 93) t = t.slice(1, -1);
-  if (t.length > 6 && t.slice(0, 5).toLowerCase() === 'ipv6:') t = t.slice(5);
+  if (t.length < 2 || t.length > 52) return undefined;
+  let c0 = t.charCodeAt(0);
+  if (c0 === 91 /* [ */ && t.charCodeAt(t.length - 1) === 93) {
+    t = t.slice(1, -1);
+    c0 = t.charCodeAt(0);
+  }
+  if ((c0 === 73 || c0 === 105) /* I/i */ && t.length > 6 && t.slice(0, 5).toLowerCase() === 'ipv6:') t = t.slice(5);
+  // Only hex digits, ':' and '.' can make an IP: most host names fail on their first letter.
+  else if (!((c0 >= 48 && c0 <= 58) || (c0 >= 97 && c0 <= 102) || (c0 >= 65 && c0 <= 70))) return undefined;
   if (t.length < 2 || t.length > 45) return undefined;
-  // ipaddr.js accepts shorthand IPv4 ("1", "0x7f.1"), which Rust's IpAddr::from_str rejects.
-  if (ipaddr.IPv4.isValidFourPartDecimal(t)) return ipaddr.IPv4.parse(t).toString();
-  if (t.includes(':') && ipaddr.IPv6.isValid(t)) {
+  // Cheap character screens first: ipaddr.js validates by throwing, which is slow on the hot path,
+  // and it accepts shorthand IPv4 ("1", "0x7f.1") that Rust's IpAddr::from_str rejects.
+  if (IPV4_RE.test(t)) {
+    const parts = t.split('.');
+    for (const p of parts) if (Number(p) > 255 || (p.length > 1 && p[0] === '0')) return undefined;
+    return parts.map(Number).join('.');
+  }
+  if (t.includes(':') && IPV6_CHARS_RE.test(t) && ipaddr.IPv6.isValid(t)) {
     try {
       return ipaddr.IPv6.parse(t).toString();
     } catch {
@@ -77,11 +92,16 @@ export function hostname(input: string): Hostname {
 /** eTLD+1 of an fqdn when its suffix is a known PSL entry (ICANN or private), else undefined. */
 export function registrableDomain(fqdn: string): string | undefined {
   if (fqdn.length === 0 || fqdn.length > 253 || !fqdn.includes('.')) return undefined;
+  const hit = sldCache.get(fqdn);
+  if (hit !== undefined) return hit === '' ? undefined : hit;
   const r = parseDomain(fqdn, { allowPrivateDomains: true, extractHostname: false });
-  if (r.isIp === true || r.domain === null) return undefined;
-  if (r.isIcann !== true && r.isPrivate !== true) return undefined;
-  return r.domain;
+  const sld = r.isIp === true || r.domain === null || (r.isIcann !== true && r.isPrivate !== true) ? '' : r.domain;
+  sldCache.set(fqdn, sld);
+  return sld === '' ? undefined : sld;
 }
+
+/** registrableDomain results ('' = none); the tokenizer asks about the same candidates repeatedly. */
+const sldCache = new LRUCache<string, string>({ max: 20_000 });
 
 /** Is the last label of `host` a known public suffix (the tokenizer's scheme-less URL test)? */
 export function hasPublicSuffix(host: string): boolean {

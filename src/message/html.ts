@@ -66,10 +66,9 @@ export function scanHtml(input: string): HtmlScan {
   while (i < n) {
     const lt = html.indexOf('<', i);
     const textEnd = lt < 0 ? n : lt;
-    if (textEnd > i && !inHead) {
-      const run = collapse(decodeEntities(html.slice(i, textEnd)));
-      if (run.length > 0) runs.push(run);
-    }
+    // Runs are decoded and collapsed once at the end: joining them with a space and collapsing
+    // white space then is the same as trimming each run and inserting one space between runs.
+    if (textEnd > i && !inHead) runs.push(html.slice(i, textEnd));
     if (lt < 0) break;
     i = lt + 1;
     const c = html.charCodeAt(i);
@@ -105,7 +104,8 @@ export function scanHtml(input: string): HtmlScan {
         j++;
         continue;
       }
-      const attr = html.slice(an, j).toLowerCase();
+      const al = j - an;
+      const attr = al === 4 || al === 3 ? html.slice(an, j).toLowerCase() : '';
       while (j < n && isWs(html.charCodeAt(j))) j++;
       let value: string | undefined;
       if (html.charCodeAt(j) === 61 /* = */) {
@@ -140,7 +140,7 @@ export function scanHtml(input: string): HtmlScan {
       i = end;
     }
   }
-  return { text: runs.join(' '), links, mailtos };
+  return { text: collapse(decodeEntities(runs.join(' '))), links, mailtos };
 }
 
 function findEndTag(html: string, from: number, name: string): number {

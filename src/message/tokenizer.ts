@@ -28,17 +28,6 @@ export const MAX_TOKENIZE_CHARS = 2_000_000;
 /** At most this many tokens of each kind are returned per call. */
 export const MAX_TOKENS = 5_000;
 
-function isSeparator(c: number): boolean {
-  if (c <= 32) return true;
-  switch (c) {
-    case 0x22: case 0x27: case 0x28: case 0x29: case 0x3c: case 0x3e: case 0x5b: case 0x5d: case 0x7b: case 0x7d:
-    case 0x7f: case 0x85: case 0xa0: case 0x1680: case 0x2028: case 0x2029: case 0x202f: case 0x205f: case 0x3000:
-    case 0xfeff:
-      return true;
-  }
-  return c >= 0x2000 && c <= 0x200b;
-}
-
 function isAsciiAlnum(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
@@ -76,7 +65,7 @@ class Collector {
 
 function trimTrailing(s: string): string {
   let end = s.length;
-  while (end > 0 && TRAILING_PUNCT.includes(s[end - 1]!)) end--;
+  while (end > 0 && TRAILING_PUNCT.indexOf(s[end - 1]!) >= 0) end--;
   return end === s.length ? s : s.slice(0, end);
 }
 
@@ -173,12 +162,47 @@ function plain(s0: string, c: Collector): void {
 export function tokenize(text: string, wantWords = false): TextTokens {
   const c = new Collector(wantWords);
   const n = Math.min(text.length, MAX_TOKENIZE_CHARS);
-  let i = 0;
-  while (i < n) {
-    while (i < n && isSeparator(text.charCodeAt(i))) i++;
-    const start = i;
-    while (i < n && !isSeparator(text.charCodeAt(i))) i++;
-    if (i > start) chunk(text.slice(start, i), c);
+  // Only chunks around '.', '@' or ':' can be tokens, so jump between those characters (native
+  // indexOf) and expand each to its separators; everything before `pos` is consumed, so every
+  // character is visited a bounded number of times.
+  let pos = 0;
+  let dot = -2;
+  let at = -2;
+  let colon = -2;
+  while (pos < n) {
+    if (dot !== -1 && dot < pos) dot = text.indexOf('.', pos);
+    if (at !== -1 && at < pos) at = text.indexOf('@', pos);
+    if (colon !== -1 && colon < pos) colon = text.indexOf(':', pos);
+    let p = n;
+    if (dot >= 0 && dot < p) p = dot;
+    if (at >= 0 && at < p) p = at;
+    if (colon >= 0 && colon < p) p = colon;
+    if (p >= n) {
+      if (wantWords) c.words(text.slice(pos, n));
+      break;
+    }
+    let s = p;
+    while (s > pos && !isSep(text.charCodeAt(s - 1))) s--;
+    let e = p + 1;
+    while (e < n && !isSep(text.charCodeAt(e))) e++;
+    if (wantWords && s > pos) c.words(text.slice(pos, s));
+    // Fast path: "word." / "word:" (the special character ends the chunk, nothing else special
+    // before it) cannot be a token; most candidates in prose are sentence ends like this.
+    if (e === p + 1 && (dot < 0 || dot >= p) && (at < 0 || at >= p) && (colon < 0 || colon >= p) && text.charCodeAt(p) !== 64) {
+      if (wantWords) c.words(text.slice(s, e));
+    } else if (e - s > 1) chunk(text.slice(s, e), c);
+    pos = e;
   }
   return c.out;
+}
+
+/** ASCII separators: controls, space, DEL and `"'()<>[]{}`. */
+const SEP = new Uint8Array(128);
+for (let i = 0; i <= 32; i++) SEP[i] = 1;
+for (const ch of '"\'()<>[]{}\x7f') SEP[ch.charCodeAt(0)] = 1;
+
+function isSep(c: number): boolean {
+  if (c < 128) return SEP[c] === 1;
+  return c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200b) || c === 0x2028 || c === 0x2029 ||
+    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
