@@ -19,6 +19,7 @@ interface EngineModule {
 }
 
 interface LookupModule {
+  parseLookupStoreConfig?: (json: unknown) => { ok: true } | { ok: false; errors: Problem[] };
   createLookupStore?: (namespace: string, config: unknown) => { close(): Promise<void> } | Promise<{ close(): Promise<void> }>;
 }
 
@@ -48,6 +49,16 @@ export async function loadLookupModule(): Promise<LookupModule> {
 export function conditionValidator(engine: EngineModule | Error): ConditionValidator {
   if (engine instanceof Error) return () => [];
   return (scope, condition) => engine.validateCondition(scope, condition);
+}
+
+/** The lookup adapters' own check of a store config, when the module provides one. */
+export function storeValidator(lookup: LookupModule): ((config: Data) => Problem[]) | undefined {
+  const parse = lookup.parseLookupStoreConfig;
+  if (parse === undefined) return undefined;
+  return (config) => {
+    const r = parse(config);
+    return r.ok ? [] : r.errors;
+  };
 }
 
 /** Stored SpamRules in engine input shape, in creation (id) order, the engine's tie-breaker. */

@@ -7,7 +7,7 @@
 import type { Permission } from './auth.js';
 import { MethodError, SetErrorException, type SetError } from './errors.js';
 import { compareIds, type IdGenerator } from './ids.js';
-import type { ConditionValidator, Data, ObjectKind, ObjectType } from './objects.js';
+import type { Data, ObjectKind, ObjectType, Validators } from './objects.js';
 import { runQuery } from './query.js';
 import type { ObjectRepository } from './repo.js';
 
@@ -43,7 +43,7 @@ export interface MethodContext {
   createdIds: Map<string, string>;
   repo: ObjectRepository;
   ids: IdGenerator;
-  validate: ConditionValidator;
+  validate: Validators;
   limits: Limits;
   /** Largest number of ids a query returns (Stalwart `queryMaxResults`). */
   queryMaxResults: number;

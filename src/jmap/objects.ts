@@ -17,6 +17,18 @@ export const SPAM_RULE_SCOPES = ['Any', 'Url', 'Domain', 'Email', 'Ip', 'Header'
 /** Compiles a condition for a scope: `[]` or problems with paths `condition/match/0/if`. */
 export type ConditionValidator = (scope: string, condition: { match: { if: string; then: string }[]; else: string }) => Problem[];
 
+/**
+ * Checks a validated `store` the way the lookup adapters will read it (`parseLookupStoreConfig` of
+ * src/lookup), so nothing is stored that `createLookupStore` would refuse. Paths relative to the store.
+ */
+export type StoreValidator = (config: Data) => Problem[];
+
+/** The server-side compilers/validators an object passes before it is stored. */
+export interface Validators {
+  condition: ConditionValidator;
+  store?: StoreValidator;
+}
+
 /** Largest stored object, in bytes of JSON (Stalwart's registry limit, jmap-registry.md §3.1). */
 export const MAX_OBJECT_BYTES = 200_000;
 
@@ -29,9 +41,9 @@ export interface ObjectKind {
   /** The property that must be unique among objects of this type. */
   readonly uniqueProperty: string;
   /** Validates a create; returns the stored data (without `id`). Throws SetErrorException. */
-  create(input: unknown, id: string, validate: ConditionValidator): Data;
+  create(input: unknown, id: string, validate: Validators): Data;
   /** Applies a PatchObject to stored data and validates the result. Throws SetErrorException. */
-  update(old: Data, patch: unknown, id: string, validate: ConditionValidator): Data;
+  update(old: Data, patch: unknown, id: string, validate: Validators): Data;
   /** The `/get` shape (secrets removed). */
   toWire(id: string, data: Data): Data;
   /** Properties echoed in `created` beside `id`: the ones the server set or changed (RFC 8620 §5.3). */
@@ -82,7 +94,7 @@ function textMatch(value: unknown, key: string, target: string): boolean {
 
 const RULE_PROPS = ['@type', 'name', 'description', 'enable', 'priority', 'condition'] as const;
 
-function validateRule(input: Record<string, unknown>, validate: ConditionValidator): Data {
+function validateRule(input: Record<string, unknown>, validate: Validators): Data {
   const problems: Problem[] = [];
   refuseUnknown(input, RULE_PROPS, problems);
   const scope = input['@type'];
@@ -103,7 +115,7 @@ function validateRule(input: Record<string, unknown>, validate: ConditionValidat
   const condition = validateConditionShape(input.condition, problems);
   // Compile whenever the shape is sound and the scope known (the compiler needs both), so one
   // response reports a bad priority and a bad expression together.
-  if (condition !== undefined && !problems.some((p) => p.path === '@type')) problems.push(...validate(scope as string, condition));
+  if (condition !== undefined && !problems.some((p) => p.path === '@type')) problems.push(...validate.condition(scope as string, condition));
   if (problems.length > 0) throw invalidProperties(problems);
   return checkSize({ '@type': scope, name: normalizeRuleName(name as string), description, enable, priority, condition });
 }
@@ -176,7 +188,7 @@ export const SpamRuleKind: ObjectKind = {
 // ---------------------------------------------------------------------------------------------
 // x:StoreLookup
 
-function validateLookup(input: Record<string, unknown>, id: string, old: Data | undefined): Data {
+function validateLookup(input: Record<string, unknown>, id: string, old: Data | undefined, validate: Validators): Data {
   const problems: Problem[] = [];
   // Stalwart ignores a top-level `@type` on StoreLookup (jmap-registry.md §1.2), so we do too.
   refuseUnknown(input, ['namespace', 'store', '@type'], problems);
@@ -186,6 +198,8 @@ function validateLookup(input: Record<string, unknown>, id: string, old: Data | 
   let store: Data | undefined;
   if (input.store === undefined || input.store === null) problems.push({ path: 'store', message: 'required' });
   else store = validateVariant(LOOKUP_STORE_VARIANTS, input.store, old?.store, 'store', problems);
+  if (store !== undefined && problems.length === 0 && validate.store)
+    for (const p of validate.store(store)) problems.push({ path: p.path === '' ? 'store' : `store/${p.path}`, message: p.message });
   if (problems.length > 0) throw invalidProperties(problems);
   return checkSize({ namespace, store });
 }
@@ -195,10 +209,10 @@ export const StoreLookupKind: ObjectKind = {
   permissionPrefix: 'sysStoreLookup',
   properties: ['id', 'namespace', 'store'],
   uniqueProperty: 'namespace',
-  create(input, id) {
-    return validateLookup(requireObject(input, 'a StoreLookup'), id, undefined);
+  create(input, id, validate) {
+    return validateLookup(requireObject(input, 'a StoreLookup'), id, undefined, validate);
   },
-  update(old, patch, id) {
+  update(old, patch, id, validate) {
     const p = requireObject(patch, 'a PatchObject');
     const next = applyPatch(old, p);
     if (typeof next.namespace === 'string' && next.namespace.trim() !== old.namespace)
@@ -209,7 +223,7 @@ export const StoreLookupKind: ObjectKind = {
     const newStore = next.store;
     if (isObject(newStore) && newStore['@type'] === oldStore['@type'] && 'store' in p)
       for (const k of ['authSecret', 'sentinelSecret']) if (!(k in newStore) && k in oldStore) newStore[k] = oldStore[k];
-    return validateLookup(next, id, old);
+    return validateLookup(next, id, old, validate);
   },
   toWire(id, data) {
     return { id, namespace: data.namespace, store: maskSecrets(data.store) };

@@ -4,17 +4,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rule, startHarness, type Harness } from './harness.js';
-import { startPostgres, type PgServer } from './postgres-server.js';
+import { startPostgres, type PostgresServer } from '../servers/index.js';
 
-let pg: PgServer;
+let pg: PostgresServer;
+let url: string;
 let a: Harness;
 let b: Harness;
 /** Rule names B's engine was loaded with, per reload. */
 const loadsB: string[][] = [];
 beforeAll(async () => {
   pg = await startPostgres();
-  a = await startHarness({ pg: pg.url });
-  b = await startHarness({ pg: pg.url, engine: { loadRules: (rules) => loadsB.push(rules.map((r) => r.name as string)) } });
+  url = `postgres://${pg.user}@${pg.host}:${pg.port}/${pg.database}`;
+  a = await startHarness({ pg: url });
+  b = await startHarness({ pg: url, engine: { loadRules: (rules) => loadsB.push(rules.map((r) => r.name as string)) } });
 }, 120_000);
 afterAll(async () => {
   await a?.close();
