@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { compileRustRegex, MAX_PATTERN_LENGTH, RegexError } from '../../src/expr/regex.js';
+
+/** Rust `Regex::captures`-like: the groups of the first match, `""` for non-participating ones, or null. */
+function caps(pattern: string, subject: string): string[] | null {
+  const m = compileRustRegex(pattern).exec(subject);
+  return m === null ? null : [...m].map((g) => g ?? '');
+}
+const ok = (pattern: string, subject: string): boolean => compileRustRegex(pattern).test(subject);
+
+describe('compileRustRegex: ordinary rule patterns', () => {
+  it('matches addresses, case-insensitive words and captures as Rust does', () => {
+    expect(ok('^\\S+@\\S+\\.\\S+$', 'user@example.org')).toBe(true);
+    expect(ok('^\\S+@\\S+\\.\\S+$', 'user @example.org')).toBe(false);
+    expect(ok('/^\\S+@\\S+\\.\\S+$/', 'mx.somedomain.com')).toBe(false); // slashes are literal
+    expect(ok('(?i)viagra', 'Cheap VIAGRA now')).toBe(true);
+    expect(caps('^([^.]+)@([^.]+)\\.(.+)$', 'user@foo.example.org')).toEqual(['user@foo.example.org', 'user', 'foo', 'example.org']);
+    expect(ok('^([^.]+)@([^.]+)\\.(.+)$org', 'user@foo.example.org')).toBe(false);
+    expect(caps('a(b)?c', 'xacx')).toEqual(['ac', '']);
+    expect(caps('', 'abc')).toEqual(['']);
+    expect(ok('^$', '')).toBe(true);
+  });
+  it('never sets g/y, so exec is stateless', () => {
+    const re = compileRustRegex('b');
+    expect(re.flags).toBe('u');
+    expect(re.test('abc')).toBe(true);
+    expect(re.test('abc')).toBe(true);
+  });
+});
+
+describe('compileRustRegex: translations', () => {
+  it('makes \\d \\w \\s \\b Unicode-aware', () => {
+    expect(ok('^\\d$', '\u0663')).toBe(true);
+    expect(ok('^\\w+$', 'héllo')).toBe(true);
+    expect(ok('^\\s$', '\u00a0')).toBe(true);
+    expect(ok('^\\s$', '\ufeff')).toBe(false); // not White_Space in Rust
+    expect(ok('^\\D$', '\u0663')).toBe(false);
+    expect(ok('^\\W$', 'é')).toBe(false);
+    expect(ok('\\bfoo\\b', 'é foo')).toBe(true);
+    expect(ok('\\bfoo\\b', 'éfoo')).toBe(false);
+    expect(ok('\\Bfoo', 'éfoo')).toBe(true);
+    expect(ok('\\<foo\\>', 'a foo b')).toBe(true);
+    expect(ok('\\b{start}foo', 'xfoo')).toBe(false);
+  });
+  it('keeps ASCII classes under (?-u)', () => {
+    expect(ok('(?-u)^\\w$', 'é')).toBe(false);
+    expect(ok('(?-u)^\\d$', '\u0663')).toBe(false);
+    expect(ok('(?-u)^\\w\\d$', 'a1')).toBe(true);
+  });
+  it('makes . exclude only LF, or nothing under (?s), or CR too under (?R)', () => {
+    expect(ok('^a.c$', 'a\nc')).toBe(false);
+    expect(ok('^a.c$', 'a\rc')).toBe(true);
+    expect(ok('^a.c$', 'a\u2028c')).toBe(true);
+    expect(ok('(?s)^a.c$', 'a\nc')).toBe(true);
+    expect(ok('(?R)^a.c$', 'a\rc')).toBe(false);
+  });
+  it('anchors ^ $ \\A \\z to the haystack unless (?m), where only LF breaks lines', () => {
+    expect(ok('^b$', 'a\nb')).toBe(false);
+    expect(ok('^a$', 'a\n')).toBe(false); // Rust `$` is not "before a final newline"
+    expect(caps('(?m)^b$', 'a\nb\nc')).toEqual(['b']);
+    expect(ok('(?m)^b$', 'a\rb\rc')).toBe(false);
+    expect(ok('\\A\\d\\z', '5')).toBe(true);
+    expect(ok('(?m)\\Ab', 'a\nb')).toBe(false);
+  });
+  it('maps inline and scoped case-insensitivity', () => {
+    const whole = compileRustRegex('(?i)^ABC$');
+    expect(whole.flags).toBe('iu');
+    expect(whole.test('abc')).toBe(true);
+    expect(ok('x(?i:AB)y', 'xaBy')).toBe(true);
+    expect(ok('x(?i:AB)y', 'XABY')).toBe(false);
+    expect(ok('(?i)a(?-i)b', 'Ab')).toBe(true);
+    expect(ok('(?i)a(?-i)b', 'AB')).toBe(false);
+    expect(ok('x(?i)[a-c]', 'xB')).toBe(true);
+    expect(ok('(?i)k', '\u212a')).toBe(true); // Kelvin sign folds to k
+  });
+  it('strips whitespace and comments under (?x), keeping escaped spaces', () => {
+    expect(ok('(?x) a b  # comment\n c', 'abc')).toBe(true);
+    expect(ok('(?x)a\\ b', 'a b')).toBe(true);
+    expect(ok('(?x)[a b]+$', 'ab')).toBe(true);
+  });
+  it('swaps greediness under (?U)', () => {
+    expect(caps('a+', 'aaa')).toEqual(['aaa']);
+    expect(caps('(?U)a+', 'aaa')).toEqual(['a']);
+    expect(caps('(?U)a+?', 'aaa')).toEqual(['aaa']);
+  });
+  it('translates named groups (?P<n>…) and (?<n>…)', () => {
+    const m = compileRustRegex('(?P<user>\\w+)@(?<host>\\w+)').exec('bob@example');
+    expect(m?.groups).toEqual({ user: 'bob', host: 'example' });
+    expect(caps('(?P<a.b>x)(y)', 'xy')).toEqual(['xy', 'x', 'y']); // a Rust-only name keeps its number
+  });
+  it('supports POSIX classes, Unicode classes and class set operations', () => {
+    expect(caps('[[:alpha:]]+', 'abc1')).toEqual(['abc']);
+    expect(caps('[[:^alpha:]]+', 'abc123')).toEqual(['123']);
+    expect(caps('[[:digit:][:upper:]]+', 'aB1c')).toEqual(['B1']);
+    expect(ok('^\\p{Greek}+$', 'αβγ')).toBe(true);
+    expect(ok('^\\pL$', 'x')).toBe(true);
+    expect(ok('^\\p{Lu}$', 'x')).toBe(false);
+    expect(ok('^\\p{gc=Lu}$', 'X')).toBe(true);
+    expect(ok('^\\P{L}$', '1')).toBe(true);
+    expect(ok('^\\p{^L}$', 'a')).toBe(false);
+    expect(caps('[a-z&&[^aeiou]]+', 'hello')).toEqual(['h']);
+    expect(caps('[a-z--[aeiou]]+', 'elxa')).toEqual(['lx']);
+    expect(ok('^[a-c~~b-d]+$', 'ad')).toBe(true);
+    expect(ok('^[a-c~~b-d]+$', 'b')).toBe(false);
+    expect(ok('[]a]', ']')).toBe(true);
+    expect(ok('^[a-]+$', '-a')).toBe(true);
+    expect(ok('^[\\W]+$', '!?')).toBe(true);
+  });
+  it('reads Rust escapes', () => {
+    expect(ok('^\\x41\\x{42}\\u0043\\u{44}\\U00000045$', 'ABCDE')).toBe(true);
+    expect(ok('^a\\\nb$', 'a\nb')).toBe(true); // escaped LF is a literal LF (regex ≥ 1.8)
+    expect(ok('^\\.\\*\\-\\#$', '.*-#')).toBe(true);
+    expect(ok('^\\t\\a$', '\t\x07')).toBe(true);
+  });
+});
+
+describe('compileRustRegex: refusals', () => {
+  const refuse = (pattern: string): string => {
+    try {
+      compileRustRegex(pattern);
+    } catch (e) {
+      expect(e).toBeInstanceOf(RegexError);
+      return (e as Error).message;
+    }
+    throw new Error(`${pattern} compiled`);
+  };
+  it('refuses backreferences and look-around, as Rust does', () => {
+    expect(refuse('(a)\\1')).toBe('backreferences are not supported, as in Rust regex at offset 3 in pattern');
+    expect(refuse('(?P<n>a)(?P=n)')).toMatch(/^backreferences are not supported/);
+    expect(refuse('(?<n>a)\\k<n>')).toMatch(/^backreferences are not supported/);
+    for (const p of ['(?=a)', '(?!a)', '(?<=a)b', '(?<!a)b']) expect(refuse(p)).toMatch(/^look-around .* is not supported/);
+  });
+  it('refuses nested unbounded repetition', () => {
+    const msg = 'nested unbounded repetition (such as (a+)+ or (\\w+\\s?)*) can backtrack catastrophically';
+    for (const p of ['(a+)+', '(a*)*', '(\\w+\\s?)*', '(?:x+y?)+$', '(a+){1,100}']) expect(refuse(p)).toBe(msg);
+  });
+  it('refuses repeated overlapping or empty alternations', () => {
+    const msg = 'repeated alternation with overlapping or empty branches (such as (a|aa)+) can backtrack catastrophically';
+    for (const p of ['(a|aa)+', '(a|a)*', '(\\d|1)+', '(x|[a-z])*', '(a|)+', '(.|b)+']) expect(refuse(p)).toBe(msg);
+    expect(ok('^(foo|bar)+$', 'foobar')).toBe(true); // distinct first characters are fine
+    expect(ok('^([a-z]|\\d)+$', 'a1')).toBe(true);
+    expect(ok('^(a|aa){2}$', 'aaa')).toBe(true); // bounded repetition is fine
+  });
+  it('refuses huge counts and long sources', () => {
+    expect(refuse('a{1001}')).toBe('counted repetition {1001} exceeds the limit of 1000 at offset 1 in pattern');
+    expect(refuse('a{1,5000}')).toMatch(/^counted repetition \{1,5000\} exceeds/);
+    expect(ok('^a{1000}$', 'a'.repeat(1000))).toBe(true);
+    expect(refuse('x'.repeat(MAX_PATTERN_LENGTH + 1))).toBe(`pattern is ${MAX_PATTERN_LENGTH + 1} characters long; the limit is 4096`);
+  });
+  it('refuses syntax Rust rejects', () => {
+    expect(refuse('*a')).toBe('repetition operator missing expression at offset 0 in pattern');
+    expect(refuse('(ab')).toBe('unclosed group at offset 0 in pattern');
+    expect(refuse('ab)')).toBe('unopened group at offset 2 in pattern');
+    expect(refuse('[ab')).toBe('unclosed character class at offset 0 in pattern');
+    expect(refuse('[z-a]')).toMatch(/^invalid character class range/);
+    expect(refuse('a{2,1}')).toMatch(/^invalid counted repetition/);
+    expect(refuse('a{x}')).toBe('invalid counted repetition at offset 1 in pattern');
+    expect(refuse('\\e')).toBe('unrecognized escape sequence \\e at offset 0 in pattern');
+    expect(refuse('(?q)a')).toBe('unrecognized flag "q" at offset 0 in pattern');
+    expect(refuse('\\p{NoSuchClass}')).toBe('unknown Unicode class \\p{NoSuchClass}');
+    expect(refuse('[[:nope:]]')).toMatch(/^unknown POSIX class \[:nope:\]/);
+  });
+});
