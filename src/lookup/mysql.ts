@@ -4,7 +4,8 @@
  * Tables (created on first use if missing; see docs/lookup-stores.md):
  *   spamrule_kv(k VARCHAR(255) PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL)  -- Unix ms
  *   spamrule_counter(k VARCHAR(255) PRIMARY KEY, v BIGINT NOT NULL)
- * VARCHAR(255) because MySQL cannot index a TEXT primary key without a prefix length.
+ * VARCHAR(255) because MySQL cannot index a TEXT primary key without a prefix length; utf8mb4_bin so
+ * any UTF-8 key fits and keys compare exactly (case-sensitive), as in the other stores.
  */
 import mysql from 'mysql2/promise';
 import type { MySqlSettings, MySqlStoreConfig } from './config.js';
@@ -13,8 +14,8 @@ import { LookupStoreError, type LookupStore, type SqlParam, type SqlResult } fro
 import { isSelect, RoundRobin, shapeRows, withTimeout } from './util.js';
 
 const SCHEMA = [
-  'CREATE TABLE IF NOT EXISTS spamrule_kv (k VARCHAR(255) PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL)',
-  'CREATE TABLE IF NOT EXISTS spamrule_counter (k VARCHAR(255) PRIMARY KEY, v BIGINT NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS spamrule_kv (k VARCHAR(255) PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin',
+  'CREATE TABLE IF NOT EXISTS spamrule_counter (k VARCHAR(255) PRIMARY KEY, v BIGINT NOT NULL) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin',
 ];
 /** mysql2 column types that are Floats in the expression language: DECIMAL, FLOAT, DOUBLE, NEWDECIMAL. */
 const FLOAT_TYPES = new Set([0, 4, 5, 246]);
@@ -59,6 +60,7 @@ export class MySqlStore implements LookupStore {
       maxIdle: Math.min(c.poolMinConnections ?? 5, max),
       idleTimeout: 30_000,
       connectTimeout: c.timeout ?? 10_000,
+      charset: 'UTF8MB4_BIN',
       decimalNumbers: true,
       supportBigNumbers: true,
       bigNumberStrings: false,

@@ -108,5 +108,5 @@ describe('PostgreSql store', () => {
     await server.start();
     await waitFor('reconnect', async () => (await s.keyGet('survives').catch(() => null)) === 'yes', 20_000, 200);
     expect(await s.keyGet('survives')).toBe('yes');
-  });
+  }, 60_000);
 });
