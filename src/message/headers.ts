@@ -98,9 +98,15 @@ export function parseAddresses(raw: string): Mailbox[] {
   try {
     const list = addressParser(unfold(raw).slice(0, 100_000), { flatten: true });
     const out: Mailbox[] = [];
+    const add = (name: string, address: string): void => {
+      // postal-mime reads `<https://…>` (List-* headers) as a name without address; mail-parser
+      // keeps the bracketed URL as the address.
+      if (address === '' && name.includes('://') && !/\s/.test(name)) out.push({ name: '', address: name });
+      else out.push({ name, address });
+    };
     for (const a of list) {
-      if (a.group !== undefined) for (const m of a.group) out.push({ name: m.name ?? '', address: m.address ?? '' });
-      else out.push({ name: a.name ?? '', address: a.address ?? '' });
+      if (a.group !== undefined) for (const m of a.group) add(m.name ?? '', m.address ?? '');
+      else add(a.name ?? '', a.address ?? '');
     }
     return out;
   } catch {

@@ -19,11 +19,22 @@ export const MAX_HTML_CHARS = 2_000_000;
 export const MAX_HTML_LINKS = 5_000;
 
 const NAMED: Record<string, string> = {
+  AMP: '&', LT: '<', GT: '>', QUOT: '"',
   amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', copy: '©', reg: '®', trade: '™',
   euro: '€', pound: '£', yen: '¥', cent: '¢', mdash: '—', ndash: '–', hellip: '…', laquo: '«', raquo: '»',
   lsquo: '‘', rsquo: '’', ldquo: '“', rdquo: '”', bull: '•', middot: '·', deg: '°', times: '×', shy: '\u00ad',
   zwnj: '\u200c', zwj: '\u200d', iexcl: '¡', iquest: '¿', sect: '§', para: '¶',
 };
+
+// Latin-1 letters U+00C0–U+00FF by their HTML names (U+00D7 and U+00F7 are times/divide).
+const LATIN1 =
+  'Agrave Aacute Acirc Atilde Auml Aring AElig Ccedil Egrave Eacute Ecirc Euml Igrave Iacute Icirc Iuml ETH Ntilde ' +
+  'Ograve Oacute Ocirc Otilde Ouml times Oslash Ugrave Uacute Ucirc Uuml Yacute THORN szlig agrave aacute acirc ' +
+  'atilde auml aring aelig ccedil egrave eacute ecirc euml igrave iacute icirc iuml eth ntilde ograve oacute ocirc ' +
+  'otilde ouml divide oslash ugrave uacute ucirc uuml yacute thorn yuml';
+LATIN1.split(' ').forEach((name, i) => {
+  NAMED[name] = String.fromCharCode(0xc0 + i);
+});
 
 /** Decodes character references (`&name;`, `&#N;`, `&#xH;`); unknown references stay as written. */
 export function decodeEntities(s: string): string {
@@ -34,7 +45,7 @@ export function decodeEntities(s: string): string {
       if (!Number.isFinite(cp) || cp <= 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return '\ufffd';
       return String.fromCodePoint(cp);
     }
-    return NAMED[ref] ?? NAMED[ref.toLowerCase()] ?? m;
+    return NAMED[ref] ?? m;
   });
 }
 
