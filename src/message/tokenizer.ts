@@ -26,7 +26,7 @@ export interface TextTokens {
 /** Characters of text scanned per call (UTF-16 code units): longer texts are cut, bounding work on hostile input. */
 export const MAX_TOKENIZE_CHARS = 2_000_000;
 /** At most this many tokens of each kind are returned per call. */
-export const MAX_TOKENS = 5_000;
+export const MAX_TOKENS = 20_000;
 
 function isAsciiAlnum(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);

@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { analyzeMessage, SCOPE_ORDER, type AnalyzedMessage } from '../../src/message/index.js';
+import { MAX_ELEMENTS } from '../../src/message/elements.js';
+import { MAX_HEADERS } from '../../src/message/headers.js';
+
+/** Touches every element of every scope with a few variables; throws if anything does. */
+function exercise(m: AnalyzedMessage): number {
+  let n = 0;
+  for (const s of SCOPE_ORDER) {
+    for (const e of m.elements(s)) {
+      for (const v of ['value', 'url', 'host', 'ip_reverse', 'octets', 'name', 'raw', 'value_lower', 'attributes', 'subject', 'body.words', 'from', 'to']) e.variable(v);
+      n++;
+    }
+  }
+  return n;
+}
+
+describe('hostile and malformed mail never throws', () => {
+  it('empty input', async () => {
+    const m = await analyzeMessage('');
+    expect(m.size).toBe(0);
+    expect(m.warnings).toContain('message has no headers');
+    expect(m.elements('Header')).toEqual([]);
+    expect(m.elements('Any').length).toBe(1);
+    // The empty From and the null envelope sender are the same Email, so the first (from) wins.
+    expect(m.elements('Email').map((e) => [e.location, e.variable('email')])).toEqual([['from', '']]);
+    exercise(m);
+  });
+
+  it('no blank line between headers and body', async () => {
+    const m = await analyzeMessage('From: a@example.com\r\nSubject: hi');
+    expect(m.warnings).toContain('no blank line between headers and body');
+    expect(m.elements('Any')[0]!.variable('subject')).toBe('hi');
+  });
+
+  it('NUL bytes and invalid UTF-8 in headers', async () => {
+    const raw = Buffer.concat([
+      Buffer.from('From: =?x-unknown?B?////?= <a@example.com>\r\nSubject: caf'),
+      Buffer.from([0xe9, 0x00, 0xff]),
+      Buffer.from('\r\nX-Bin: \x00\x01\x02\r\n\r\nbody\x00text http://nul.example.com/\r\n'),
+    ]);
+    const m = await analyzeMessage(raw);
+    expect(m.warnings).toContain('message contains NUL bytes');
+    expect(m.warnings).toContain('headers contain bytes that are not valid UTF-8');
+    expect(m.elements('Header').map((h) => h.variable('name'))).toEqual(['From', 'Subject', 'X-Bin']);
+    expect(m.elements('Any')[0]!.variable('subject')).toBe('caf\ufffd\u0000\ufffd');
+    expect(m.elements('Url').map((u) => u.variable('url'))).toEqual(['http://nul.example.com/']);
+    exercise(m);
+  });
+
+  it('a 10 MB line', async () => {
+    const m = await analyzeMessage('Subject: long\r\n\r\n' + 'a'.repeat(10 * 1024 * 1024) + ' http://end.example.com/\r\n');
+    expect(m.warnings.some((w) => w.startsWith('line longer than 998 bytes'))).toBe(true);
+    expect(m.elements('Body').length).toBe(1);
+    exercise(m);
+  });
+
+  it('10,000+ headers are capped at MAX_HEADERS with a warning', async () => {
+    const lines: string[] = [];
+    for (let i = 0; i < MAX_HEADERS + 50; i++) lines.push(`X-H${i}: v${i}`);
+    const m = await analyzeMessage(lines.join('\r\n') + '\r\n\r\nbody\r\n');
+    expect(m.elements('Header').length).toBe(MAX_HEADERS);
+    expect(m.warnings).toContain(`header limit: 50 headers beyond ${MAX_HEADERS} ignored`);
+    expect(m.builtinTags.length).toBe(MAX_HEADERS);
+    expect(m.elements('Header')[9999]!.variable('value')).toBe('v9999');
+  });
+
+  it('deeply nested multiparts fall back to a raw header/body split', async () => {
+    let part = 'Content-Type: text/plain\r\n\r\ninner text http://deep.example.com/\r\n';
+    for (let i = 299; i >= 0; i--) part = `Content-Type: multipart/mixed; boundary="b${i}"\r\n\r\n--b${i}\r\n${part}\r\n--b${i}--\r\n`;
+    const m = await analyzeMessage(`From: a@example.com\r\n${part}`);
+    expect(m.warnings.some((w) => w.startsWith('MIME parsing failed'))).toBe(true);
+    expect(m.elements('Body').length).toBe(1);
+    expect(m.elements('Url').map((u) => u.variable('url'))).toEqual(['http://deep.example.com/']);
+    exercise(m);
+  });
+
+  it('broken base64, quoted-printable and unknown charsets', async () => {
+    const raw = [
+      'From: x@example.com',
+      'Content-Type: multipart/mixed; boundary=zz',
+      '',
+      '--zz',
+      'Content-Type: text/plain; charset=no-such-charset',
+      'Content-Transfer-Encoding: base64',
+      '',
+      '!!!not*base64@@@',
+      '--zz',
+      'Content-Type: text/html; charset=utf-8',
+      'Content-Transfer-Encoding: quoted-printable',
+      '',
+      '<a href=3D"http://qp.example.com/=ZZ">x</a>=',
+      '--zz',
+      '',
+    ].join('\r\n');
+    const m = await analyzeMessage(raw);
+    expect(m.elements('Url').map((u) => u.variable('url'))).toEqual(['http://qp.example.com/=zz']);
+    exercise(m);
+  });
+
+  it('garbage addresses, dates and Received headers', async () => {
+    const raw = [
+      'From: <<<@@@>>>',
+      'To: ,,, "unterminated <x@',
+      'Reply-To: ',
+      'Date: not a date',
+      'Received: from',
+      'Received: by ; ',
+      'Message-ID: <no-at-sign>',
+      'Content-Type: ;;;=',
+      '',
+      'text',
+    ].join('\r\n');
+    const m = await analyzeMessage(raw);
+    const headers = m.elements('Header');
+    expect(headers.find((h) => h.variable('name') === 'Date')!.variable('value')).toBe('');
+    expect(headers.find((h) => h.variable('name') === 'Content-Type')!.variable('value')).toBe('');
+    expect(m.elements('Domain').map((d) => d.variable('value'))).toEqual([]);
+    expect(m.elements('Ip').map((d) => d.variable('value'))).toEqual(['127.0.0.1']);
+    exercise(m);
+  });
+
+  it('caps elements per scope', async () => {
+    const urls: string[] = [];
+    for (let i = 0; i < MAX_ELEMENTS + 10; i++) urls.push(`http://h${i}.example.com/`);
+    const m = await analyzeMessage('Subject: many\r\n\r\n' + urls.join(' ') + '\r\n');
+    expect(m.elements('Url').length).toBe(MAX_ELEMENTS);
+    expect(m.warnings).toContain(`URL limit: 10 URLs beyond ${MAX_ELEMENTS} ignored`);
+  });
+
+  it('pathological HTML (unclosed tags, comments, attributes without values)', async () => {
+    const html = '<html><head><title>t' + '<a href="http://x.example.com/"'.repeat(1000) + '<!-- never closed <p>' + '<'.repeat(5000);
+    const m = await analyzeMessage(`Content-Type: text/html\r\n\r\n${html}`);
+    exercise(m);
+    expect(m.elements('Body')[0]!.variable('value')).toBe('');
+  });
+
+  it('bare LF line ends', async () => {
+    const m = await analyzeMessage('From: a@example.com\nTo: b@example.com\nSubject: lf\n\nhello http://lf.example.com/\n');
+    expect(m.elements('Header').map((h) => h.variable('raw'))).toEqual([' a@example.com\n', ' b@example.com\n', ' lf\n']);
+    expect(m.elements('Url').map((u) => u.variable('url'))).toEqual(['http://lf.example.com/']);
+  });
+});
