@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExprEvalError, type EvalContext } from '../../../src/expr/types.js';
-import { Float } from '../../../src/expr/value.js';
+import { Float, type Value } from '../../../src/expr/value.js';
 import { LookupMap, MemoryStore, StaticLookupList } from '../../../src/lookup/memory.js';
 import type { LookupStore, SqlParam, SqlResult } from '../../../src/lookup/types.js';
 import { callAsync } from './helpers.js';
@@ -91,8 +91,9 @@ describe('key and counter functions', () => {
   it('turns store rejections into ExprEvalError naming the namespace, keeping the cause', async () => {
     const down = new DownStore();
     const c = context(new LookupMap().set('redis', down));
-    for (const [fn, args] of [['key_get', ['redis', 'k']], ['key_exists', ['redis', 'k']], ['key_set', ['redis', 'k', 'v']],
-      ['counter_get', ['redis', 'k']], ['counter_incr', ['redis', 'k', 1]], ['sql_query', ['redis', 'SELECT 1', []]]] as const) {
+    const calls: [string, Value[]][] = [['key_get', ['redis', 'k']], ['key_exists', ['redis', 'k']], ['key_set', ['redis', 'k', 'v']],
+      ['counter_get', ['redis', 'k']], ['counter_incr', ['redis', 'k', 1]], ['sql_query', ['redis', 'SELECT 1', []]]];
+    for (const [fn, args] of calls) {
       const err = await callAsync(c, fn, ...args).then(() => undefined, (e: unknown) => e);
       expect(err).toBeInstanceOf(ExprEvalError);
       expect((err as Error).message).toBe(`${fn} on lookup store "redis" failed: connection refused`);
