@@ -1,14 +1,15 @@
 /**
  * Drives the function library with the shared vectors (expression-language.md §7) whose compiled
- * form (`rpn`) uses only literals, variables, indexing, arrays, `+` and function calls, so the
- * library is checked bit for bit (type and value) without the compiler. The full vector suite
+ * form (`rpn`) uses only literals, variables, indexing, arrays, `+`, `matches` and function calls, so the
+ * library and the regex translator are checked bit for bit (type and value) without the compiler. The full vector suite
  * belongs to the compiler's tests.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FUNCTIONS } from '../../../src/expr/functions/index.js';
 import type { EvalContext } from '../../../src/expr/types.js';
-import { Constant, Float, intoArray, toDisplay, toUsize, type Value } from '../../../src/expr/value.js';
+import { compileRustRegex } from '../../../src/expr/regex.js';
+import { Constant, Float, intoArray, toDisplay, toStr, toUsize, type Value } from '../../../src/expr/value.js';
 import { LookupMap, MemoryStore, StaticLookupList } from '../../../src/lookup/memory.js';
 import { hasSharedData, sharedPath } from '../../helpers/shared-data.js';
 
@@ -57,12 +58,12 @@ function plus(a: Value, b: Value): Value {
   return b instanceof Constant ? a : b;
 }
 
-const SIMPLE = new Set(['str', 'int', 'float', 'const', 'array', 'fn', 'index', 'var']);
+const SIMPLE = new Set(['str', 'int', 'float', 'const', 'array', 'fn', 'index', 'var', 'regex', 'capture']);
 
 function runnable(v: Vector): boolean {
   if (v.expected.parseError !== undefined || v.expected.evalError !== undefined || v.kind !== 'expression') return false;
   const rpn = v.rpn;
-  if (!Array.isArray(rpn) || !rpn.some((i) => Array.isArray(i) && i[0] === 'fn')) return false;
+  if (!Array.isArray(rpn) || !rpn.some((i) => Array.isArray(i) && (i[0] === 'fn' || i[0] === 'regex'))) return false;
   return rpn.every((i) => Array.isArray(i) && (SIMPLE.has(i[0]) || (i[0] === 'op' && i[1] === '+')));
 }
 
@@ -96,6 +97,7 @@ async function run(v: Vector): Promise<Value> {
   const ctx = contextFor(v);
   const stack: Value[] = [];
   const pop = (): Value => stack.pop() ?? '';
+  let captures: string[] = [];
   for (const item of v.rpn as unknown[][]) {
     const [op, a, b] = item as [string, unknown, unknown];
     switch (op) {
@@ -106,6 +108,14 @@ async function run(v: Vector): Promise<Value> {
       case 'var': stack.push(ctx.variable(a as string)); break;
       case 'array': { const n = a as number; const els = stack.splice(Math.max(0, stack.length - n)); stack.push(els); break; }
       case 'index': { const i = pop(); const arr = intoArray(pop()); stack.push(arr[toUsize(i)] ?? ''); break; }
+      case 'regex': {
+        // §4.4: clear the captures, search (not full match), groups that did not take part read as "".
+        const m = compileRustRegex(a as string).exec(toStr(pop()));
+        captures = m === null ? [] : [...m].map((g) => g ?? '');
+        stack.push(m === null ? 0 : 1);
+        break;
+      }
+      case 'capture': stack.push(captures[a as number] ?? ''); break;
       case 'op': { const r = pop(); const l = pop(); stack.push(plus(l, r)); break; }
       case 'fn': {
         const def = FUNCTIONS[a as string];
