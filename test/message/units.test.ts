@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { dateToRfc3339, headerTag, parseContentType, parseReceived, splitHeaders } from '../../src/message/headers.js';
+import { scanHtml } from '../../src/message/html.js';
+import { emailAddress, hostname, parseIp } from '../../src/message/hostname.js';
+import { threadName } from '../../src/message/index.js';
+import { tokenize } from '../../src/message/tokenizer.js';
+import { urlParts } from '../../src/message/url.js';
+
+describe('Hostname::new / Email::new', () => {
+  it('lower-cases, strips trailing dots, decodes punycode, finds the PSL sld (private suffixes included)', () => {
+    expect(hostname('Mail.Example.CO.UK.')).toEqual({ fqdn: 'mail.example.co.uk', ip: undefined, sld: 'example.co.uk' });
+    expect(hostname('www.xn--bcher-kva.de')).toEqual({ fqdn: 'www.bücher.de', ip: undefined, sld: 'bücher.de' });
+    expect(hostname('user.github.io').sld).toBe('user.github.io');
+    expect(hostname('host.invalidtld').sld).toBeUndefined();
+    expect(hostname('localhost').sld).toBeUndefined();
+    expect(hostname('[192.0.2.1]')).toEqual({ fqdn: '[192.0.2.1]', ip: '192.0.2.1', sld: undefined });
+  });
+
+  it('parses IPs as Rust does (no shorthand IPv4, no leading zeros)', () => {
+    expect([parseIp('10.0.0.1'), parseIp('[IPv6:2001:DB8::1]'), parseIp('1.2.3'), parseIp('01.2.3.4'), parseIp('256.1.1.1'), parseIp('abc')])
+      .toEqual(['10.0.0.1', '2001:db8::1', undefined, undefined, undefined, undefined]);
+  });
+
+  it('splits an address at the last @', () => {
+    const e = emailAddress('"A@B"@Sub.Example.COM');
+    expect([e.address, e.local, e.domain.fqdn, e.domain.sld]).toEqual(['"a@b"@sub.example.com', '"a@b"', 'sub.example.com', 'example.com']);
+    expect(emailAddress('nodomain')).toMatchObject({ address: 'nodomain', local: 'nodomain', domain: { fqdn: '' } });
+  });
+});
+
+describe('TypesTokenizer stand-in', () => {
+  it('finds scheme URLs, scheme-less PSL hosts, emails and bare IPs; words exclude them', () => {
+    const t = tokenize('Go to HTTP://Example.com/A?b=1, see www.test.org/x. Mail me@ex.co.uk or mailto:x@y.net; '
+      + 'ip 10.1.2.3 but not 10.1.2.3/8? file.txt e.g. 3.14 git+ssh://h.example.net/r (http://paren.example.com)', true);
+    expect(t.urls).toEqual(['HTTP://Example.com/A?b=1', 'www.test.org/x', 'git+ssh://h.example.net/r', 'http://paren.example.com']);
+    expect(t.emails).toEqual(['me@ex.co.uk', 'x@y.net']);
+    expect(t.ips).toEqual(['10.1.2.3']);
+    // An IP with a path is neither an IP token nor a PSL host: it falls apart into number words.
+    expect(t.words).toEqual(['Go', 'to', 'see', 'Mail', 'or', 'mailto', 'ip', 'but', 'not', '10.1', '2.3', '8', 'file', 'txt', 'e', 'g', '3.14']);
+  });
+
+  it('rejects schemes longer than 8 characters and hosts without a PSL suffix', () => {
+    expect(tokenize('toolongscheme://x.com/ host.notatld a@b.notatld').urls).toEqual(['x.com/']);
+    expect(tokenize('a@b.notatld').emails).toEqual([]);
+  });
+});
+
+describe('UrlParts', () => {
+  it('splits like http::Uri, lower-cased', () => {
+    expect(urlParts('  https://User:Pw@WWW.Example.com:8080/P/a%20th?Q=1#frag ', false)).toEqual({
+      original: '  https://User:Pw@WWW.Example.com:8080/P/a%20th?Q=1#frag ', url: 'https://user:pw@www.example.com:8080/p/a%20th?q=1#frag',
+      scheme: 'https', authority: 'user:pw@www.example.com:8080', host: 'www.example.com', sld: 'example.com', port: 8080,
+      path: '/p/a%20th', query: 'q=1', pathQuery: '/p/a%20th?q=1',
+    });
+  });
+
+  it('prepends https:// to scheme-less URLs and uses the host as sld for IPs', () => {
+    expect(urlParts('Example.ORG', true)).toMatchObject({ url: 'https://example.org', path: '/', pathQuery: '/', sld: 'example.org' });
+    expect(urlParts('http://192.0.2.7/x', false)).toMatchObject({ host: '192.0.2.7', sld: '192.0.2.7' });
+  });
+
+  it('leaves parts empty for non-ASCII, bad ports and host-less URIs', () => {
+    for (const u of ['https://bánk.com/', 'http://x.com:99999/', '/relative/path', 'http:///nohost', 'data:image/png;base64,AAA']) {
+      expect([u, urlParts(u, false).host, urlParts(u, false).port]).toEqual([u, '', 0]);
+    }
+  });
+});
+
+describe('HTML scanning', () => {
+  it('collects href/src of any tag and text outside <head>, skipping script/style/comments', () => {
+    const s = scanHtml('<HTML><Head><Title>T</Title><link href="s.css"></head><BODY background=bg.png>'
+      + '<A HREF=\'mailto:A@B.com\'>Mail</a><!-- <a href="http://hidden/"> --><iframe src = " http://f.example/ "></iframe>'
+      + '<script>x="<a href=http://js/>"</script>Tom &amp; Jerry&nbsp;&#x41;&#66;</body>');
+    expect(s.links).toEqual(['s.css', 'mailto:A@B.com', 'http://f.example/']);
+    expect(s.mailtos).toEqual(['mailto:A@B.com']);
+    expect(s.text).toBe('Mail Tom & Jerry AB');
+  });
+});
+
+describe('headers', () => {
+  it('splits raw headers keeping folding and line ends', () => {
+    const w: string[] = [];
+    expect(splitHeaders('A: 1\r\nB:2\r\n\tcont\r\nbad line\r\nC : 3\r\n', w)).toEqual([
+      { name: 'A', raw: ' 1\r\n' }, { name: 'B', raw: '2\r\n\tcont\r\n' }, { name: 'C', raw: ' 3\r\n' },
+    ]);
+  });
+
+  it('formats dates as RFC 3339 with the original offset', () => {
+    expect(['Mon, 2 Jan 06 15:04:05 -0700', '2 Jan 2006 15:04 EST', 'Sun, 31 Dec 2023 23:59:59 +0000 (UTC)', 'garbage'].map(dateToRfc3339))
+      .toEqual(['2006-01-02T15:04:05-07:00', '2006-01-02T15:04:00-05:00', '2023-12-31T23:59:59Z', '']);
+  });
+
+  it('parses Content-Type attributes and Received hosts', () => {
+    expect(parseContentType(' Text/HTML; charset="UTF-8"; format=flowed')).toEqual({ value: 'text/html', attributes: ['charset=UTF-8', 'format=flowed'] });
+    expect(parseReceived(' from Mail.A.example (HELO Mx.B.Example) ([198.51.100.2]) by C.example.com with SMTP', parseIp))
+      .toEqual({ from: 'mail.a.example', helo: 'mx.b.example', by: 'c.example.com', fromIp: '198.51.100.2' });
+  });
+
+  it('names X_HDR tags like analysis/headers.rs', () => {
+    expect([headerTag('List-Unsubscribe'), headerTag('x-php-originating-script'), headerTag('X.Weird_Name')])
+      .toEqual(['X_HDR_LIST_UNSUBSCRIBE', 'X_HDR_X_PHP_ORIGINATING_SCRIPT', 'X_HDR_X WEIRD NAME']);
+  });
+
+  it('strips reply/forward prefixes for subject.thread', () => {
+    expect(['Re: Fwd: hello', 'RE[2]: AW: Hallo', '[list] Re: topic', 'Fw:Re:x', 'Regarding'].map(threadName))
+      .toEqual(['hello', 'Hallo', 'topic', 'x', 'Regarding']);
+  });
+});
