@@ -19,3 +19,4 @@ export {
 export { importRules, rulePatch, type ImportOptions, type ImportReport } from './import.js';
 export { formatTable, parseAssignments, connectionFrom, CONNECTION_OPTIONS, CONNECTION_HELP, type ConnectionFlags } from './cli-util.js';
 export type * from './types.js';
+export { SPAM_RULE_SCOPES } from './types.js';
