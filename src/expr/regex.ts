@@ -83,8 +83,7 @@ const SIMPLE_ESCAPES: Record<string, number> = { n: 10, t: 9, r: 13, f: 12, v: 1
 function unicodeProperty(raw: string): string {
   const tryProp = (body: string): boolean => {
     try {
-      new RegExp(`\\p{${body}}`, 'u');
-      return true;
+      return new RegExp(`\\p{${body}}`, 'u') !== null;
     } catch {
       return false;
     }
@@ -117,12 +116,8 @@ class Parser {
   fail(msg: string, at = this.pos): never {
     throw new RegexError(`${msg} at offset ${at} in pattern`);
   }
-  peek(off = 0): string {
-    return this.src[this.pos + off] ?? '';
-  }
-  eof(): boolean {
-    return this.pos >= this.src.length;
-  }
+  peek = (off = 0): string => this.src[this.pos + off] ?? '';
+  eof = (): boolean => this.pos >= this.src.length;
   /** Code point at the cursor, advancing past it. */
   takeCp(): number {
     const cp = this.src.codePointAt(this.pos)!;
@@ -185,11 +180,8 @@ class Parser {
       }
       if (max < min) this.fail(`invalid counted repetition ${m[0]} (max below min)`, start);
     }
-    let greedy = true;
-    if (this.peek() === '?') {
-      this.pos++;
-      greedy = false;
-    }
+    const greedy = this.peek() !== '?';
+    if (!greedy) this.pos++;
     return { t: 'repeat', body, min, max, greedy: flags.U ? !greedy : greedy };
   }
 
@@ -203,9 +195,7 @@ class Parser {
     if (this.peek() === '?') {
       this.pos++;
       const rest = this.src.slice(this.pos);
-      if (/^(=|!|<=|<!)/.test(rest)) {
-        this.fail('look-around (look-ahead/look-behind) is not supported, as in Rust regex', start);
-      }
+      if (/^(=|!|<=|<!)/.test(rest)) this.fail('look-around (look-ahead/look-behind) is not supported, as in Rust regex', start);
       if (/^P[=>]/.test(rest)) this.fail('backreferences are not supported, as in Rust regex', start);
       const named = /^P?<([^>]*)>/.exec(rest);
       if (named !== null) {
@@ -242,10 +232,7 @@ class Parser {
   parseAtom(flags: Flags): Node {
     const c = this.peek();
     if (c === '[') return { t: 'class', set: this.parseClass(flags), ci: flags.i };
-    if (c === '.') {
-      this.pos++;
-      return { t: 'any', s: flags.s, R: flags.R };
-    }
+    if (c === '.' && ++this.pos) return { t: 'any', s: flags.s, R: flags.R };
     if (c === '^' || c === '$') {
       this.pos++;
       if (!flags.m) return { t: 'assert', src: c };
@@ -330,11 +317,8 @@ class Parser {
   parseClass(flags: Flags): ClassSet {
     const start = this.pos;
     this.pos++; // [
-    let negated = false;
-    if (this.peek() === '^') {
-      negated = true;
-      this.pos++;
-    }
+    const negated = this.peek() === '^';
+    if (negated) this.pos++;
     const operands: ClassSet[] = [];
     const ops: ('&&' | '--' | '~~')[] = [];
     let items: ClassItem[] = [];
@@ -343,10 +327,7 @@ class Parser {
       this.skipX(flags);
       if (this.eof()) this.fail('unclosed character class', start);
       const c = this.peek();
-      if (c === ']' && !first) {
-        this.pos++;
-        break;
-      }
+      if (c === ']' && !first && ++this.pos) break;
       const two = this.src.slice(this.pos, this.pos + 2);
       if (!first && (two === '&&' || two === '--' || two === '~~')) {
         this.pos += 2;
@@ -365,26 +346,28 @@ class Parser {
         else items.push(...members);
         continue;
       }
-      if (c === '[') {
-        items.push({ k: 'set', set: this.parseClass(flags) });
-        continue;
-      }
-      const lo = this.classAtom(flags);
-      this.skipX(flags);
-      if (lo.k === 'cp' && this.peek() === '-' && this.peek(1) !== ']' && this.peek(1) !== '-') {
-        this.pos++;
-        this.skipX(flags);
-        const hi = this.classAtom(flags);
-        if (hi.k !== 'cp') this.fail('invalid character class range');
-        if (hi.cp < lo.cp) this.fail('invalid character class range (end before start)');
-        items.push({ k: 'range', lo: lo.cp, hi: hi.cp });
-      } else items.push(lo);
+      if (c === '[') items.push({ k: 'set', set: this.parseClass(flags) });
+      else this.classRange(flags, items);
     }
     operands.push(union(items));
     let set = operands[0]!;
     for (let i = 0; i < ops.length; i++) set = { k: 'op', op: ops[i]!, left: set, right: operands[i + 1]! };
     if (!negated) return set;
     return set.k === 'union' ? { ...set, negated: true } : union([{ k: 'set', set }], true);
+  }
+
+  /** One class atom, or a range `a-z` when a `-` follows that is neither last nor `--`. */
+  classRange(flags: Flags, items: ClassItem[]): void {
+    const lo = this.classAtom(flags);
+    this.skipX(flags);
+    if (lo.k === 'cp' && this.peek() === '-' && this.peek(1) !== ']' && this.peek(1) !== '-') {
+      this.pos++;
+      this.skipX(flags);
+      const hi = this.classAtom(flags);
+      if (hi.k !== 'cp') this.fail('invalid character class range');
+      if (hi.cp < lo.cp) this.fail('invalid character class range (end before start)');
+      items.push({ k: 'range', lo: lo.cp, hi: hi.cp });
+    } else items.push(lo);
   }
 
   classAtom(flags: Flags): ClassItem {
