@@ -94,8 +94,11 @@ export class SqliteStore implements LookupStore {
     return this.run('sql_query', () => {
       this.open();
       const stmt = this.db!.prepare(query);
-      if (!isSelect(query) || !stmt.reader) return stmt.run(...params).changes;
-      const rows = stmt.raw(true).safeIntegers(true).all(...params) as unknown[][];
+      // better-sqlite3 binds every JS number as a REAL; integers go as BigInt so they stay INTEGER (§4.3:
+      // Integers keep their type).
+      const args = params.map((p) => (typeof p === 'number' && Number.isSafeInteger(p) ? BigInt(p) : p));
+      if (!isSelect(query) || !stmt.reader) return stmt.run(...args).changes;
+      const rows = stmt.raw(true).safeIntegers(true).all(...args) as unknown[][];
       // With safeIntegers every integer is a BigInt, so a JS number here is a REAL: a Float.
       const floats = rows[0]?.map((c) => typeof c === 'number') ?? [];
       return shapeRows(rows, floats);
