@@ -119,6 +119,17 @@ export async function analyzeMessage(
   envelope?: Envelope,
   options: AnalyzeOptions = {},
 ): Promise<AnalyzedMessage> {
+  try {
+    return await analyze(input, envelope, options);
+  } catch (e) {
+    // Last line of defence (e.g. an input that is neither bytes nor a string): an empty message.
+    const m = await analyze(new Uint8Array(0), envelope, options);
+    (m.warnings as string[]).unshift(`analysis failed (${e instanceof Error ? e.message : String(e)}); treated as empty`);
+    return m;
+  }
+}
+
+async function analyze(input: Uint8Array | string, envelope: Envelope | undefined, options: AnalyzeOptions): Promise<AnalyzedMessage> {
   const t0 = performance.now();
   const warnings: string[] = [];
   let raw: Uint8Array;

@@ -114,13 +114,21 @@ class IpElement extends Element {
     return this.ip;
   }
   private octets(): number[] {
-    return (this.bytes ??= ipaddr.parse(this.ip).toByteArray());
+    if (this.bytes === undefined) {
+      try {
+        this.bytes = ipaddr.parse(this.ip).toByteArray();
+      } catch {
+        this.bytes = []; // only a caller-supplied remote IP can be unparsable; variable() must not throw
+      }
+    }
+    return this.bytes;
   }
   protected item(name: string): Value {
     switch (name) {
       case 'ip': case 'value': return this.ip;
       case 'ip_reverse': {
         const b = this.octets();
+        if (b.length === 0) return '';
         if (b.length === 4) return [...b].reverse().join('.');
         const nibbles: string[] = [];
         for (let i = b.length - 1; i >= 0; i--) nibbles.push((b[i]! & 15).toString(16), (b[i]! >> 4).toString(16));

@@ -140,4 +140,12 @@ describe('hostile and malformed mail never throws', () => {
     expect(m.elements('Header').map((h) => h.variable('raw'))).toEqual([' a@example.com\n', ' b@example.com\n', ' lf\n']);
     expect(m.elements('Url').map((u) => u.variable('url'))).toEqual(['http://lf.example.com/']);
   });
+
+  it('an unparsable remote IP and input that is not bytes', async () => {
+    const m = await analyzeMessage('Subject: x\r\n\r\n', { remoteIp: 'not-an-ip' });
+    expect(m.elements('Ip').map((e) => [e.variable('ip'), e.variable('octets'), e.variable('ip_reverse'), e.variable('is_v4')])).toEqual([['not-an-ip', [], '', 0]]);
+    const bad = await analyzeMessage(42 as unknown as string);
+    expect(bad.warnings[0]).toMatch(/^analysis failed/);
+    expect(bad.elements('Any').length).toBe(1);
+  });
 });
