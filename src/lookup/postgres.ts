@@ -84,7 +84,12 @@ export class PostgresStore implements LookupStore {
 
   private ensureSchema(): Promise<void> {
     this.schema ??= (async () => {
-      for (const q of SCHEMA) await this.primary.query(q);
+      for (const q of SCHEMA)
+        await this.primary.query(q).catch((e: { code?: string }) => {
+          // Two processes creating the same table at once: IF NOT EXISTS is not atomic in PostgreSQL, the
+          // loser gets a unique violation on pg_type (23505) or "already exists" (42P07). The table exists.
+          if (e.code !== '23505' && e.code !== '42P07') throw e;
+        });
     })().catch((e) => {
       this.schema = undefined; // retry on the next call, e.g. once the server is back
       throw e;
