@@ -1,0 +1,104 @@
+/**
+ * Chevrotain lexer for the expression language (expression-language.md §1.1–§1.4 with the
+ * deviations of DECISIONS.md §3).
+ *
+ * - White space is any Unicode White_Space character, tabs included (D3).
+ * - A `}` outside a string ends the expression; the rest is skipped (spec §1.1, `{…}` templates).
+ * - Words follow Stalwart's byte rules (§1.2): `A–Z a–z 0–9 _ $ .`, `:` once the word holds a
+ *   `.`, and `*` right after a `.`. Classification (number, duration, name…) is the parser's job.
+ * - `=` is a token of its own that consumes nothing else (D2); `&`/`&&` and `|`/`||` are one token.
+ */
+import { createToken, Lexer, type IToken, type TokenType } from 'chevrotain';
+
+/** The Unicode White_Space property (as Rust `char::is_whitespace`); excludes U+FEFF. */
+export const WHITE_SPACE_CLASS = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+
+export const WhiteSpace = createToken({
+  name: 'WhiteSpace',
+  pattern: new RegExp(`[${WHITE_SPACE_CLASS}]+`),
+  group: Lexer.SKIPPED,
+  line_breaks: true,
+});
+/** `}` and everything after it: ignored (spec §1.1). */
+export const Terminator = createToken({
+  name: 'Terminator',
+  pattern: /\}[\s\S]*/,
+  group: Lexer.SKIPPED,
+  line_breaks: true,
+});
+export const StringLiteral = createToken({
+  name: 'StringLiteral',
+  pattern: /'(?:[^'\\]|\\[\s\S])*'|"(?:[^"\\]|\\[\s\S])*"/,
+  line_breaks: true,
+});
+/** A quote with no closing partner: matched only when StringLiteral fails. */
+export const UnterminatedString = createToken({
+  name: 'UnterminatedString',
+  pattern: /['"][\s\S]*/,
+  line_breaks: true,
+});
+
+function isWordByte(c: number): boolean {
+  return (
+    (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x5f || c === 0x24 || c === 0x2e
+  );
+}
+
+/** Stalwart's word scanner (tokenizer.rs): see the module comment. */
+function matchWord(text: string, offset: number): RegExpExecArray | null {
+  let i = offset;
+  let hasDot = false;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (isWordByte(c)) {
+      if (c === 0x2e) hasDot = true;
+    } else if (c === 0x3a /* : */ && hasDot && i > offset) {
+      // allowed once the word holds a dot
+    } else if (c === 0x2a /* * */ && i > offset && text.charCodeAt(i - 1) === 0x2e) {
+      // allowed right after a dot
+    } else break;
+    i++;
+  }
+  if (i === offset) return null;
+  const m = [text.slice(offset, i)] as unknown as RegExpExecArray;
+  return m;
+}
+
+export const Word = createToken({
+  name: 'Word',
+  pattern: { exec: matchWord },
+  line_breaks: false,
+  start_chars_hint: [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$.'],
+});
+
+export const OrOp = createToken({ name: 'OrOp', pattern: /\|\|?/, label: "'||'" });
+export const AndOp = createToken({ name: 'AndOp', pattern: /&&?/, label: "'&&'" });
+export const XorOp = createToken({ name: 'XorOp', pattern: /\^/, label: "'^'" });
+export const NeOp = createToken({ name: 'NeOp', pattern: /!=/, label: "'!='" });
+export const NotOp = createToken({ name: 'NotOp', pattern: /!/, label: "'!'" });
+export const EqEqOp = createToken({ name: 'EqEqOp', pattern: /==/, label: "'=='" });
+export const EqOp = createToken({ name: 'EqOp', pattern: /=/, label: "'='" });
+export const LeOp = createToken({ name: 'LeOp', pattern: /<=/, label: "'<='" });
+export const LtOp = createToken({ name: 'LtOp', pattern: /</, label: "'<'" });
+export const GeOp = createToken({ name: 'GeOp', pattern: />=/, label: "'>='" });
+export const GtOp = createToken({ name: 'GtOp', pattern: />/, label: "'>'" });
+export const Plus = createToken({ name: 'Plus', pattern: /\+/, label: "'+'" });
+export const Minus = createToken({ name: 'Minus', pattern: /-/, label: "'-'" });
+export const Star = createToken({ name: 'Star', pattern: /\*/, label: "'*'" });
+export const Slash = createToken({ name: 'Slash', pattern: /\//, label: "'/'" });
+export const LParen = createToken({ name: 'LParen', pattern: /\(/, label: "'('" });
+export const RParen = createToken({ name: 'RParen', pattern: /\)/, label: "')'" });
+export const LBracket = createToken({ name: 'LBracket', pattern: /\[/, label: "'['" });
+export const RBracket = createToken({ name: 'RBracket', pattern: /\]/, label: "']'" });
+export const Comma = createToken({ name: 'Comma', pattern: /,/, label: "','" });
+
+export const ALL_TOKENS: TokenType[] = [
+  WhiteSpace, Terminator, StringLiteral, UnterminatedString, Word,
+  OrOp, AndOp, XorOp, NeOp, NotOp, EqEqOp, EqOp, LeOp, LtOp, GeOp, GtOp,
+  Plus, Minus, Star, Slash, LParen, RParen, LBracket, RBracket, Comma,
+];
+
+/** One shared lexer instance (construction validates the token set, which is not free). */
+export const exprLexer = new Lexer(ALL_TOKENS, { positionTracking: 'full', ensureOptimizations: false });
+
+export type { IToken };
