@@ -198,6 +198,7 @@ async function dispatch(sub: string, positionals: string[], v: Values): Promise<
   const noArgs = () => {
     if (positionals.length > 0) throw new UsageError(`${sub} takes no NAME`);
   };
+  if (!['list', 'get', 'create', 'update', 'delete', 'enable', 'disable'].includes(sub)) throw new UsageError(`unknown command "${sub}"`);
   // Check the arguments before connecting, so usage errors never depend on the server.
   if (sub === 'list' || sub === 'create') noArgs();
   const names = sub === 'get' || sub === 'update' ? [one()] : sub === 'list' || sub === 'create' ? [] : some();
