@@ -59,20 +59,23 @@ export function threadName(subject: string): string {
 
 const utf8 = new TextDecoder('utf-8');
 
+interface AddressFields {
+  from: Recipient | undefined;
+  replyTo: Recipient | undefined;
+  to: Recipient[];
+  cc: Recipient[];
+  bcc: Recipient[];
+  subjectText: string;
+}
+
 export class MessageContext {
   readonly envelope: Envelope;
   readonly remoteIp: string;
   readonly heloHost: string;
   readonly envFrom: EmailAddress;
-  readonly from: Recipient | undefined;
-  readonly replyTo: Recipient | undefined;
-  readonly to: Recipient[];
-  readonly cc: Recipient[];
-  readonly bcc: Recipient[];
-  /** RFC 2047-decoded Subject of the last Subject header ("" when absent). */
-  readonly subjectText: string;
   private readonly memo = new Map<string, Value>();
   private subjectTokensMemo: ReturnType<typeof tokenize> | undefined;
+  private addressMemo: AddressFields | undefined;
 
   constructor(
     readonly raw: Uint8Array,
@@ -85,13 +88,18 @@ export class MessageContext {
     this.remoteIp = parseIp(this.envelope.remoteIp ?? '') ?? this.envelope.remoteIp ?? '127.0.0.1';
     this.heloHost = hostname(this.envelope.heloDomain ?? 'unknown').fqdn;
     this.envFrom = emailAddress(this.envelope.mailFrom ?? '');
+  }
+
+  /** From, Reply-To, To/Cc/Bcc and Subject, parsed on first use (spec §1.2). */
+  private addresses(): AddressFields {
+    if (this.addressMemo !== undefined) return this.addressMemo;
     let fromH: RawHeader | undefined;
     let replyH: RawHeader | undefined;
     let subjH: RawHeader | undefined;
     const to: Recipient[] = [];
     const cc: Recipient[] = [];
     const bcc: Recipient[] = [];
-    for (const h of headers) {
+    for (const h of this.headers) {
       switch (canonicalName(h.name)) {
         case 'From': fromH = h; break;
         case 'Reply-To': replyH = h; break;
@@ -102,14 +110,38 @@ export class MessageContext {
       }
     }
     const f = fromH === undefined ? undefined : parseAddresses(fromH.raw)[0];
-    // From keeps its name untrimmed; Reply-To's is trimmed and an empty one is no name (spec §1.2).
-    this.from = f === undefined ? undefined : { email: emailAddress(f.address), name: f.name.toLowerCase() };
     const r = replyH === undefined ? undefined : parseAddresses(replyH.raw)[0];
-    this.replyTo = r === undefined ? undefined : { email: emailAddress(r.address), name: nonEmpty(r.name) };
-    this.to = to;
-    this.cc = cc;
-    this.bcc = bcc;
-    this.subjectText = subjH === undefined ? '' : decodeText(subjH.raw);
+    return (this.addressMemo = {
+      // From keeps its name untrimmed; Reply-To's is trimmed and an empty one is no name (spec §1.2).
+      from: f === undefined ? undefined : { email: emailAddress(f.address), name: f.name.toLowerCase() },
+      replyTo: r === undefined ? undefined : { email: emailAddress(r.address), name: nonEmpty(r.name) },
+      to,
+      cc,
+      bcc,
+      subjectText: subjH === undefined ? '' : decodeText(subjH.raw),
+    });
+  }
+
+  /** First address of the last From header; undefined without one. */
+  get from(): Recipient | undefined {
+    return this.addresses().from;
+  }
+  /** First address of the last Reply-To header; undefined without one. */
+  get replyTo(): Recipient | undefined {
+    return this.addresses().replyTo;
+  }
+  get to(): Recipient[] {
+    return this.addresses().to;
+  }
+  get cc(): Recipient[] {
+    return this.addresses().cc;
+  }
+  get bcc(): Recipient[] {
+    return this.addresses().bcc;
+  }
+  /** RFC 2047-decoded Subject of the last Subject header ("" when absent). */
+  get subjectText(): string {
+    return this.addresses().subjectText;
   }
 
   private receivedMemo: { header: RawHeader; info: ReceivedInfo }[] | undefined;
