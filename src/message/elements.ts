@@ -236,19 +236,18 @@ function bodyLocation(loc: Location): Location {
 
 export function extractUrls(ctx: MessageContext, warn: (s: string) => void): ScopeElement[] {
   const set = new ElementSet<UrlElement>();
-  const addToken = (u: string, loc: Location): void => {
-    const schemeless = !u.includes('://');
-    const p = urlParts(u, schemeless);
-    set.add(p.url, () => new UrlElement(ctx, loc, p));
+  // The equality key is the normalised `url` (as urlParts computes it), so duplicates are
+  // dropped before paying for the parse.
+  const add = (u: string, schemeless: boolean, loc: Location): void => {
+    const key = schemeless ? 'https://' + u.trim().toLowerCase() : u.trim().toLowerCase();
+    set.add(key, () => new UrlElement(ctx, loc, urlParts(u, schemeless)));
   };
+  const addToken = (u: string, loc: Location): void => add(u, !u.includes('://'), loc);
   for (const u of ctx.subjectTokens().urls) addToken(u, 'subject');
   for (const part of ctx.body.parts) {
     if (part.isHtml) {
       const loc: Location = part.location === 'attachment' ? 'attachment' : 'body_html';
-      for (const href of part.html().links) {
-        const p = urlParts(href, false);
-        set.add(p.url, () => new UrlElement(ctx, loc, p));
-      }
+      for (const href of part.html().links) add(href, false, loc);
     }
     for (const u of part.tokens().urls) addToken(u, bodyLocation(part.location));
   }
