@@ -142,15 +142,15 @@ async function creations(v: Values): Promise<Record<string, unknown>[]> {
 async function create(client: JmapClient, v: Values): Promise<number> {
   const items = await creations(v);
   const create = Object.fromEntries(items.map((r, i) => [`r${i}`, r]));
-  const label = (k: string) => {
+  const nameOf = (k: string) => {
     const n = create[k]?.name;
-    return `rule ${typeof n === 'string' ? normalizeRuleName(n) : k}`;
+    return typeof n === 'string' ? normalizeRuleName(n) : k;
   };
   const res = await client.setRules({ create });
   const created = Object.entries(res.created ?? {});
-  if (v.json) out(JSON.stringify(Object.fromEntries(created.map(([k, c]) => [label(k).slice(5), c])), null, 2) + '\n');
-  else for (const [k, c] of created) out(`created ${label(k).slice(5)} (id ${c.id})\n`);
-  if (res.notCreated && Object.keys(res.notCreated).length > 0) throw new JmapSetError('x:SpamRule/set', res.notCreated, label);
+  if (v.json) out(JSON.stringify(Object.fromEntries(created.map(([k, c]) => [nameOf(k), c])), null, 2) + '\n');
+  else for (const [k, c] of created) out(`created ${nameOf(k)} (id ${c.id})\n`);
+  if (res.notCreated && Object.keys(res.notCreated).length > 0) throw new JmapSetError('x:SpamRule/set', res.notCreated, (k) => `rule ${nameOf(k)}`);
   return 0;
 }
 

@@ -145,12 +145,13 @@ async function dispatch(sub: string, positionals: string[], v: Values): Promise<
     }
     case 'create': {
       const create = Object.fromEntries(items.map((s, i) => [`s${i}`, s]));
-      const label = (k: string) => `store ${typeof create[k]?.namespace === 'string' ? (create[k]!.namespace as string) : k}`;
       const res = await client.setStores({ create });
+      // A created store's namespace defaults to its id, which the server returns in `created`.
+      const nameOf = (k: string) => (typeof create[k]?.namespace === 'string' ? (create[k]!.namespace as string) : (res.created?.[k]?.namespace ?? k));
       const created = Object.entries(res.created ?? {});
-      if (v.json) out(JSON.stringify(Object.fromEntries(created.map(([k, c]) => [label(k).slice(6), c])), null, 2) + '\n');
-      else for (const [k, c] of created) out(`created ${c.namespace ?? label(k).slice(6)} (id ${c.id})\n`);
-      if (res.notCreated && Object.keys(res.notCreated).length > 0) throw new JmapSetError('x:StoreLookup/set', res.notCreated, label);
+      if (v.json) out(JSON.stringify(Object.fromEntries(created.map(([k, c]) => [nameOf(k), c])), null, 2) + '\n');
+      else for (const [k, c] of created) out(`created ${nameOf(k)} (id ${c.id})\n`);
+      if (res.notCreated && Object.keys(res.notCreated).length > 0) throw new JmapSetError('x:StoreLookup/set', res.notCreated, (k) => `store ${nameOf(k)}`);
       return 0;
     }
     case 'update': {

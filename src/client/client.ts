@@ -163,18 +163,26 @@ export class JmapClient {
   }
 
   /**
-   * Every object matching `opts` (all when no filter), in query order: one `/query`, then one `/get`
-   * per `maxObjectsInGet` ids (so it works past the server's get limit).
+   * Every object matching `opts` (all when no filter), in query order: `/query` pages (by `position`,
+   * while `total` says more ids exist than the server's per-query cap returned), then one `/get` per
+   * `maxObjectsInGet` ids, so it works past both server limits. Not a snapshot: objects changed
+   * between the pages may be missed or repeated.
    */
   async getAll<T>(type: ManagedType, opts: QueryOptions = {}): Promise<T[]> {
     const { maxObjectsInGet } = await this.limits();
-    const q = await this.query(type, opts);
+    const ids: string[] = [];
+    for (;;) {
+      const q = await this.query(type, { ...opts, position: ids.length, calculateTotal: true });
+      ids.push(...q.ids);
+      if (q.ids.length === 0 || q.total === undefined || ids.length >= q.total) break;
+    }
     const out: T[] = [];
-    for (let i = 0; i < q.ids.length; i += maxObjectsInGet) {
-      const r = await this.get<T>(type, q.ids.slice(i, i + maxObjectsInGet));
-      // /get returns in the order asked for; keep query order regardless.
+    for (let i = 0; i < ids.length; i += maxObjectsInGet) {
+      const chunk = ids.slice(i, i + maxObjectsInGet);
+      const r = await this.get<T>(type, chunk);
+      // Keep query order whatever order /get answers in.
       const byId = new Map(r.list.map((o) => [(o as { id: string }).id, o]));
-      for (const id of q.ids.slice(i, i + maxObjectsInGet)) {
+      for (const id of chunk) {
         const o = byId.get(id);
         if (o !== undefined) out.push(o);
       }

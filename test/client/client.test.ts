@@ -11,7 +11,7 @@ describe('JmapClient', () => {
   let h: ClientHarness;
   let client: JmapClient;
   beforeAll(async () => {
-    h = await startServer({ limits: { maxObjectsInGet: 5 } });
+    h = await startServer({ limits: { maxObjectsInGet: 5 }, queryMaxResults: 7 });
     client = new JmapClient({ server: h.server.url + '/', token: h.admin });
   });
   afterAll(() => h?.close());
@@ -41,9 +41,10 @@ describe('JmapClient', () => {
     expect(await client.findRule('ALPHAONE')).toBeUndefined();
   });
 
-  it('getAll pages past maxObjectsInGet and keeps query order', async () => {
+  it('getAll pages past maxObjectsInGet and the per-query cap, keeping query order', async () => {
     const create = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`c${i}`, rule(`page${String(i).padStart(2, '0')}`, { priority: 100 - i })]));
     await client.setRules({ create });
+    expect((await client.queryRules({ filter: { name: 'PAGE' } })).ids).toHaveLength(7);
     const all = await client.getAll<SpamRule>('SpamRule', { filter: { name: 'PAGE' }, sort: [{ property: 'priority' }] });
     expect(all.map((r) => r.name)).toEqual(Array.from({ length: 12 }, (_, i) => `PAGE${String(11 - i).padStart(2, '0')}`));
   });
