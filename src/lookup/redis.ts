@@ -143,7 +143,11 @@ export function createRedisSentinelStore(namespace: string, c: RedisSentinelStor
     sentinelUsername: c.sentinelUsername ?? undefined,
     sentinelPassword: resolveSecret(c.sentinelSecret, namespace),
     sentinelRetryStrategy: reconnect,
-    failoverDetector: true,
+    // Not ioredis' failoverDetector: its +switch-master disconnect can race a reconnect already under way
+    // and leave the client closed for good (seen in the failover test). A dead master is found again
+    // through the sentinels on reconnect; a demoted-but-alive one answers READONLY, which reconnects.
+    failoverDetector: false,
+    reconnectOnError: (e) => (e.message.startsWith('READONLY') ? 2 : false),
     protocol: c.protocolVersion === 'resp3' ? 3 : 2,
   });
   return new RedisLookupStore(namespace, 'RedisSentinel', client, c.timeout);
