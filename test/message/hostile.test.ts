@@ -148,4 +148,12 @@ describe('hostile and malformed mail never throws', () => {
     expect(bad.warnings[0]).toMatch(/^analysis failed/);
     expect(bad.elements('Any').length).toBe(1);
   });
+
+  it('flags the first line over 998 bytes (CRLF excluded) and nothing at exactly 998', async () => {
+    const line = (n: number, c: string) => c.repeat(n) + '\r\n';
+    const warn = async (raw: string) => (await analyzeMessage(raw)).warnings.filter((w) => w.startsWith('line longer'));
+    expect(await warn('Subject: x\r\n\r\n' + line(998, 'a').repeat(5))).toEqual([]);
+    expect(await warn('Subject: x\r\n\r\n' + line(998, 'a').repeat(5) + line(999, 'b') + 'end\r\n')).toEqual(['line longer than 998 bytes at byte 5014']);
+    expect(await warn('Subject: x\r\n\r\n' + 'c'.repeat(1000))).toEqual(['line longer than 998 bytes at byte 14']);
+  });
 });
