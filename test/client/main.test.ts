@@ -5,19 +5,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/shared-data.js';
 import { startServer, type ClientHarness } from './harness.js';
 
-function spamrule(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function spamrule(args: string[], env: Record<string, string> = {}, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   // Async spawn: the server answering the child lives in this process, so spawnSync would deadlock.
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, SPAMRULE_SERVER: '', SPAMRULE_TOKEN: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       timeout: 60_000,
     });
+    if (stdin !== undefined) child.stdin!.end(stdin);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
@@ -47,5 +48,15 @@ describe('spamrule rules|stores through main', () => {
     const none = await spamrule(['stores', 'list']);
     expect(none.code).toBe(1);
     expect(none.stderr).toBe('spamrule stores list: no server: pass --server URL or set SPAMRULE_SERVER\n');
+  });
+
+  it('rules create --file - reads the rule from stdin', async () => {
+    const env = { SPAMRULE_SERVER: h.server.url, SPAMRULE_TOKEN: h.admin };
+    const rule = { '@type': 'Body', name: 'from stdin', condition: { match: { '0': { if: 'true', then: "'STDIN'" } }, else: 'false' } };
+    const c = await spamrule(['rules', 'create', '--file', '-'], env, JSON.stringify(rule));
+    expect(c.stderr).toBe('');
+    expect(c.stdout).toMatch(/^created FROMSTDIN \(id [a-z0-9]+\)\n$/);
+    const g = await spamrule(['rules', 'get', 'FROMSTDIN', '--json'], env);
+    expect(JSON.parse(g.stdout)).toMatchObject({ '@type': 'Body', condition: { match: [{ if: 'true', then: "'STDIN'" }], else: 'false' } });
   });
 });
