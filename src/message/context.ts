@@ -5,7 +5,8 @@
  */
 import type { Value } from '../expr/value.js';
 import { emailAddress, hostname, parseIp, type EmailAddress } from './hostname.js';
-import { canonicalName, decodeText, parseAddresses, parseReceived, type RawHeader, type ReceivedInfo } from './headers.js';
+import { decodeWords } from 'postal-mime';
+import { canonicalName, decodeText, parseAddresses, parseReceived, unfold, type RawHeader, type ReceivedInfo } from './headers.js';
 import type { ParsedBody } from './parse.js';
 import { tokenize } from './tokenizer.js';
 import type { Envelope } from './types.js';
@@ -113,7 +114,7 @@ export class MessageContext {
     const r = replyH === undefined ? undefined : parseAddresses(replyH.raw)[0];
     return (this.addressMemo = {
       // From keeps its name untrimmed; Reply-To's is trimmed and an empty one is no name (spec §1.2).
-      from: f === undefined ? undefined : { email: emailAddress(f.address), name: f.name.toLowerCase() },
+      from: f === undefined ? undefined : { email: emailAddress(f.address), name: untrimmedName(fromH!.raw, f.name).toLowerCase() },
       replyTo: r === undefined ? undefined : { email: emailAddress(r.address), name: nonEmpty(r.name) },
       to,
       cc,
@@ -229,6 +230,25 @@ export class MessageContext {
     }
     return out;
   }
+}
+
+const QUOTED_NAME_RE = /^\s*"((?:[^"\\]|\\.){0,512})"/;
+
+/**
+ * postal-mime trims display names; mail-parser keeps the white space inside a quoted name and
+ * Stalwart does not trim From's (spec §1.2). Recover it when the header starts with that quoted name.
+ */
+function untrimmedName(raw: string, name: string): string {
+  const m = QUOTED_NAME_RE.exec(unfold(raw).slice(0, 1024));
+  if (m === null) return name;
+  const inner = m[1]!.replace(/\\(.)/g, '$1');
+  let decoded = inner;
+  try {
+    decoded = decodeWords(inner);
+  } catch {
+    return name;
+  }
+  return decoded.trim() === name.trim() ? decoded : name;
 }
 
 function nonEmpty(name: string): string | undefined {

@@ -207,3 +207,42 @@ describe('HTML-only message', () => {
     ]);
   });
 });
+
+describe('recipients, groups, PTR and References', () => {
+  const raw = [
+    'From: "  Spaced Name  " <S@Example.com>',
+    'To: Team: a@x.example.com, "=?ISO-8859-1?Q?B=E9a?=" <B@X.example.com>;',
+    'To: a@x.example.com',
+    'Bcc: hidden@y.example.net',
+    'References: <one@a.example> <two@b.example>',
+    'X-Folded: first',
+    '  second',
+    'Subject: plain',
+    '',
+    'ok',
+    '',
+  ].join('\r\n');
+
+  it('flattens groups, keeps duplicates and order, decodes names, locations to/bcc', async () => {
+    const m = await analyzeMessage(raw, { iprevPtr: 'PTR.Example.org.', heloDomain: 'localhost' });
+    expect(table(m, 'Email', ['email', 'name'])).toEqual([
+      ['from', 's@example.com', '  spaced name  '],
+      ['env_from', '', ''],
+      ['to', 'a@x.example.com', ''],
+      ['to', 'b@x.example.com', 'béa'],
+      ['to', 'a@x.example.com', ''],
+      ['bcc', 'hidden@y.example.net', ''],
+    ]);
+    const any = m.elements('Any')[0]!;
+    expect(['to', 'to.name', 'bcc.domain', 'from.name', 'helo_domain', 'remote_ip.ptr'].map((n) => any.variable(n))).toEqual([
+      ['a@x.example.com', 'b@x.example.com', 'a@x.example.com'], ['béa'], ['y.example.net'], '  spaced name  ', 'localhost', 'ptr.example.org',
+    ]);
+    // EHLO "localhost" has no sld; the PTR is added without an sld check.
+    expect(table(m, 'Domain', ['value'])).toEqual([['tcp', 'ptr.example.org'], ['from', 'example.com']]);
+    const headers = m.elements('Header');
+    expect(headers[4]!.variable('value')).toEqual(['one@a.example', 'two@b.example']);
+    expect(headers[4]!.variable('value_lower')).toEqual(['one@a.example', 'two@b.example']);
+    expect(headers[5]!.variable('raw')).toBe(' first\r\n  second\r\n');
+    expect(headers[5]!.variable('value')).toBe('first\r\n  second');
+  });
+});
