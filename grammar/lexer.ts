@@ -71,21 +71,25 @@ export const Word = createToken({
   start_chars_hint: [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$.'],
 });
 
-export const OrOp = createToken({ name: 'OrOp', pattern: /\|\|?/, label: "'||'" });
-export const AndOp = createToken({ name: 'AndOp', pattern: /&&?/, label: "'&&'" });
-export const XorOp = createToken({ name: 'XorOp', pattern: /\^/, label: "'^'" });
-export const NeOp = createToken({ name: 'NeOp', pattern: /!=/, label: "'!='" });
+/** Category of every binary operator token (`-` is also unary; the parser position decides). */
+export const BinaryOperator = createToken({ name: 'BinaryOperator', pattern: Lexer.NA, label: 'operator' });
+const bin = { categories: [BinaryOperator] };
+
+export const OrOp = createToken({ name: 'OrOp', pattern: /\|\|?/, label: "'||'", ...bin });
+export const AndOp = createToken({ name: 'AndOp', pattern: /&&?/, label: "'&&'", ...bin });
+export const XorOp = createToken({ name: 'XorOp', pattern: /\^/, label: "'^'", ...bin });
+export const NeOp = createToken({ name: 'NeOp', pattern: /!=/, label: "'!='", ...bin });
 export const NotOp = createToken({ name: 'NotOp', pattern: /!/, label: "'!'" });
-export const EqEqOp = createToken({ name: 'EqEqOp', pattern: /==/, label: "'=='" });
-export const EqOp = createToken({ name: 'EqOp', pattern: /=/, label: "'='" });
-export const LeOp = createToken({ name: 'LeOp', pattern: /<=/, label: "'<='" });
-export const LtOp = createToken({ name: 'LtOp', pattern: /</, label: "'<'" });
-export const GeOp = createToken({ name: 'GeOp', pattern: />=/, label: "'>='" });
-export const GtOp = createToken({ name: 'GtOp', pattern: />/, label: "'>'" });
-export const Plus = createToken({ name: 'Plus', pattern: /\+/, label: "'+'" });
-export const Minus = createToken({ name: 'Minus', pattern: /-/, label: "'-'" });
-export const Star = createToken({ name: 'Star', pattern: /\*/, label: "'*'" });
-export const Slash = createToken({ name: 'Slash', pattern: /\//, label: "'/'" });
+export const EqEqOp = createToken({ name: 'EqEqOp', pattern: /==/, label: "'=='", ...bin });
+export const EqOp = createToken({ name: 'EqOp', pattern: /=/, label: "'='", ...bin });
+export const LeOp = createToken({ name: 'LeOp', pattern: /<=/, label: "'<='", ...bin });
+export const LtOp = createToken({ name: 'LtOp', pattern: /</, label: "'<'", ...bin });
+export const GeOp = createToken({ name: 'GeOp', pattern: />=/, label: "'>='", ...bin });
+export const GtOp = createToken({ name: 'GtOp', pattern: />/, label: "'>'", ...bin });
+export const Plus = createToken({ name: 'Plus', pattern: /\+/, label: "'+'", ...bin });
+export const Minus = createToken({ name: 'Minus', pattern: /-/, label: "'-'", ...bin });
+export const Star = createToken({ name: 'Star', pattern: /\*/, label: "'*'", ...bin });
+export const Slash = createToken({ name: 'Slash', pattern: /\//, label: "'/'", ...bin });
 export const LParen = createToken({ name: 'LParen', pattern: /\(/, label: "'('" });
 export const RParen = createToken({ name: 'RParen', pattern: /\)/, label: "')'" });
 export const LBracket = createToken({ name: 'LBracket', pattern: /\[/, label: "'['" });
@@ -93,7 +97,7 @@ export const RBracket = createToken({ name: 'RBracket', pattern: /\]/, label: "'
 export const Comma = createToken({ name: 'Comma', pattern: /,/, label: "','" });
 
 export const ALL_TOKENS: TokenType[] = [
-  WhiteSpace, Terminator, StringLiteral, UnterminatedString, Word,
+  WhiteSpace, Terminator, StringLiteral, UnterminatedString, Word, BinaryOperator,
   OrOp, AndOp, XorOp, NeOp, NotOp, EqEqOp, EqOp, LeOp, LtOp, GeOp, GtOp,
   Plus, Minus, Star, Slash, LParen, RParen, LBracket, RBracket, Comma,
 ];

@@ -12,8 +12,8 @@ import { EmbeddedActionsParser, EOF, type IRecognitionException, type IToken, ty
 import type { BinaryOp, Node } from './ast.js';
 import { grammarError, GrammarError, quote } from './errors.js';
 import {
-  ALL_TOKENS, AndOp, Comma, EqEqOp, EqOp, exprLexer, GeOp, GtOp, LBracket, LeOp, LParen, LtOp, Minus, NeOp, NotOp,
-  OrOp, Plus, RBracket, RParen, Slash, Star, StringLiteral, UnterminatedString, Word, XorOp,
+  ALL_TOKENS, BinaryOperator, Comma, exprLexer, LBracket, LParen, Minus, NotOp, RBracket, RParen, StringLiteral,
+  UnterminatedString, Word,
 } from './lexer.js';
 
 /** Longest accepted source, in UTF-16 code units (64 KiB): larger input is refused before lexing. */
@@ -47,6 +47,20 @@ export function unescapeString(body: string): string {
     else out += '\\' + n;
   }
   return out;
+}
+
+/** Binary precedence (Stalwart `BinaryOperator::precedence`); higher binds tighter. */
+const PRECEDENCE: Record<BinaryOp, number> = {
+  '||': 1, '&&': 2, '^': 3, '==': 4, '!=': 4, '<': 5, '<=': 5, '>': 5, '>=': 5, '+': 6, '-': 6, '*': 7, '/': 7,
+};
+
+/** `=` → `==` (D2), `&` → `&&`, `|` → `||`. */
+function opOf(t: IToken): BinaryOp {
+  const i = t.image;
+  if (i === '=') return '==';
+  if (i === '&') return '&&';
+  if (i === '|') return '||';
+  return i as BinaryOp;
 }
 
 /** Letters, `_` or `$` make a word a name rather than a number (spec §1.2 `has_alpha`). */
@@ -100,7 +114,38 @@ class ExprParser extends EmbeddedActionsParser {
     return { type: 'Binary', op, left, right, start: left.start, end: right.end, opStart: opTok.startOffset };
   }
 
-  expression = this.RULE('expression', (): Node => this.SUBRULE(this.orExpr));
+  expression = this.RULE('expression', (): Node => {
+    // One flat loop for all binary operators (precedence is applied in the action): a rule per
+    // precedence level would multiply the recursion per nesting level by seven.
+    const operands: Node[] = [this.SUBRULE(this.unaryExpr)];
+    const ops: IToken[] = [];
+    this.MANY(() => {
+      ops.push(this.CONSUME(BinaryOperator));
+      operands.push(this.SUBRULE2(this.unaryExpr));
+    });
+    return this.ACTION(() => this.climb(operands, ops));
+  });
+
+  /** Shunting-yard over `a op b op c …`: higher precedence first, equal precedence to the left. */
+  private climb(operands: Node[], ops: IToken[]): Node {
+    if (ops.length === 0) return operands[0]!;
+    const out: Node[] = [operands[0]!];
+    const stack: IToken[] = [];
+    const reduce = (): void => {
+      const t = stack.pop()!;
+      const right = out.pop()!;
+      const left = out.pop()!;
+      out.push(this.binary(opOf(t), left, right, t));
+    };
+    for (let i = 0; i < ops.length; i++) {
+      const p = PRECEDENCE[opOf(ops[i]!)];
+      while (stack.length > 0 && PRECEDENCE[opOf(stack[stack.length - 1]!)] >= p) reduce();
+      stack.push(ops[i]!);
+      out.push(operands[i + 1]!);
+    }
+    while (stack.length > 0) reduce();
+    return out[0]!;
+  }
 
   /** Entry point: an optional expression, then end of input. */
   root = this.RULE('root', (): Node => {
@@ -109,81 +154,6 @@ class ExprParser extends EmbeddedActionsParser {
       n = this.SUBRULE(this.expression);
     });
     return n ?? { type: 'Empty', start: 0, end: 0 };
-  });
-
-  private orExpr = this.RULE('orExpr', (): Node => {
-    let left = this.SUBRULE(this.andExpr);
-    this.MANY(() => {
-      const t = this.CONSUME(OrOp);
-      const right = this.SUBRULE2(this.andExpr);
-      left = this.ACTION(() => this.binary('||', left, right, t));
-    });
-    return left;
-  });
-
-  private andExpr = this.RULE('andExpr', (): Node => {
-    let left = this.SUBRULE(this.xorExpr);
-    this.MANY(() => {
-      const t = this.CONSUME(AndOp);
-      const right = this.SUBRULE2(this.xorExpr);
-      left = this.ACTION(() => this.binary('&&', left, right, t));
-    });
-    return left;
-  });
-
-  private xorExpr = this.RULE('xorExpr', (): Node => {
-    let left = this.SUBRULE(this.eqExpr);
-    this.MANY(() => {
-      const t = this.CONSUME(XorOp);
-      const right = this.SUBRULE2(this.eqExpr);
-      left = this.ACTION(() => this.binary('^', left, right, t));
-    });
-    return left;
-  });
-
-  private eqExpr = this.RULE('eqExpr', (): Node => {
-    let left = this.SUBRULE(this.cmpExpr);
-    this.MANY(() => {
-      const t = this.OR([{ ALT: () => this.CONSUME(EqEqOp) }, { ALT: () => this.CONSUME(EqOp) }, { ALT: () => this.CONSUME(NeOp) }]);
-      const right = this.SUBRULE2(this.cmpExpr);
-      left = this.ACTION(() => this.binary(t.tokenType === NeOp ? '!=' : '==', left, right, t));
-    });
-    return left;
-  });
-
-  private cmpExpr = this.RULE('cmpExpr', (): Node => {
-    let left = this.SUBRULE(this.addExpr);
-    this.MANY(() => {
-      const t = this.OR([
-        { ALT: () => this.CONSUME(LtOp) },
-        { ALT: () => this.CONSUME(LeOp) },
-        { ALT: () => this.CONSUME(GtOp) },
-        { ALT: () => this.CONSUME(GeOp) },
-      ]);
-      const right = this.SUBRULE2(this.addExpr);
-      left = this.ACTION(() => this.binary(t.image as BinaryOp, left, right, t));
-    });
-    return left;
-  });
-
-  private addExpr = this.RULE('addExpr', (): Node => {
-    let left = this.SUBRULE(this.mulExpr);
-    this.MANY(() => {
-      const t = this.OR([{ ALT: () => this.CONSUME(Plus) }, { ALT: () => this.CONSUME(Minus) }]);
-      const right = this.SUBRULE2(this.mulExpr);
-      left = this.ACTION(() => this.binary(t.image as BinaryOp, left, right, t));
-    });
-    return left;
-  });
-
-  private mulExpr = this.RULE('mulExpr', (): Node => {
-    let left = this.SUBRULE(this.unaryExpr);
-    this.MANY(() => {
-      const t = this.OR([{ ALT: () => this.CONSUME(Star) }, { ALT: () => this.CONSUME(Slash) }]);
-      const right = this.SUBRULE2(this.unaryExpr);
-      left = this.ACTION(() => this.binary(t.image as BinaryOp, left, right, t));
-    });
-    return left;
   });
 
   /** D5: unary operators nest (`- -1` = 1, `!-1` = 0). */
