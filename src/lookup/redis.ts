@@ -42,6 +42,19 @@ function common(timeout: number, createMs: number | null): RedisOptions {
   };
 }
 
+/**
+ * AUTH arguments. The username only goes with a password: the schema defaults `authUsername` to
+ * "stalwart" even when there is no secret, and `AUTH stalwart ""` would fail against a server without
+ * ACLs (redis-rs, which Stalwart uses, likewise sends no AUTH without a password).
+ */
+function credentials(username: string | null, password: string | undefined): { username?: string; password?: string } {
+  return password === undefined ? {} : { password, ...(username ? { username } : {}) };
+}
+function sentinelCredentials(username: string | null, password: string | undefined): { sentinelUsername?: string; sentinelPassword?: string } {
+  const c = credentials(username, password);
+  return { ...(c.username ? { sentinelUsername: c.username } : {}), ...(c.password ? { sentinelPassword: c.password } : {}) };
+}
+
 type Client = Redis | Cluster;
 
 /**
@@ -119,8 +132,7 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
     clusterRetryStrategy: (times) => Math.min(minWait * times, maxWait),
     redisOptions: {
       ...common(c.timeout, c.poolTimeoutCreate),
-      username: c.authUsername ?? undefined,
-      password: resolveSecret(c.authSecret, namespace),
+      ...credentials(c.authUsername, resolveSecret(c.authSecret, namespace)),
       protocol: c.protocolVersion === 'resp3' ? 3 : 2,
     },
   });
@@ -138,10 +150,8 @@ export function createRedisSentinelStore(namespace: string, c: RedisSentinelStor
     ...common(c.timeout, c.poolTimeoutCreate),
     sentinels: c.urls.map(node),
     name: c.serviceName,
-    username: c.authUsername ?? undefined,
-    password: resolveSecret(c.authSecret, namespace),
-    sentinelUsername: c.sentinelUsername ?? undefined,
-    sentinelPassword: resolveSecret(c.sentinelSecret, namespace),
+    ...credentials(c.authUsername, resolveSecret(c.authSecret, namespace)),
+    ...sentinelCredentials(c.sentinelUsername, resolveSecret(c.sentinelSecret, namespace)),
     sentinelRetryStrategy: reconnect,
     // Not ioredis' failoverDetector: its +switch-master disconnect can race a reconnect already under way
     // and leave the client closed for good (seen in the failover test). A dead master is found again

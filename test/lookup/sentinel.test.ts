@@ -47,3 +47,43 @@ describe('Redis Sentinel store', () => {
     expect(redisCli(newMaster, 'GET', 'after-failover')).toBe('ok');
   }, 90_000);
 });
+
+describe('Redis Sentinel store with separate data-node and sentinel credentials', () => {
+  let secured: RedisSentinelServer;
+  const stores: LookupStore[] = [];
+  const open = (more: Record<string, unknown>) => {
+    const s = createLookupStore('sentinel-auth', { '@type': 'RedisSentinel', urls: secured.urls, timeout: 1000, ...more }, { cache: { enabled: false } });
+    stores.push(s);
+    return s;
+  };
+  beforeAll(async () => {
+    secured = await startRedisSentinel({ password: 'data-pw', sentinelPassword: 'sentinel-pw' });
+  });
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    await secured?.stop();
+  });
+
+  it('authenticates to sentinels with sentinelSecret and to data nodes with authSecret', async () => {
+    process.env.SPAMRULE_TEST_SENTINEL_PW = 'sentinel-pw';
+    // requirepass protects Redis' "default" user; the schema's default username "stalwart" has no ACL here.
+    const s = open({
+      authUsername: 'default',
+      authSecret: { '@type': 'Value', secret: 'data-pw' },
+      sentinelSecret: { '@type': 'EnvironmentVariable', variableName: 'SPAMRULE_TEST_SENTINEL_PW' },
+    });
+    await s.keySet('auth', 'ok');
+    expect(await s.keyGet('auth')).toBe('ok');
+    expect(redisCli(secured.masterPort, 'GET', 'auth')).toBe('ok');
+  });
+
+  it.each([
+    ['a wrong sentinel secret', { authUsername: null, authSecret: { '@type': 'Value', secret: 'data-pw' }, sentinelSecret: { '@type': 'Value', secret: 'nope' } }],
+    ['a wrong data-node secret', { authUsername: null, authSecret: { '@type': 'Value', secret: 'nope' }, sentinelSecret: { '@type': 'Value', secret: 'sentinel-pw' } }],
+    ['the credentials swapped', { authUsername: null, authSecret: { '@type': 'Value', secret: 'sentinel-pw' }, sentinelSecret: { '@type': 'Value', secret: 'data-pw' } }],
+  ])('%s fails cleanly with a LookupStoreError', async (_name, creds) => {
+    const err = await open(creds).keyGet('auth').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LookupStoreError);
+    expect((err as Error).message).toMatch(/^lookup store "sentinel-auth": key_get (failed|timed out)/);
+  });
+});

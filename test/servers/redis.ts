@@ -8,8 +8,11 @@ import { freePort, HOST, Proc, run, tempDir, waitFor } from './common.js';
 
 /** `redis-cli` against 127.0.0.1:port; returns its output. */
 export function redisCli(port: number, ...args: string[]): string {
-  return run('redis-cli', ['-h', HOST, '-p', String(port), ...args], { timeoutMs: 10_000 }).trim();
+  const pw = passwords.get(port);
+  return run('redis-cli', ['-h', HOST, '-p', String(port), ...(pw ? ['--no-auth-warning', '-a', pw] : []), ...args], { timeoutMs: 10_000 }).trim();
 }
+/** Port → password, for servers started with one, so `redisCli` authenticates by itself. */
+const passwords = new Map<number, string>();
 
 async function ping(port: number): Promise<boolean> {
   try {
@@ -32,8 +35,12 @@ function spawnRedis(dir: string, name: string, port: number, extra: string[]): P
   );
 }
 
-async function startNode(dir: string, name: string, extra: string[] = [], port?: number): Promise<Node> {
+async function startNode(dir: string, name: string, extra: string[] = [], port?: number, password?: string): Promise<Node> {
   port ??= await freePort();
+  if (password) {
+    passwords.set(port, password);
+    extra = [...extra, '--requirepass', password, '--masterauth', password];
+  }
   const proc = spawnRedis(dir, name, port, extra);
   await waitFor(`redis ${name} on ${port}`, async () => {
     if (!proc.running) throw new Error(`redis-server exited: ${proc.log()}`);
@@ -132,21 +139,26 @@ export interface RedisSentinelServer {
   stop(): Promise<void>;
 }
 
-/** A master, one replica and three sentinels (quorum 2, down-after 1000 ms) monitoring `mymaster`. */
-export async function startRedisSentinel(opts: { serviceName?: string } = {}): Promise<RedisSentinelServer> {
+/**
+ * A master, one replica and three sentinels (quorum 2, down-after 1000 ms) monitoring `mymaster`.
+ * `password` protects the data nodes (requirepass/masterauth; sentinels get it as auth-pass),
+ * `sentinelPassword` the sentinels themselves, so the two credentials can be tested apart.
+ */
+export async function startRedisSentinel(opts: { serviceName?: string; password?: string; sentinelPassword?: string } = {}): Promise<RedisSentinelServer> {
   const serviceName = opts.serviceName ?? 'mymaster';
   const dir = tempDir('redis-sentinel');
   const procs: Proc[] = [];
   const byPort = new Map<number, Proc>();
   try {
-    const master = await startNode(dir, 'master');
-    const replica = await startNode(dir, 'replica', ['--replicaof', HOST, String(master.port)]);
+    const master = await startNode(dir, 'master', [], undefined, opts.password);
+    const replica = await startNode(dir, 'replica', ['--replicaof', HOST, String(master.port)], undefined, opts.password);
     procs.push(master.proc, replica.proc);
     byPort.set(master.port, master.proc).set(replica.port, replica.proc);
     await waitFor('replica in sync', () => redisCli(replica.port, 'INFO', 'replication').includes('master_link_status:up'));
     const sentinelPorts: number[] = [];
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
+      if (opts.sentinelPassword) passwords.set(port, opts.sentinelPassword);
       const conf = join(dir, `sentinel-${i}.conf`);
       writeFileSync(
         conf,
@@ -159,6 +171,8 @@ export async function startRedisSentinel(opts: { serviceName?: string } = {}): P
           `sentinel down-after-milliseconds ${serviceName} 1000`,
           `sentinel failover-timeout ${serviceName} 5000`,
           `sentinel parallel-syncs ${serviceName} 1`,
+          ...(opts.password ? [`sentinel auth-pass ${serviceName} ${opts.password}`] : []),
+          ...(opts.sentinelPassword ? [`requirepass ${opts.sentinelPassword}`, `sentinel sentinel-pass ${opts.sentinelPassword}`] : []),
           '',
         ].join('\n'),
       );
@@ -202,6 +216,7 @@ export async function startRedisSentinel(opts: { serviceName?: string } = {}): P
       },
       async stop() {
         await Promise.all(procs.map((p) => p.kill('SIGKILL')));
+        for (const p of [master.port, replica.port, ...sentinelPorts]) passwords.delete(p);
         rmSync(dir, { recursive: true, force: true });
       },
     };
