@@ -14,6 +14,8 @@ export interface PostgresServer {
   user: string;
   password: string;
   database: string;
+  /** `postgres://spamrule@127.0.0.1:PORT/stalwart`, for clients that take a connection URL. */
+  url: string;
   /** Stops the server abruptly (`-m immediate`), keeping its data: for fault tests. */
   kill(): Promise<void>;
   /** Starts it again on the same port and data. */
@@ -57,6 +59,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     user: 'spamrule',
     password: '',
     database: 'stalwart',
+    url: `postgres://spamrule@${HOST}:${port}/stalwart`,
     async kill() {
       run(pgctl, ['-D', data, '-m', 'immediate', '-w', 'stop'], as);
     },
