@@ -41,7 +41,7 @@ describe.skipIf(!hasSharedData)('public Stalwart rule set', () => {
       'X-PHP-Originating-Script: 1000:mailer.php',
       'Message-ID: <1@x.example>',
       '',
-      'Visit https://storage.googleapis.com/bucket/x.html',
+      'Visit https://images3.googleusercontent.com/proxy/abcDEF123=s0',
       '',
     ].join('\r\n');
     const res = await e.classify(msg, { tags: ['DMARC_POLICY_ALLOW', 'SPF_FAIL'] });
