@@ -66,7 +66,6 @@ interface AddressFields {
   to: Recipient[];
   cc: Recipient[];
   bcc: Recipient[];
-  subjectText: string;
 }
 
 export class MessageContext {
@@ -91,12 +90,11 @@ export class MessageContext {
     this.envFrom = emailAddress(this.envelope.mailFrom ?? '');
   }
 
-  /** From, Reply-To, To/Cc/Bcc and Subject, parsed on first use (spec §1.2). */
+  /** From, Reply-To, To/Cc/Bcc, parsed on first use (spec §1.2). */
   private addresses(): AddressFields {
     if (this.addressMemo !== undefined) return this.addressMemo;
     let fromH: RawHeader | undefined;
     let replyH: RawHeader | undefined;
-    let subjH: RawHeader | undefined;
     const to: Recipient[] = [];
     const cc: Recipient[] = [];
     const bcc: Recipient[] = [];
@@ -104,7 +102,6 @@ export class MessageContext {
       switch (canonicalName(h.name)) {
         case 'From': fromH = h; break;
         case 'Reply-To': replyH = h; break;
-        case 'Subject': subjH = h; break;
         case 'To': pushRecipients(h, to); break;
         case 'Cc': pushRecipients(h, cc); break;
         case 'Bcc': pushRecipients(h, bcc); break;
@@ -119,7 +116,6 @@ export class MessageContext {
       to,
       cc,
       bcc,
-      subjectText: subjH === undefined ? '' : decodeText(subjH.raw),
     });
   }
 
@@ -140,10 +136,16 @@ export class MessageContext {
   get bcc(): Recipient[] {
     return this.addresses().bcc;
   }
-  /** RFC 2047-decoded Subject of the last Subject header ("" when absent). */
+  /** RFC 2047-decoded Subject of the last Subject header ("" when absent); computed once. */
   get subjectText(): string {
-    return this.addresses().subjectText;
+    if (this.subjectMemo === undefined) {
+      let subj: RawHeader | undefined;
+      for (const h of this.headers) if (h.name.length === 7 && h.name.toLowerCase() === 'subject') subj = h;
+      this.subjectMemo = subj === undefined ? '' : decodeText(subj.raw);
+    }
+    return this.subjectMemo;
   }
+  private subjectMemo: string | undefined;
 
   private receivedMemo: { header: RawHeader; info: ReceivedInfo }[] | undefined;
 

@@ -19,12 +19,16 @@ import { urlParts, type UrlParts } from './url.js';
 /** At most this many elements per scope (Email: per list); the rest are dropped with a warning. */
 export const MAX_ELEMENTS = 5_000;
 
+// Fields are `declare`d and assigned in constructors: with ES2022 class fields, initialisers and
+// parameter properties are defined per instance, which showed up in profiles of the hot path.
 abstract class Element implements ScopeElement {
   abstract readonly scope: Scope;
-  constructor(
-    protected readonly ctx: MessageContext,
-    readonly location: Location,
-  ) {}
+  declare protected readonly ctx: MessageContext;
+  declare readonly location: Location;
+  constructor(ctx: MessageContext, location: Location) {
+    this.ctx = ctx;
+    this.location = location;
+  }
   abstract readonly label: string;
   protected abstract item(name: string): Value;
   variable(name: string): Value {
@@ -36,14 +40,14 @@ abstract class Element implements ScopeElement {
 
 /** Domain, Body and Any: `StringResolver`, which answers its string for any name. */
 class StringElement extends Element {
-  constructor(
-    ctx: MessageContext,
-    location: Location,
-    readonly scope: Scope,
-    private readonly value: string,
-    readonly label: string,
-  ) {
+  declare readonly scope: Scope;
+  declare private readonly value: string;
+  declare readonly label: string;
+  constructor(ctx: MessageContext, location: Location, scope: Scope, value: string, label: string) {
     super(ctx, location);
+    this.scope = scope;
+    this.value = value;
+    this.label = label;
   }
   protected item(): Value {
     return this.value;
@@ -54,8 +58,10 @@ class UrlElement extends Element {
   get scope(): 'Url' {
     return 'Url';
   }
-  constructor(ctx: MessageContext, location: Location, readonly parts: UrlParts) {
+  declare readonly parts: UrlParts;
+  constructor(ctx: MessageContext, location: Location, parts: UrlParts) {
     super(ctx, location);
+    this.parts = parts;
   }
   get label(): string {
     return this.parts.url;
@@ -82,8 +88,12 @@ class EmailElement extends Element {
   get scope(): 'Email' {
     return 'Email';
   }
-  constructor(ctx: MessageContext, location: Location, readonly email: EmailAddress, readonly name: string | undefined) {
+  declare readonly email: EmailAddress;
+  declare readonly name: string | undefined;
+  constructor(ctx: MessageContext, location: Location, email: EmailAddress, name: string | undefined) {
     super(ctx, location);
+    this.email = email;
+    this.name = name;
   }
   get label(): string {
     return this.email.address;
@@ -107,8 +117,10 @@ class IpElement extends Element {
   }
   // Declared, not initialised: per-instance field definitions are measurable on the hot path.
   private declare bytes: number[] | undefined;
-  constructor(ctx: MessageContext, location: Location, readonly ip: string) {
+  declare readonly ip: string;
+  constructor(ctx: MessageContext, location: Location, ip: string) {
     super(ctx, location);
+    this.ip = ip;
   }
   get label(): string {
     return this.ip;
@@ -147,8 +159,10 @@ class HeaderElement extends Element {
     return 'Header';
   }
   private declare typed: { value: Value; valueLower: Value; attributes: Value } | undefined;
-  constructor(ctx: MessageContext, readonly header: RawHeader) {
+  declare readonly header: RawHeader;
+  constructor(ctx: MessageContext, header: RawHeader) {
     super(ctx, 'body_text'); // Stalwart passes body_text for every header (quirk, spam-rules.md §2.1)
+    this.header = header;
   }
   get label(): string {
     return canonicalName(this.header.name);
