@@ -60,7 +60,7 @@ describe('spamrule token', () => {
     const bad = cli(['token', 'create', '--db', db, '--permissions', 'sysEverything']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('unknown permission "sysEverything"');
-  });
+  }, 120_000);
 });
 
 describe('spamrule serve durability', () => {
@@ -127,5 +127,5 @@ describe('spamrule serve durability', () => {
     } finally {
       await server.close();
     }
-  });
+  }, 120_000);
 });

@@ -14,7 +14,7 @@ let b: Harness;
 const loadsB: string[][] = [];
 beforeAll(async () => {
   pg = await startPostgres();
-  url = `postgres://${pg.user}@${pg.host}:${pg.port}/${pg.database}`;
+  url = pg.url;
   a = await startHarness({ pg: url });
   b = await startHarness({ pg: url, engine: { loadRules: (rules) => loadsB.push(rules.map((r) => r.name as string)) } });
 }, 120_000);
