@@ -16,9 +16,35 @@ import { Float, intoArray, toBool, toStr, toUsize, type Value } from './value.js
 export type Captures = string[];
 export type SyncFn = (ctx: EvalContext, caps: Captures) => Value;
 export type AsyncFn = (ctx: EvalContext, caps: Captures) => Promise<Value>;
-type Compiled = { sync: true; f: SyncFn } | { sync: false; f: AsyncFn };
+/** `lit` is set when the node is a compile-time constant (folded), so parents can specialise. */
+type Compiled = { sync: true; f: SyncFn; lit?: { value: Value } } | { sync: false; f: AsyncFn; lit?: undefined };
 
 const sync = (f: SyncFn): Compiled => ({ sync: true, f });
+const literal = (value: Value): Compiled => ({ sync: true, f: () => value, lit: { value } });
+
+/** A context for constant folding: pure nodes never read it, so any access is a bug. */
+const NO_CONTEXT: EvalContext = {
+  variable: () => {
+    throw new Error('constant folding read a variable');
+  },
+  global: () => {
+    throw new Error('constant folding read a global');
+  },
+};
+
+/**
+ * Constant folding: a pure node (operator, index, array, sync function; all pure per spec §4)
+ * whose operands are all literals is evaluated once at compile time. Arrays are shared between
+ * evaluations, which the value model allows (arrays are immutable once built, `value.ts`).
+ */
+function fold(c: Compiled, children: Compiled[]): Compiled {
+  if (!c.sync || !children.every((x) => x.lit !== undefined)) return c;
+  try {
+    return literal(c.f(NO_CONTEXT, []));
+  } catch {
+    return c;
+  }
+}
 const asyncC = (f: AsyncFn): Compiled => ({ sync: false, f });
 
 /** `$N` / system / metric / matches helpers shared with the interpreter. */
@@ -51,10 +77,8 @@ export function readMetric(ctx: EvalContext, name: string): Value {
 
 function compileNode(e: Expr): Compiled {
   switch (e.k) {
-    case 'lit': {
-      const v = e.value;
-      return sync(() => v);
-    }
+    case 'lit':
+      return literal(e.value);
     case 'var': {
       const name = e.name;
       return sync((c) => c.variable(name));
@@ -75,15 +99,21 @@ function compileNode(e: Expr): Compiled {
       const name = e.name;
       return sync((c) => readMetric(c, name));
     }
-    case 'array':
-      return compileArray(e.items.map(compileNode));
+    case 'array': {
+      const items = e.items.map(compileNode);
+      return fold(compileArray(items), items);
+    }
     case 'index': {
       const t = compileNode(e.target);
       const i = compileNode(e.index);
       if (t.sync && i.sync) {
         const tf = t.f;
         const xf = i.f;
-        return sync((c, k) => readIndex(tf(c, k), xf(c, k)));
+        if (i.lit !== undefined) {
+          const iv = i.lit.value;
+          return fold(sync((c, k) => readIndex(tf(c, k), iv)), [t, i]);
+        }
+        return fold(sync((c, k) => readIndex(tf(c, k), xf(c, k))), [t, i]);
       }
       const tf = t.f;
       const xf = i.f;
@@ -94,13 +124,20 @@ function compileNode(e: Expr): Compiled {
       const op = e.op === '!' ? opNot : opNeg;
       if (o.sync) {
         const of = o.f;
-        return sync((c, k) => op(of(c, k)));
+        return fold(sync((c, k) => op(of(c, k))), [o]);
       }
       const of = o.f;
       return asyncC(async (c, k) => op(await of(c, k)));
     }
-    case 'binary':
-      return compileBinary(e.op, compileNode(e.left), compileNode(e.right));
+    case 'binary': {
+      if (e.op === '&&' || e.op === '||') {
+        const chain = flattenLogical(e.op, e).map(compileNode);
+        if (chain.every((x) => x.sync)) return fold(compileLogicalChain(e.op, chain.map((x) => x.f as SyncFn)), chain);
+      }
+      const l = compileNode(e.left);
+      const r = compileNode(e.right);
+      return fold(compileBinary(e.op, l, r), [l, r]);
+    }
     case 'matches': {
       const s = compileNode(e.subject);
       const re = e.regex;
@@ -111,8 +148,10 @@ function compileNode(e: Expr): Compiled {
       const sf = s.f;
       return asyncC(async (c, k) => runMatches(re, await sf(c, k), k));
     }
-    case 'call':
-      return compileCall(e, e.args.map(compileNode));
+    case 'call': {
+      const args = e.args.map(compileNode);
+      return e.def.async ? compileCall(e, args) : fold(compileCall(e, args), args);
+    }
   }
 }
 
@@ -153,6 +192,23 @@ function compileBinary(op: string, l: Compiled, r: Compiled): Compiled {
       });
     }
     const fn = BINARY_OPS[op]!;
+    if (r.lit !== undefined) {
+      const rv = r.lit.value;
+      // The commonest rule shape: `name_lower == 'x-mailer'`.
+      if (typeof rv === 'string' && (op === '==' || op === '!=')) {
+        const yes = op === '==' ? 1 : 0;
+        const no = 1 - yes;
+        return sync((c, k) => {
+          const a = lf(c, k);
+          return typeof a === 'string' ? (a === rv ? yes : no) : fn(a, rv);
+        });
+      }
+      return sync((c, k) => fn(lf(c, k), rv));
+    }
+    if (l.lit !== undefined) {
+      const lv = l.lit.value;
+      return sync((c, k) => fn(lv, rf(c, k)));
+    }
     return sync((c, k) => {
       const a = lf(c, k);
       return fn(a, rf(c, k));
@@ -172,6 +228,43 @@ function compileBinary(op: string, l: Compiled, r: Compiled): Compiled {
   return asyncC(async (c, k) => {
     const a = await lf(c, k);
     return fn(a, await rf(c, k));
+  });
+}
+
+/** `a || b || c` (left-nested) → `[a, b, c]`, so the chain runs as one loop. */
+function flattenLogical(op: string, e: Expr): Expr[] {
+  const out: Expr[] = [];
+  let cur = e;
+  while (cur.k === 'binary' && cur.op === op) {
+    out.push(cur.right);
+    cur = cur.left;
+  }
+  out.push(cur);
+  return out.reverse();
+}
+
+/**
+ * A flattened `&&`/`||` chain with Stalwart's results: `((a || b) || c)` returns `a` itself when
+ * `a` is truthy, otherwise Integer 1/0 from the first truthy later operand; `&&` mirrors it
+ * (returns `a` when falsy, 0 at the first later falsy operand, else 1).
+ */
+function compileLogicalChain(op: string, fs: SyncFn[]): Compiled {
+  const first = fs[0]!;
+  const rest = fs.slice(1);
+  const n = rest.length;
+  if (op === '||') {
+    return sync((c, k) => {
+      const a = first(c, k);
+      if (toBool(a)) return a;
+      for (let i = 0; i < n; i++) if (toBool(rest[i]!(c, k))) return 1;
+      return 0;
+    });
+  }
+  return sync((c, k) => {
+    const a = first(c, k);
+    if (!toBool(a)) return a;
+    for (let i = 0; i < n; i++) if (!toBool(rest[i]!(c, k))) return 0;
+    return 1;
   });
 }
 
@@ -209,6 +302,11 @@ function compileCall(e: Extract<Expr, { k: 'call' }>, args: Compiled[]): Compile
 
 /** Wraps compiled closures into the {@link CompiledExpression} contract. */
 function wrap(source: string, c: Compiled): CompiledExpression {
+  if (c.lit !== undefined && Array.isArray(c.lit.value)) {
+    // A folded array handed to the caller is copied, so callers may keep or change their result.
+    const v = c.lit.value;
+    c = sync(() => v.slice());
+  }
   if (c.sync) {
     const f = c.f;
     return {
