@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark suite, printed as tables. Select with `--only rules,classify,lookup`.
+ * `npm run bench`: every benchmark suite, printed as tables. Select with `--only rules,classify,classify-redis,lookup`.
  * Figures are reported as ratios against a baseline measured in the same run (shared, noisy machines).
  */
 import { runClassifyBench } from './classify.js';
@@ -17,6 +17,10 @@ async function main(): Promise<void> {
     await runRulesBench();
   }
   if (want('classify')) await runClassifyBench();
+  if (want('classify-redis')) {
+    const { runClassifyRedisBench } = await import('./classify-redis.js');
+    await runClassifyRedisBench();
+  }
   if (want('lookup')) {
     const { runLookupBench } = await import('./lookup.js');
     await runLookupBench();
