@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { Bench } from 'tinybench';
 import {
-  compileExpression, interpretExpression, normalizeMatch, SPAM_RULE_VARIABLES, type EvalContext, type SpamRuleScope,
+  compileExpression, interpretExpression, type CompiledExpression, type InterpretedExpression, normalizeMatch, SPAM_RULE_VARIABLES, type EvalContext, type SpamRuleScope,
   type Value,
 } from '../src/expr/index.js';
 import { sharedPath } from '../test/helpers/shared-data.js';
@@ -53,8 +53,8 @@ function expressions(): { source: string; scope: SpamRuleScope }[] {
 export async function runExprBench(): Promise<void> {
   const vars = variables();
   const ctx: EvalContext = { variable: (n) => vars.get(n) ?? '', global: (n) => (n.length % 3 === 0 ? 1 : 0) };
-  const compiled = [];
-  const interpreted = [];
+  const compiled: CompiledExpression[] = [];
+  const interpreted: InterpretedExpression[] = [];
   for (const e of expressions()) {
     const opts = { allowedVariables: SPAM_RULE_VARIABLES[e.scope] };
     const c = compileExpression(e.source, opts);
