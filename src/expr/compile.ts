@@ -131,7 +131,10 @@ function compileNode(e: Expr): Compiled {
     }
     case 'binary': {
       if (e.op === '&&' || e.op === '||') {
-        const chain = flattenLogical(e.op, e).map(compileNode);
+        const operands = flattenLogical(e.op, e);
+        // Tag logic (`$A && ($B || $C)`) is most of the public rule set: read the globals directly.
+        if (operands.every((x) => x.k === 'global')) return compileGlobalChain(e.op, operands.map((x) => (x as { name: string }).name));
+        const chain = operands.map(compileNode);
         if (chain.every((x) => x.sync)) return fold(compileLogicalChain(e.op, chain.map((x) => x.f as SyncFn)), chain);
       }
       const l = compileNode(e.left);
@@ -264,6 +267,27 @@ function compileLogicalChain(op: string, fs: SyncFn[]): Compiled {
     const a = first(c, k);
     if (!toBool(a)) return a;
     for (let i = 0; i < n; i++) if (!toBool(rest[i]!(c, k))) return 0;
+    return 1;
+  });
+}
+
+/** {@link compileLogicalChain} for operands that are all `$TAG` globals. */
+function compileGlobalChain(op: string, names: string[]): Compiled {
+  const first = names[0]!;
+  const rest = names.slice(1);
+  const n = rest.length;
+  if (op === '||') {
+    return sync((c) => {
+      const a = c.global(first);
+      if (toBool(a)) return a;
+      for (let i = 0; i < n; i++) if (toBool(c.global(rest[i]!))) return 1;
+      return 0;
+    });
+  }
+  return sync((c) => {
+    const a = c.global(first);
+    if (!toBool(a)) return a;
+    for (let i = 0; i < n; i++) if (!toBool(c.global(rest[i]!))) return 0;
     return 1;
   });
 }

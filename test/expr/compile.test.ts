@@ -90,6 +90,29 @@ describe('compiled expressions: Stalwart value semantics', () => {
     expect(ev('size * 2', { size: new Float(1.5) })).toEqual({ float: 3 });
   });
 
+  it('runs flattened &&/|| chains with Stalwart results (left operand on short-circuit, else 0/1)', () => {
+    expect(ev('$A || $B || $C', {}, ['B'])).toEqual({ int: 1 });
+    expect(ev('$A || $B || $C', {}, [])).toEqual({ int: 0 });
+    expect(ev('$A && $B && $C', {}, ['A', 'B', 'C'])).toEqual({ int: 1 });
+    expect(ev('$A && $B && $C', {}, ['A', 'C'])).toEqual({ int: 0 });
+    expect(ev('$A && $B && $C', {}, [])).toEqual({ int: 0 });
+    expect(ev("'x' || $A || $B")).toEqual({ str: 'x' });
+    expect(ev("0 || '' || 'y'")).toEqual({ int: 1 });
+    expect(ev("'' && $A && 1", {}, ['A'])).toEqual({ str: '' });
+    expect(ev("subject || 0 || 0", { subject: 'hi' })).toEqual({ str: 'hi' });
+    expect(ev("subject && 'a' && ''", { subject: 'hi' })).toEqual({ int: 0 });
+    expect(ev('!($A && $B) && ($A || $C)', {}, ['A'])).toEqual({ int: 1 });
+  });
+
+  it('folds constant subexpressions without sharing a returned array', () => {
+    const c = compileExpression("[1, len('ab'), 2 * 3]");
+    const a = c.evalSync(ctx()) as Value[];
+    expect(encodeValue(a)).toEqual({ array: [{ int: 1 }, { int: 2 }, { int: 6 }] });
+    a.push(7);
+    expect((c.evalSync(ctx()) as Value[]).length).toBe(3);
+    expect(ev("contains(['to', 'cc'], name_lower)", { name_lower: 'cc' })).toEqual({ int: 1 });
+  });
+
   it('matches sets captures (group 0..n, "" for groups that did not take part) and clears them on failure', () => {
     expect(ev("matches('^([^.]+)@([^.]+)\\.(.+)$', rcpt) && $1 + '+' + $2 + '@' + $3", { rcpt: 'user@foo.example.org' })).toEqual({
       int: 1,
