@@ -1,0 +1,38 @@
+/**
+ * Every expression of Stalwart's public rule set (spam-filter-rules.json) compiles under its
+ * context's allow-list: SpamRule conditions by scope, DNSBL `zone` by scope and `tag` as SPAM_IP.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { compileIfBlock, DNSBL_TAG_VARIABLES, SPAM_RULE_VARIABLES, type SpamRuleScope } from '../../src/expr/index.js';
+import { hasSharedData, sharedPath } from '../helpers/shared-data.js';
+
+type Cond = { match?: Record<string, { if: string; then: string }>; else?: string };
+
+describe.skipIf(!hasSharedData)('public rule set', () => {
+  const bundle = hasSharedData
+    ? (JSON.parse(readFileSync(sharedPath('stalwart-spam-filter', 'spam-filter-rules.json'), 'utf8')) as {
+        SpamRule: Record<string, { '@type': SpamRuleScope; name: string; condition: Cond }>;
+        SpamDnsblServer: Record<string, { '@type': SpamRuleScope; name: string; zone: Cond; tag: Cond }>;
+      })
+    : { SpamRule: {}, SpamDnsblServer: {} };
+
+  it('compiles every SpamRule condition in its scope', () => {
+    const rules = Object.values(bundle.SpamRule);
+    expect(rules).toHaveLength(66);
+    const failures = rules.flatMap((r) => {
+      const { errors, block } = compileIfBlock(r.condition, { allowedVariables: SPAM_RULE_VARIABLES[r['@type']] });
+      return block === undefined || block.isEmpty ? [`${r.name}: ${JSON.stringify(errors)}`] : [];
+    });
+    expect(failures).toEqual([]);
+  });
+
+  it('compiles every DNSBL zone and tag', () => {
+    const servers = Object.values(bundle.SpamDnsblServer);
+    expect(servers.length).toBeGreaterThan(0);
+    for (const s of servers) {
+      expect(compileIfBlock(s.zone, { allowedVariables: SPAM_RULE_VARIABLES[s['@type']] }).errors, s.name).toEqual([]);
+      expect(compileIfBlock(s.tag, { allowedVariables: DNSBL_TAG_VARIABLES }).errors, s.name).toEqual([]);
+    }
+  });
+});
