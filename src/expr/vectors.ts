@@ -69,9 +69,11 @@ function errorResult(e: unknown): EncodedResult {
 }
 
 /**
- * Evaluates one vector with the closure compiler (or the interpreter, for expressions, when
- * `engine` is `'interpret'`) and returns the encoded result. An if-block that yields no value
- * (the empty block) encodes as `{"str": ""}`… never: it returns `{"evalError": "no value"}`.
+ * Evaluates one vector with the closure compiler (or, for expressions, the reference interpreter
+ * when `engine` is `'interpret'`) and returns the encoded result. Compile errors become
+ * `{"parseError"}` (if-block errors as `path: message`), store failures `{"evalError"}`, and the
+ * empty if-block, which yields no value (spec §5.3), `{"evalError": "empty if-block: no value"}`.
+ * @throws TypeError for a vector whose `vars`/`globals` cannot be decoded
  */
 export async function runVector(v: ExprVector, engine: 'compile' | 'interpret' = 'compile'): Promise<EncodedResult> {
   const opts: CompileOptions = { allowedVariables: v.allowedVariables, allowedConstants: v.allowedConstants };
