@@ -284,10 +284,10 @@ function describe(tok: IToken): string {
 }
 
 /** Turns Chevrotain's first recognition error into our message (D4, D6). */
-function translate(source: string, e: IRecognitionException): GrammarError {
+function translate(source: string, e: IRecognitionException, endOffset: number): GrammarError {
   const tok = e.token;
   const atEnd = tok.tokenType === EOF || Number.isNaN(tok.startOffset);
-  const offset = atEnd ? source.length : tok.startOffset;
+  const offset = atEnd ? endOffset : tok.startOffset;
   if (atEnd) {
     if (e.name === 'MismatchedTokenException' && /RParen|'\)'/.test(e.message)) return grammarError(source, 'unmatched open parenthesis', offset);
     if (e.name === 'MismatchedTokenException' && /RBracket|'\]'/.test(e.message)) return grammarError(source, "missing ']'", offset);
@@ -374,7 +374,9 @@ export function parse(source: string): Node {
   if (parser.errors.length > 0) {
     const e = parser.errors[0]!;
     parser.input = [];
-    throw translate(source, e);
+    // "End of expression" is where the text stops or a `}` cut it short (spec §1.1).
+    const cut = /^[^'"}]*(?:(?:'(?:[^'\\]|\\[\s\S])*'|"(?:[^"\\]|\\[\s\S])*")[^'"}]*)*\}/.exec(source);
+    throw translate(source, e, cut !== null ? cut[0].length - 1 : source.length);
   }
   parser.input = [];
   checkTreeDepth(source, tree);

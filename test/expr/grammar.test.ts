@@ -166,6 +166,8 @@ describe('grammar: errors name the problem and the position (D6)', () => {
     ['9223372036854775808', 'integer "9223372036854775808" out of range at 1:1'],
     ['$', '"$" must be followed by a tag name or a capture number at 1:1'],
     ['1 +\n  (2 *\n  )', 'unexpected ")" at 3:3'],
+    ['(1 } xyz', 'unmatched open parenthesis at 1:4'],
+    ["'}' + (1 } x", 'unmatched open parenthesis at 1:10'],
   ])('%j → %s', (src, message) => {
     expect(errorOf(src)).toBe(message);
   });
