@@ -20,6 +20,9 @@ export { analyzeMessage } from './message/index.js';
 export type { Envelope, Scope, ScopeElement, AnalyzedMessage, Location } from './message/types.js';
 export { LookupMap, MemoryStore, StaticLookupList } from './lookup/index.js';
 export type { LookupStore, LookupRegistry } from './lookup/types.js';
+export { createLookupStore, parseLookupStoreConfig, CachedLookupStore } from './lookup/index.js';
+export { createJmapServer, loadManagedRuleSet, TokenStore, PERMISSIONS } from './jmap/index.js';
+export { JmapClient, importRules } from './client/index.js';
 
 let defaultEngine: SpamEngine | undefined;
 

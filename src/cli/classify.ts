@@ -80,7 +80,7 @@ export async function run(argv: string[]): Promise<number> {
       const { loadManagedRuleSet } = await import('./managed.js');
       set = await loadManagedRuleSet({ db: v.db, server: v.server, token: v.token ?? process.env.SPAMRULE_TOKEN }, v);
     } else set = readRuleSet(v);
-    engine = buildEngine(set, thresholdsFrom(v));
+    engine = buildEngine(set, thresholdsFrom(v), (m) => process.stderr.write(`spamrule classify: ${m}\n`));
     const report = engine.loadReport;
     for (const e of report.errors) process.stderr.write(`spamrule classify: rule ${e.rule} refused: ${e.path}: ${e.message}\n`);
   } catch (e) {
@@ -126,6 +126,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`\nspamrule classify: ${(e as Error).message}\n`);
     exit = 1;
   }
+  await engine.lookups.close(); // release database/Redis connections so the process can exit
   if (progress) process.stderr.write('\r\x1b[K');
   process.stderr.write(summary.render());
   return exit;

@@ -15,7 +15,7 @@ import {
   type SpamTagInput,
   type SpamThresholds,
 } from '../engine/index.js';
-import { LookupMap, StaticLookupList, type StaticEntry } from '../lookup/index.js';
+import { createLookupStore, LookupMap, parseLookupStoreConfig, StaticLookupList, type StaticEntry } from '../lookup/index.js';
 
 export interface RuleSetFlags {
   rules?: string[];
@@ -41,6 +41,8 @@ export interface LoadedRuleSet {
   tags: SpamTagInput[];
   lists: Map<string, StaticEntry[]>;
   dnsblServers: DnsblServerInput[];
+  /** Managed StoreLookups (`--db`/`--server`): namespace and `x:LookupStore` configuration. */
+  stores?: { namespace: string; config: unknown }[];
   /** True when the built-in default rule set is used (no --rules). */
   isDefault: boolean;
 }
@@ -97,9 +99,25 @@ export function thresholdsFrom(flags: RuleSetFlags): SpamThresholds {
   return t;
 }
 
-/** Builds the engine: rules compiled, tags loaded, static lists registered as lookup namespaces. */
-export function buildEngine(set: LoadedRuleSet, thresholds: SpamThresholds = {}): SpamEngine {
+/**
+ * Builds the engine: rules compiled, tags loaded, static lists and managed stores registered as
+ * lookup namespaces. A managed store whose configuration is refused is reported through `warn`
+ * and left out (its lookups then return `""`, as for an unknown namespace).
+ */
+export function buildEngine(set: LoadedRuleSet, thresholds: SpamThresholds = {}, warn: (msg: string) => void = () => {}): SpamEngine {
   const lookups = new LookupMap();
   for (const [ns, entries] of set.lists) lookups.set(ns, new StaticLookupList(ns, entries));
+  for (const s of set.stores ?? []) {
+    const parsed = parseLookupStoreConfig(s.config);
+    if (!parsed.ok) {
+      warn(`store "${s.namespace}" skipped: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+      continue;
+    }
+    try {
+      lookups.set(s.namespace, createLookupStore(s.namespace, parsed.value));
+    } catch (e) {
+      warn(`store "${s.namespace}" skipped: ${(e as Error).message}`);
+    }
+  }
   return new SpamEngine({ rules: set.rules, tags: set.tags, thresholds, lookups });
 }

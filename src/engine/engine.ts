@@ -4,7 +4,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import type { EvalContext, IfResult } from '../expr/types.js';
-import { LookupMap } from '../lookup/memory.js';
+import { LookupMap, StaticLookupList } from '../lookup/memory.js';
 import type { LookupStore } from '../lookup/types.js';
 import { analyzeMessage } from '../message/index.js';
 import { SCOPE_ORDER, type ScopeElement } from '../message/types.js';
@@ -122,7 +122,9 @@ export class SpamEngine {
 
     let msg;
     try {
-      msg = await analyzeMessage(raw, opts.envelope);
+      // Domains of trusted senders are not Domain-scope elements (spam-rules.md §1.5 step 5).
+      const trusted = this.lookups.get('trusted-domains');
+      msg = await analyzeMessage(raw, opts.envelope, trusted instanceof StaticLookupList ? { isTrustedDomain: (d) => trusted.hasSync(d) } : undefined);
     } catch (e) {
       // analyzeMessage is written never to throw; this is the last line of defence.
       errors.push({ source: 'message', message: `message analysis failed: ${errorMessage(e)}` });
