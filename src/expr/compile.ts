@@ -15,8 +15,20 @@ import { Float, intoArray, toBool, toStr, toUsize, type Value } from './value.js
 /** The capture buffer: group 0..n of the last `matches` (spec §4.4). */
 export type Captures = string[];
 export type SyncFn = (ctx: EvalContext, caps: Captures) => Value;
-export type AsyncFn = (ctx: EvalContext, caps: Captures) => Promise<Value>;
+/**
+ * A closure of a subtree that calls an async function: it returns a Promise only when it really
+ * had to wait, and a plain value otherwise (e.g. `$X && key_exists(…)` with `$X` false), so no
+ * microtask is spent on the paths that never reach a store.
+ */
+export type AsyncFn = (ctx: EvalContext, caps: Captures) => Value | Promise<Value>;
 /** `lit` is set when the node is a compile-time constant (folded), so parents can specialise. */
+/** What an async closure gets from a child: a value, or a promise only when the child awaited. */
+type V = Value | Promise<Value>;
+
+/** Applies `f` now to a value, or later to a promise's value. */
+function then(v: V, f: (x: Value) => V): V {
+  return v instanceof Promise ? v.then(f) : f(v);
+}
 type Compiled = { sync: true; f: SyncFn; lit?: { value: Value } } | { sync: false; f: AsyncFn; lit?: undefined };
 
 const sync = (f: SyncFn): Compiled => ({ sync: true, f });
@@ -117,7 +129,7 @@ function compileNode(e: Expr): Compiled {
       }
       const tf = t.f;
       const xf = i.f;
-      return asyncC(async (c, k) => readIndex(await tf(c, k), await xf(c, k)));
+      return asyncC((c, k) => then(tf(c, k), (t) => then(xf(c, k), (x) => readIndex(t, x))));
     }
     case 'unary': {
       const o = compileNode(e.operand);
@@ -127,7 +139,7 @@ function compileNode(e: Expr): Compiled {
         return fold(sync((c, k) => op(of(c, k))), [o]);
       }
       const of = o.f;
-      return asyncC(async (c, k) => op(await of(c, k)));
+      return asyncC((c, k) => then(of(c, k), op));
     }
     case 'binary': {
       if (e.op === '&&' || e.op === '||') {
@@ -149,7 +161,7 @@ function compileNode(e: Expr): Compiled {
         return sync((c, k) => runMatches(re, sf(c, k), k));
       }
       const sf = s.f;
-      return asyncC(async (c, k) => runMatches(re, await sf(c, k), k));
+      return asyncC((c, k) => then(sf(c, k), (v) => runMatches(re, v, k)));
     }
     case 'call': {
       const args = e.args.map(compileNode);
@@ -169,11 +181,30 @@ function compileArray(items: Compiled[]): Compiled {
     });
   }
   const fs = items.map((i) => i.f);
-  return asyncC(async (c, k) => {
-    const out: Value[] = [];
-    for (const f of fs) out.push(await f(c, k));
-    return out;
-  });
+  return asyncC((c, k) => evalList(fs, c, k));
+}
+
+/**
+ * Evaluates closures left to right into a list, synchronously until one returns a promise; from
+ * there on the rest waits for it (Stalwart evaluates arguments in order, `key_set` before `key_get`).
+ */
+function evalList(fs: AsyncFn[], c: EvalContext, k: Captures): Value[] | Promise<Value[]> {
+  const out: Value[] = [];
+  for (let i = 0; i < fs.length; i++) {
+    const v = fs[i]!(c, k);
+    if (v instanceof Promise) return finishList(fs, c, k, out, i, v);
+    out.push(v);
+  }
+  return out;
+}
+
+async function finishList(fs: AsyncFn[], c: EvalContext, k: Captures, out: Value[], i: number, p: Promise<Value>): Promise<Value[]> {
+  out.push(await p);
+  for (let j = i + 1; j < fs.length; j++) {
+    const v = fs[j]!(c, k);
+    out.push(v instanceof Promise ? await v : v);
+  }
+  return out;
 }
 
 function compileBinary(op: string, l: Compiled, r: Compiled): Compiled {
@@ -221,17 +252,10 @@ function compileBinary(op: string, l: Compiled, r: Compiled): Compiled {
   const rf = r.f;
   if (op === '&&' || op === '||') {
     const stopOn = op === '||';
-    return asyncC(async (c, k) => {
-      const a = await lf(c, k);
-      if (toBool(a) === stopOn) return a;
-      return toBool(await rf(c, k)) ? 1 : 0;
-    });
+    return asyncC((c, k) => then(lf(c, k), (a) => (toBool(a) === stopOn ? a : then(rf(c, k), (b) => (toBool(b) ? 1 : 0)))));
   }
   const fn = BINARY_OPS[op]!;
-  return asyncC(async (c, k) => {
-    const a = await lf(c, k);
-    return fn(a, await rf(c, k));
-  });
+  return asyncC((c, k) => then(lf(c, k), (a) => then(rf(c, k), (b) => fn(a, b))));
 }
 
 /** `a || b || c` (left-nested) → `[a, b, c]`, so the chain runs as one loop. */
@@ -317,15 +341,24 @@ function compileCall(e: Extract<Expr, { k: 'call' }>, args: Compiled[]): Compile
     });
   }
   const fs = args.map((a) => a.f);
-  return asyncC(async (c, k) => {
-    const vals: Value[] = [];
-    for (const f of fs) vals.push(await f(c, k));
-    return def.fn(vals, c);
+  const fn = def.fn as (args: Value[], ctx: EvalContext) => V;
+  return asyncC((c, k) => {
+    const vals = evalList(fs, c, k);
+    return vals instanceof Promise ? vals.then((v) => fn(v, c)) : fn(vals, c);
   });
 }
 
+/**
+ * A compiled expression with one more entry point than the contract: `evalMaybe` returns a plain
+ * value when nothing had to wait and a Promise only when a store call did (if-blocks use it so a
+ * rule whose store call is short-circuited away costs no promise).
+ */
+export interface MaybeAsyncExpression extends CompiledExpression {
+  evalMaybe(ctx: EvalContext, captures?: Captures): Value | Promise<Value>;
+}
+
 /** Wraps compiled closures into the {@link CompiledExpression} contract. */
-function wrap(source: string, c: Compiled): CompiledExpression {
+function wrap(source: string, c: Compiled): MaybeAsyncExpression {
   if (c.lit !== undefined && Array.isArray(c.lit.value)) {
     // A folded array handed to the caller is copied, so callers may keep or change their result.
     const v = c.lit.value;
@@ -337,6 +370,7 @@ function wrap(source: string, c: Compiled): CompiledExpression {
       source,
       isAsync: false,
       evalSync: (ctx, captures) => f(ctx, captures ?? []),
+      evalMaybe: (ctx, captures) => f(ctx, captures ?? []),
       evalAsync: (ctx, captures) => {
         try {
           return Promise.resolve(f(ctx, captures ?? []));
@@ -353,12 +387,19 @@ function wrap(source: string, c: Compiled): CompiledExpression {
     evalSync: () => {
       throw new Error(`expression needs evalAsync (it calls a store or DNS function): ${source}`);
     },
-    evalAsync: (ctx, captures) => f(ctx, captures ?? []),
+    evalMaybe: (ctx, captures) => f(ctx, captures ?? []),
+    evalAsync: (ctx, captures) => {
+      try {
+        return Promise.resolve(f(ctx, captures ?? []));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
   };
 }
 
 /** Compiles an already resolved tree (used by if-blocks and benchmarks). */
-export function compileResolved(source: string, tree: Expr): CompiledExpression {
+export function compileResolved(source: string, tree: Expr): MaybeAsyncExpression {
   return wrap(source, compileNode(tree));
 }
 
@@ -370,7 +411,7 @@ export function compileResolved(source: string, tree: Expr): CompiledExpression 
  * @returns a {@link CompiledExpression}: `evalSync` when `!isAsync`, `evalAsync` always
  * @throws ExprParseError with the problem and its `line:column` (DECISIONS.md D6)
  */
-export function compileExpression(source: string, opts: CompileOptions = {}): CompiledExpression {
+export function compileExpression(source: string, opts: CompileOptions = {}): MaybeAsyncExpression {
   const r = resolveExpression(source, opts);
   return compileResolved(source, r.tree);
 }

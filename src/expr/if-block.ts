@@ -3,7 +3,7 @@
  * §5). Compilation follows §5.2 (else first, empty block, missing else, empty if/then); evaluation
  * §5.3 (one capture buffer per block evaluation, first truthy `if` wins, `else` otherwise).
  */
-import { compileExpression } from './compile.js';
+import { compileExpression, type MaybeAsyncExpression } from './compile.js';
 import {
   ExprParseError, type CompiledExpression, type CompiledIfBlock, type CompileOptions, type EvalContext,
   type IfBlockError, type IfResult,
@@ -28,8 +28,8 @@ export function normalizeMatch(match: MatchInput | undefined): { if: string; the
 }
 
 interface Branch {
-  cond: CompiledExpression;
-  then: CompiledExpression;
+  cond: MaybeAsyncExpression;
+  then: MaybeAsyncExpression;
 }
 
 class IfBlock implements CompiledIfBlock {
@@ -37,7 +37,7 @@ class IfBlock implements CompiledIfBlock {
   readonly isEmpty: boolean;
   constructor(
     private readonly branches: Branch[],
-    private readonly otherwise: CompiledExpression | undefined,
+    private readonly otherwise: MaybeAsyncExpression | undefined,
   ) {
     this.isEmpty = otherwise === undefined;
     this.isAsync = branches.some((b) => b.cond.isAsync || b.then.isAsync) || (otherwise?.isAsync ?? false);
@@ -55,16 +55,38 @@ class IfBlock implements CompiledIfBlock {
     return { value: this.otherwise.evalSync(ctx, caps), branch: -1 };
   }
 
-  async evalAsync(ctx: EvalContext): Promise<IfResult | undefined> {
-    if (this.otherwise === undefined) return undefined;
-    if (!this.isAsync) return this.evalSync(ctx);
-    const caps: string[] = [];
-    const bs = this.branches;
-    for (let i = 0; i < bs.length; i++) {
-      const b = bs[i]!;
-      if (truthy(await b.cond.evalAsync(ctx, caps))) return { value: await b.then.evalAsync(ctx, caps), branch: i };
+  evalAsync(ctx: EvalContext): Promise<IfResult | undefined> {
+    if (this.otherwise === undefined) return Promise.resolve(undefined);
+    try {
+      return Promise.resolve(this.evalMaybe(ctx));
+    } catch (e) {
+      return Promise.reject(e);
     }
-    return { value: await this.otherwise.evalAsync(ctx, caps), branch: -1 };
+  }
+
+  /**
+   * Like `evalAsync`, but returns the result directly when no store call had to wait (a Promise
+   * otherwise); `undefined` for the empty block. Rejects/throws ExprEvalError on store failure.
+   */
+  evalMaybe(ctx: EvalContext): IfResult | undefined | Promise<IfResult | undefined> {
+    if (this.otherwise === undefined) return undefined;
+    return this.from(ctx, [], 0);
+  }
+
+  private from(ctx: EvalContext, caps: string[], start: number): IfResult | Promise<IfResult> {
+    const bs = this.branches;
+    for (let i = start; i < bs.length; i++) {
+      const v = bs[i]!.cond.evalMaybe(ctx, caps);
+      if (v instanceof Promise) return v.then((x) => (truthy(x) ? this.branch(ctx, caps, i) : this.from(ctx, caps, i + 1)));
+      if (truthy(v)) return this.branch(ctx, caps, i);
+    }
+    const e = this.otherwise!.evalMaybe(ctx, caps);
+    return e instanceof Promise ? e.then((value) => ({ value, branch: -1 })) : { value: e, branch: -1 };
+  }
+
+  private branch(ctx: EvalContext, caps: string[], i: number): IfResult | Promise<IfResult> {
+    const t = this.branches[i]!.then.evalMaybe(ctx, caps);
+    return t instanceof Promise ? t.then((value) => ({ value, branch: i })) : { value: t, branch: i };
   }
 }
 
@@ -94,7 +116,7 @@ export function compileIfBlock(obj: IfBlockInput, opts: CompileOptions = {}): { 
     if (typeof m?.if !== 'string' || m.if.trim() === '') return { errors: [{ path: `match/${i}/if`, message: "'if' expression must not be empty" }] };
     if (typeof m.then !== 'string' || m.then.trim() === '') return { errors: [{ path: `match/${i}/then`, message: "'then' expression must not be empty" }] };
   }
-  let otherwise: CompiledExpression;
+  let otherwise: MaybeAsyncExpression;
   try {
     otherwise = compileExpression(elseSrc, opts);
   } catch (e) {
@@ -103,8 +125,8 @@ export function compileIfBlock(obj: IfBlockInput, opts: CompileOptions = {}): { 
   const branches: Branch[] = [];
   for (let i = 0; i < match.length; i++) {
     const m = match[i]!;
-    let cond: CompiledExpression;
-    let then: CompiledExpression;
+    let cond: MaybeAsyncExpression;
+    let then: MaybeAsyncExpression;
     try {
       cond = compileExpression(m.if, opts);
     } catch (e) {

@@ -171,6 +171,28 @@ describe('compiled expressions: sync and async closures', () => {
     );
   });
 
+  it('returns plain values from evalMaybe when a store call is short-circuited away', async () => {
+    const lookups = new LookupMap().set('m', new MemoryStore('m'));
+    const c = compileExpression("$X && key_exists('m', from.domain)");
+    expect(c.isAsync).toBe(true);
+    expect(c.evalMaybe(ctx({}, [], { lookups }))).toBe(0);
+    const p = c.evalMaybe(ctx({ 'from.domain': 'a' }, ['X'], { lookups }));
+    expect(p).toBeInstanceOf(Promise);
+    expect(await p).toBe(0);
+    const { block } = compileIfBlock({ match: [{ if: "$X && key_exists('m', 'k')", then: "'T'" }], else: "'E'" });
+    expect(block!.isAsync).toBe(true);
+    expect((block as unknown as { evalMaybe(c: EvalContext): unknown }).evalMaybe(ctx({}, [], { lookups }))).toEqual({ value: 'E', branch: -1 });
+    expect(await block!.evalAsync(ctx({}, ['X'], { lookups }))).toEqual({ value: 'E', branch: -1 });
+    await lookups.get('m')!.keySet('k', '1');
+    expect(await block!.evalAsync(ctx({}, ['X'], { lookups }))).toEqual({ value: 'T', branch: 0 });
+  });
+
+  it('keeps argument order across awaits (key_set before key_get)', async () => {
+    const lookups = new LookupMap().set('m', new MemoryStore('m'));
+    const c = compileExpression("[key_set('m', 'k', 'v'), key_get('m', 'k'), 1 + 1]");
+    expect(encodeValue(await c.evalAsync(ctx({}, [], { lookups })))).toEqual({ array: [{ int: 1 }, { str: 'v' }, { int: 2 }] });
+  });
+
   it('evalAsync of a sync expression resolves to the same value', async () => {
     expect(await compileExpression('1 + 1').evalAsync(ctx())).toBe(2);
   });
