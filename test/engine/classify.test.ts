@@ -211,3 +211,43 @@ describe('failures are reported, never thrown', () => {
     expect(ruleTags((await engine.classify('')).tags)).toEqual(['NO_SUBJECT']);
   });
 });
+
+describe('lookups of one message go out concurrently (issue 3)', () => {
+  it('prefetches independent lookups for every element, applies results in canonical order', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const slow: LookupStore = {
+      type: 'Redis',
+      keyGet: async () => null,
+      keyExists: async (key) => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await new Promise((r) => setTimeout(r, 20));
+        inFlight--;
+        return key.startsWith('b');
+      },
+      keySet: async () => {},
+      counterGet: async () => 0,
+      counterIncr: async () => 0,
+      close: async () => {},
+    };
+    const msg = mail(['From: x@example.com', 'Subject: links', '', 'https://a.example.com/ https://b1.example.com/ https://c.example.com/ https://b2.example.com/', '']);
+    const engine = new SpamEngine({
+      lookups: new LookupMap().set('slowlist', slow),
+      rules: [
+        r('Url', 'LISTED', 1, "key_exists('slowlist', host)", 'LISTED_HOST'),
+        // Reads a $TAG, so it must see LISTED_HOST from earlier elements only, in element order.
+        { '@type': 'Url', name: 'SECOND', priority: 2, condition: { match: [{ if: '$LISTED_HOST', then: "'AFTER_LISTED'" }], else: 'false' } },
+      ],
+    });
+    const res = await engine.classify(msg);
+    expect(maxInFlight).toBe(4);
+    expect(res.matches.map((m) => [m.rule, m.element])).toEqual([
+      ['LISTED', 'https://b1.example.com/'],
+      ['SECOND', 'https://b1.example.com/'],
+      ['SECOND', 'https://c.example.com/'],
+      ['LISTED', 'https://b2.example.com/'],
+      ['SECOND', 'https://b2.example.com/'],
+    ]);
+  });
+});
