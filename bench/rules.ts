@@ -22,18 +22,26 @@ function runBlockSync(b: Runner, ctx: EvalContext): unknown {
   return b.els.evalSync(ctx, caps);
 }
 
+type MaybeExpr = CompiledExpression & { evalMaybe?(ctx: EvalContext, caps: string[]): unknown };
+
+/** Evaluates with `evalMaybe` where the engine has it (no promise unless a store waits). */
+function evalOne(c: MaybeExpr, ctx: EvalContext, caps: string[]): unknown {
+  if (!c.isAsync) return c.evalSync(ctx, caps);
+  return c.evalMaybe ? c.evalMaybe(ctx, caps) : c.evalAsync(ctx, caps);
+}
+
 /** Runs an if-block made of separately compiled expressions (same semantics as §5.3). */
 async function runBlock(b: Runner, ctx: EvalContext): Promise<unknown> {
   const caps: string[] = [];
   for (let i = 0; i < b.ifs.length; i++) {
     const c = b.ifs[i]!;
-    const v = c.isAsync ? await c.evalAsync(ctx, caps) : c.evalSync(ctx, caps);
+    let v = evalOne(c, ctx, caps);
+    if (v instanceof Promise) v = await v;
     if (v !== 0 && v !== '' && !(Array.isArray(v) && v.length === 0)) {
-      const t = b.thens[i]!;
-      return t.isAsync ? t.evalAsync(ctx, caps) : t.evalSync(ctx, caps);
+      return evalOne(b.thens[i]!, ctx, caps);
     }
   }
-  return b.els.isAsync ? b.els.evalAsync(ctx, caps) : b.els.evalSync(ctx, caps);
+  return evalOne(b.els, ctx, caps);
 }
 
 export async function runRulesBench(opts: { messages?: number; timeMs?: number } = {}): Promise<void> {
@@ -66,8 +74,10 @@ export async function runRulesBench(opts: { messages?: number; timeMs?: number }
   const runAll = async (set: typeof compiled): Promise<void> => {
     for (const p of pairs) {
       const r = set[p.rule]!;
-      if (r.isAsync) await runBlock(r.b, p.ctx);
-      else runBlockSync(r.b, p.ctx);
+      if (r.isAsync) {
+        const v = runBlock(r.b, p.ctx);
+        if (v instanceof Promise) await v;
+      } else runBlockSync(r.b, p.ctx);
     }
   };
   await runAll(compiled); // fill per-message variable memos so both runs see the same state

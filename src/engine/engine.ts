@@ -41,6 +41,8 @@ export interface EngineOptions {
   system?: Record<string, string | number>;
 }
 
+type Prefetched = IfResult | undefined | Promise<IfResult | undefined>;
+
 const THRESHOLD_DEFAULTS: Required<SpamThresholds> = { scoreSpam: 5, scoreReject: 0, scoreDiscard: 0 };
 
 function errorMessage(e: unknown): string {
@@ -161,8 +163,15 @@ export class SpamEngine {
           const rule = rules[ri]!;
           let r: IfResult | undefined;
           try {
-            const p = prefetched?.[ri]?.[ei];
-            r = p !== undefined ? await p : rule.block.isAsync ? await rule.block.evalAsync(ctx) : rule.block.evalSync(ctx);
+            const row = prefetched?.[ri];
+            if (row !== undefined) {
+              const p = row[ei];
+              r = p instanceof Promise ? await p : p;
+            } else {
+              // Static lists answer synchronously, so most "async" rules never yield to the loop.
+              const v = rule.block.evalMaybe(ctx);
+              r = v instanceof Promise ? await v : v;
+            }
           } catch (e) {
             errors.push({ source: rule.name, scope, element: el.label, message: errorMessage(e) });
             continue;
@@ -179,15 +188,26 @@ export class SpamEngine {
     return this.finish(tags, matches, errors, msg.warnings, t0, msg.timings.parseMs, extractMs, rulesMs);
   }
 
-  /** Starts the evaluations of prefetchable rules for every element; `undefined` when there are none. */
-  private prefetch(rules: readonly CompiledRule[], ctxs: EvalContext[]): (Promise<IfResult | undefined>[] | undefined)[] | undefined {
-    if (ctxs.length === 0 || !rules.some((r) => r.prefetchable)) return undefined;
+  /**
+   * Starts the evaluations of prefetchable rules for every element; `undefined` when there are
+   * none. Each entry is a result, or a promise when a store really had to wait.
+   */
+  private prefetch(
+    rules: readonly CompiledRule[],
+    ctxs: EvalContext[],
+  ): (Prefetched[] | undefined)[] | undefined {
+    if (ctxs.length < 2 || !rules.some((r) => r.prefetchable)) return undefined;
     return rules.map((rule) => {
       if (!rule.prefetchable) return undefined;
-      return ctxs.map((ctx) => {
-        const p = rule.block.evalAsync(ctx);
-        p.catch(() => {}); // awaited later in order; never an unhandled rejection meanwhile
-        return p;
+      return ctxs.map((ctx): Prefetched => {
+        let v: Prefetched;
+        try {
+          v = rule.block.evalMaybe(ctx);
+        } catch (e) {
+          v = Promise.reject(e);
+        }
+        if (v instanceof Promise) v.catch(() => {}); // awaited later in order; never unhandled meanwhile
+        return v;
       });
     });
   }

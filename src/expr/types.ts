@@ -87,6 +87,8 @@ export interface CompiledIfBlock {
    */
   evalSync(ctx: EvalContext): IfResult | undefined;
   evalAsync(ctx: EvalContext): Promise<IfResult | undefined>;
+  /** Like `evalAsync`, but returns a plain value unless a store call really had to wait. */
+  evalMaybe(ctx: EvalContext): IfResult | undefined | Promise<IfResult | undefined>;
 }
 
 export interface IfResult {
