@@ -137,8 +137,14 @@ export function toJson(file: string, r: ClassifyResult): object {
   return { file, tags: r.tags, score: r.score, action: r.action, matches: r.matches, errors: r.errors, warnings: r.warnings };
 }
 
+/** Zero-score `X_*` tags (header-presence markers) are hidden in text output, as in X-Spam-Result. */
+function shown(r: ClassifyResult): string[] {
+  return r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0));
+}
+
 function oneLine(name: string, r: ClassifyResult): string {
-  const tags = r.tags.length > 0 ? r.tags.join(' ') : '-';
+  const visible = shown(r);
+  const tags = visible.length > 0 ? visible.join(' ') : '-';
   return `${name}\t${r.action}\t${r.score.toFixed(2)}\t${tags}\n`;
 }
 
@@ -150,12 +156,15 @@ function explain(name: string, r: ClassifyResult): string {
     const branch = m.branch >= 0 ? `match/${m.branch}` : 'else';
     (byTag.get(m.tag) ?? byTag.set(m.tag, []).get(m.tag)!).push(`rule ${m.rule} [${branch}] on ${where}`);
   }
-  for (const tag of r.tags) {
+  const visible = shown(r);
+  for (const tag of visible) {
     const s = r.scores[tag] ?? 0;
     const why = byTag.get(tag) ?? ['set upstream or by message analysis'];
     lines.push(`  ${tag.padEnd(32)} ${s.toFixed(2).padStart(7)}  ${why[0]}`);
     for (const w of why.slice(1)) lines.push(`  ${''.padEnd(32)} ${''.padStart(7)}  ${w}`);
   }
+  const hidden = r.tags.length - visible.length;
+  if (hidden > 0) lines.push(`  (+${hidden} zero-score X_* header-presence tags; see --json)`);
   for (const e of r.errors) lines.push(`  ! ${e.source}${e.element ? ` on ${JSON.stringify(e.element)}` : ''}: ${e.message}`);
   for (const w of r.warnings) lines.push(`  ~ ${w}`);
   lines.push(`  X-Spam-Score: ${r.headers['X-Spam-Score']}`);
@@ -173,7 +182,7 @@ class Summary {
     this.n++;
     if (r.errors.length > 0) this.errors++;
     this.actions[r.action] = (this.actions[r.action] ?? 0) + 1;
-    for (const t of r.tags) this.tagCounts.set(t, (this.tagCounts.get(t) ?? 0) + 1);
+    for (const t of shown(r)) this.tagCounts.set(t, (this.tagCounts.get(t) ?? 0) + 1);
   }
 
   progress(done: number, files: number): void {
