@@ -9,18 +9,16 @@
  */
 import { BINARY_OPS, opNeg, opNot } from './ops.js';
 import { resolveExpression, type Expr } from './resolve.js';
+import { specializeKeyExists, specializeSyncCall, type AsyncFn, type Captures, type SyncFn } from './specialize.js';
 import type { CompiledExpression, CompileOptions, EvalContext } from './types.js';
 import { Float, intoArray, toBool, toStr, toUsize, type Value } from './value.js';
 
-/** The capture buffer: group 0..n of the last `matches` (spec §4.4). */
-export type Captures = string[];
-export type SyncFn = (ctx: EvalContext, caps: Captures) => Value;
 /**
- * A closure of a subtree that calls an async function: it returns a Promise only when it really
- * had to wait, and a plain value otherwise (e.g. `$X && key_exists(…)` with `$X` false), so no
- * microtask is spent on the paths that never reach a store.
+ * `AsyncFn` is the closure of a subtree that calls an async function: it returns a Promise only
+ * when it really had to wait, and a plain value otherwise (e.g. `$X && key_exists(…)` with `$X`
+ * false), so no microtask is spent on the paths that never reach a store.
  */
-export type AsyncFn = (ctx: EvalContext, caps: Captures) => Value | Promise<Value>;
+export type { AsyncFn, Captures, SyncFn };
 /** `lit` is set when the node is a compile-time constant (folded), so parents can specialise. */
 /** What an async closure gets from a child: a value, or a promise only when the child awaited. */
 type V = Value | Promise<Value>;
@@ -318,6 +316,12 @@ function compileGlobalChain(op: string, names: string[]): Compiled {
 
 function compileCall(e: Extract<Expr, { k: 'call' }>, args: Compiled[]): Compiled {
   const def = e.def;
+  const special = specializeSyncCall(e.name, def, args);
+  if (special !== undefined) return sync(special);
+  if (e.name === 'key_exists') {
+    const ke = specializeKeyExists(def, args);
+    if (ke !== undefined) return asyncC(ke);
+  }
   if (!def.async && args.every((a) => a.sync)) {
     const fn = def.fn;
     const fs = args.map((a) => a.f as SyncFn);

@@ -15,12 +15,12 @@ function async_(arity: number, fn: AsyncFunctionDef['fn']): AsyncFunctionDef {
   return { arity, async: true, fn };
 }
 
-/** Static lists (`StaticLookupList`) answer without a promise chain; see `hasSync`/`getSync`. */
-interface SyncLookup {
+/** Static lists (`StaticLookupList`) answer without a promise chain; see `hasSync`/`getSync` (the compiler's `key_exists` fast path uses it too). */
+export interface SyncLookup {
   hasSync(key: string): boolean;
   getSync(key: string): string | number | null;
 }
-function isSyncLookup(s: LookupStore): s is LookupStore & SyncLookup {
+export function isSyncLookup(s: LookupStore): s is LookupStore & SyncLookup {
   return typeof (s as Partial<SyncLookup>).hasSync === 'function' && typeof (s as Partial<SyncLookup>).getSync === 'function';
 }
 
