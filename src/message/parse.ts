@@ -6,6 +6,7 @@
 import PostalMime from 'postal-mime';
 import type { Email } from 'postal-mime';
 import { scanHtml, type HtmlScan } from './html.js';
+import { installFastDecoders } from './postal-fast.js';
 import { tokenize, type TextTokens } from './tokenizer.js';
 import type { Location } from './types.js';
 
@@ -70,6 +71,9 @@ function collectNodes(root: { childNodes: object[] }, into: Set<object>): void {
 }
 
 const utf8 = new TextDecoder('utf-8');
+
+// postal-mime's Blob-based part joining dominates its cost on Node 20 (see postal-fast.ts).
+installFastDecoders();
 
 /**
  * Parses the MIME structure. Returns `undefined` (and a warning) when postal-mime rejects the
