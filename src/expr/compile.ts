@@ -9,6 +9,7 @@
  */
 import { BINARY_OPS, opNeg, opNot } from './ops.js';
 import { resolveExpression, type Expr } from './resolve.js';
+import { isSyncTree, slotScopeFor, usesCaptures, type SlotScope } from './slots.js';
 import { specializeKeyExists, specializeSyncCall, type AsyncFn, type Captures, type SyncFn } from './specialize.js';
 import type { CompiledExpression, CompileOptions, EvalContext } from './types.js';
 import { Float, intoArray, toBool, toStr, toUsize, type Value } from './value.js';
@@ -85,14 +86,30 @@ export function readMetric(ctx: EvalContext, name: string): Value {
   return typeof v === 'number' ? new Float(v) : v;
 }
 
-function compileNode(e: Expr): Compiled {
+/** What compilation of one tree shares: the variable slots, when the evaluation is synchronous. */
+interface CompileEnv {
+  scope: SlotScope | undefined;
+}
+
+function compileVariable(name: string, env: CompileEnv): Compiled {
+  const scope = env.scope;
+  if (scope === undefined || !scope.names.has(name)) return sync((c) => c.variable(name));
+  const slot = scope.slot(name);
+  return sync((c) => {
+    if (slot.epoch !== scope.epoch) {
+      slot.value = c.variable(name);
+      slot.epoch = scope.epoch;
+    }
+    return slot.value;
+  });
+}
+
+function compileNode(e: Expr, env: CompileEnv): Compiled {
   switch (e.k) {
     case 'lit':
       return literal(e.value);
-    case 'var': {
-      const name = e.name;
-      return sync((c) => c.variable(name));
-    }
+    case 'var':
+      return compileVariable(e.name, env);
     case 'global': {
       const name = e.name;
       return sync((c) => c.global(name));
@@ -110,12 +127,12 @@ function compileNode(e: Expr): Compiled {
       return sync((c) => readMetric(c, name));
     }
     case 'array': {
-      const items = e.items.map(compileNode);
+      const items = e.items.map((x) => compileNode(x, env));
       return fold(compileArray(items), items);
     }
     case 'index': {
-      const t = compileNode(e.target);
-      const i = compileNode(e.index);
+      const t = compileNode(e.target, env);
+      const i = compileNode(e.index, env);
       if (t.sync && i.sync) {
         const tf = t.f;
         const xf = i.f;
@@ -130,7 +147,7 @@ function compileNode(e: Expr): Compiled {
       return asyncC((c, k) => then(tf(c, k), (t) => then(xf(c, k), (x) => readIndex(t, x))));
     }
     case 'unary': {
-      const o = compileNode(e.operand);
+      const o = compileNode(e.operand, env);
       const op = e.op === '!' ? opNot : opNeg;
       if (o.sync) {
         const of = o.f;
@@ -144,15 +161,15 @@ function compileNode(e: Expr): Compiled {
         const operands = flattenLogical(e.op, e);
         // Tag logic (`$A && ($B || $C)`) is most of the public rule set: read the globals directly.
         if (operands.every((x) => x.k === 'global')) return compileGlobalChain(e.op, operands.map((x) => (x as { name: string }).name));
-        const chain = operands.map(compileNode);
+        const chain = operands.map((x) => compileNode(x, env));
         if (chain.every((x) => x.sync)) return fold(compileLogicalChain(e.op, chain.map((x) => x.f as SyncFn)), chain);
       }
-      const l = compileNode(e.left);
-      const r = compileNode(e.right);
+      const l = compileNode(e.left, env);
+      const r = compileNode(e.right, env);
       return fold(compileBinary(e.op, l, r), [l, r]);
     }
     case 'matches': {
-      const s = compileNode(e.subject);
+      const s = compileNode(e.subject, env);
       const re = e.regex;
       if (s.sync) {
         const sf = s.f;
@@ -162,7 +179,7 @@ function compileNode(e: Expr): Compiled {
       return asyncC((c, k) => then(sf(c, k), (v) => runMatches(re, v, k)));
     }
     case 'call': {
-      const args = e.args.map(compileNode);
+      const args = e.args.map((x) => compileNode(x, env));
       return e.def.async ? compileCall(e, args) : fold(compileCall(e, args), args);
     }
   }
@@ -361,8 +378,19 @@ export interface MaybeAsyncExpression extends CompiledExpression {
   evalMaybe(ctx: EvalContext, captures?: Captures): Value | Promise<Value>;
 }
 
+/**
+ * How a compiled tree is wrapped: `scope` are its variable slots, `ownsEpoch` whether each call
+ * of the wrapper starts a new evaluation of them (false when an if-block does that for all its
+ * expressions), `captures` whether the tree touches the capture buffer at all.
+ */
+interface WrapOptions {
+  scope: SlotScope | undefined;
+  ownsEpoch: boolean;
+  captures: boolean;
+}
+
 /** Wraps compiled closures into the {@link CompiledExpression} contract. */
-function wrap(source: string, c: Compiled): MaybeAsyncExpression {
+function wrap(source: string, c: Compiled, w: WrapOptions): MaybeAsyncExpression {
   if (c.lit !== undefined && Array.isArray(c.lit.value)) {
     // A folded array handed to the caller is copied, so callers may keep or change their result.
     const v = c.lit.value;
@@ -370,14 +398,27 @@ function wrap(source: string, c: Compiled): MaybeAsyncExpression {
   }
   if (c.sync) {
     const f = c.f;
+    const scope = w.ownsEpoch ? w.scope : undefined;
+    let run: (ctx: EvalContext, captures?: Captures) => Value;
+    if (scope !== undefined) {
+      run = (ctx, captures) => {
+        scope.begin();
+        return f(ctx, captures ?? []);
+      };
+    } else if (!w.captures) {
+      // Nothing reads the buffer, so the closure is the entry point itself (one call less).
+      run = f as (ctx: EvalContext, captures?: Captures) => Value;
+    } else {
+      run = (ctx, captures) => f(ctx, captures ?? []);
+    }
     return {
       source,
       isAsync: false,
-      evalSync: (ctx, captures) => f(ctx, captures ?? []),
-      evalMaybe: (ctx, captures) => f(ctx, captures ?? []),
+      evalSync: run,
+      evalMaybe: run,
       evalAsync: (ctx, captures) => {
         try {
-          return Promise.resolve(f(ctx, captures ?? []));
+          return Promise.resolve(run(ctx, captures));
         } catch (e) {
           return Promise.reject(e);
         }
@@ -402,9 +443,18 @@ function wrap(source: string, c: Compiled): MaybeAsyncExpression {
   };
 }
 
-/** Compiles an already resolved tree (used by if-blocks and benchmarks). */
-export function compileResolved(source: string, tree: Expr): MaybeAsyncExpression {
-  return wrap(source, compileNode(tree));
+/**
+ * Compiles an already resolved tree (used by if-blocks and benchmarks).
+ *
+ * @param scope variable slots shared with other expressions (an if-block's); the caller then
+ *   calls `scope.begin()` before each evaluation. Only for synchronous trees; when absent, a
+ *   synchronous tree gets its own slots for the variables it reads more than once.
+ */
+export function compileResolved(source: string, tree: Expr, scope?: SlotScope): MaybeAsyncExpression {
+  const syncTree = isSyncTree(tree);
+  const own = scope === undefined;
+  const s = !syncTree ? undefined : own ? slotScopeFor([tree]) : scope;
+  return wrap(source, compileNode(tree, { scope: s }), { scope: s, ownsEpoch: own, captures: usesCaptures(tree) });
 }
 
 /**

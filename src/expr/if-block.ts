@@ -3,7 +3,9 @@
  * §5). Compilation follows §5.2 (else first, empty block, missing else, empty if/then); evaluation
  * §5.3 (one capture buffer per block evaluation, first truthy `if` wins, `else` otherwise).
  */
-import { compileExpression, type MaybeAsyncExpression } from './compile.js';
+import { compileResolved, type MaybeAsyncExpression } from './compile.js';
+import { resolveExpression, type ResolvedExpression } from './resolve.js';
+import { slotScopeFor, type SlotScope } from './slots.js';
 import {
   ExprParseError, type CompiledExpression, type CompiledIfBlock, type CompileOptions, type EvalContext,
   type IfBlockError, type IfResult,
@@ -38,6 +40,8 @@ class IfBlock implements CompiledIfBlock {
   constructor(
     private readonly branches: Branch[],
     private readonly otherwise: MaybeAsyncExpression | undefined,
+    /** Variable slots shared by all expressions of a synchronous block; one epoch per evaluation. */
+    private readonly scope?: SlotScope,
   ) {
     this.isEmpty = otherwise === undefined;
     this.isAsync = branches.some((b) => b.cond.isAsync || b.then.isAsync) || (otherwise?.isAsync ?? false);
@@ -46,6 +50,7 @@ class IfBlock implements CompiledIfBlock {
   evalSync(ctx: EvalContext): IfResult | undefined {
     if (this.otherwise === undefined) return undefined;
     if (this.isAsync) throw new Error('if-block needs evalAsync (it calls a store or DNS function)');
+    this.scope?.begin();
     const caps: string[] = [];
     const bs = this.branches;
     for (let i = 0; i < bs.length; i++) {
@@ -70,6 +75,7 @@ class IfBlock implements CompiledIfBlock {
    */
   evalMaybe(ctx: EvalContext): IfResult | undefined | Promise<IfResult | undefined> {
     if (this.otherwise === undefined) return undefined;
+    this.scope?.begin();
     return this.from(ctx, [], 0);
   }
 
@@ -116,28 +122,35 @@ export function compileIfBlock(obj: IfBlockInput, opts: CompileOptions = {}): { 
     if (typeof m?.if !== 'string' || m.if.trim() === '') return { errors: [{ path: `match/${i}/if`, message: "'if' expression must not be empty" }] };
     if (typeof m.then !== 'string' || m.then.trim() === '') return { errors: [{ path: `match/${i}/then`, message: "'then' expression must not be empty" }] };
   }
-  let otherwise: MaybeAsyncExpression;
+  // Resolve everything first: a block whose expressions are all synchronous shares one set of
+  // variable slots, so a variable read by an `if` and its `then` is asked of the context once.
+  let elseTree: ResolvedExpression;
   try {
-    otherwise = compileExpression(elseSrc, opts);
+    elseTree = resolveExpression(elseSrc, opts);
   } catch (e) {
     return { errors: [errorOf('else', "error in 'else' expression: ", e)] };
   }
-  const branches: Branch[] = [];
+  const resolved: { cond: ResolvedExpression; then: ResolvedExpression }[] = [];
   for (let i = 0; i < match.length; i++) {
     const m = match[i]!;
-    let cond: MaybeAsyncExpression;
-    let then: MaybeAsyncExpression;
+    let cond: ResolvedExpression;
+    let then: ResolvedExpression;
     try {
-      cond = compileExpression(m.if, opts);
+      cond = resolveExpression(m.if, opts);
     } catch (e) {
       return { errors: [errorOf(`match/${i}/if`, `error in 'if' expression of condition #${i + 1}: `, e)] };
     }
     try {
-      then = compileExpression(m.then, opts);
+      then = resolveExpression(m.then, opts);
     } catch (e) {
       return { errors: [errorOf(`match/${i}/then`, `error in 'then' expression of condition #${i + 1}: `, e)] };
     }
-    branches.push({ cond, then });
+    resolved.push({ cond, then });
   }
-  return { block: new IfBlock(branches, otherwise), errors: [] };
+  const all = [elseTree, ...resolved.flatMap((r) => [r.cond, r.then])];
+  const scope = all.every((r) => !r.isAsync) ? slotScopeFor(all.map((r) => r.tree)) : undefined;
+  const compile = (r: ResolvedExpression): MaybeAsyncExpression => compileResolved(r.source, r.tree, scope);
+  const otherwise = compile(elseTree);
+  const branches: Branch[] = resolved.map((r) => ({ cond: compile(r.cond), then: compile(r.then) }));
+  return { block: new IfBlock(branches, otherwise, scope), errors: [] };
 }
