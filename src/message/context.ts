@@ -6,7 +6,7 @@
 import type { Value } from '../expr/value.js';
 import { emailAddress, hostname, parseIp, type EmailAddress } from './hostname.js';
 import { decodeWords } from 'postal-mime';
-import { canonicalName, decodeText, parseAddresses, parseReceived, unfold, type RawHeader, type ReceivedInfo } from './headers.js';
+import { canonicalName, decodeText, headerAddresses, parseReceived, unfold, type RawHeader, type ReceivedInfo } from './headers.js';
 import type { ParsedBody } from './parse.js';
 import { tokenize } from './tokenizer.js';
 import type { Envelope } from './types.js';
@@ -107,8 +107,8 @@ export class MessageContext {
         case 'Bcc': pushRecipients(h, bcc); break;
       }
     }
-    const f = fromH === undefined ? undefined : parseAddresses(fromH.raw)[0];
-    const r = replyH === undefined ? undefined : parseAddresses(replyH.raw)[0];
+    const f = fromH === undefined ? undefined : headerAddresses(fromH)[0];
+    const r = replyH === undefined ? undefined : headerAddresses(replyH)[0];
     return (this.addressMemo = {
       // From keeps its name untrimmed; Reply-To's is trimmed and an empty one is no name (spec §1.2).
       from: f === undefined ? undefined : { email: emailAddress(f.address), name: untrimmedName(fromH!.raw, f.name).toLowerCase() },
@@ -259,7 +259,7 @@ function nonEmpty(name: string): string | undefined {
 }
 
 function pushRecipients(h: RawHeader, into: Recipient[]): void {
-  for (const m of parseAddresses(h.raw)) {
+  for (const m of headerAddresses(h)) {
     if (into.length >= 10_000) return;
     into.push({ email: emailAddress(m.address), name: nonEmpty(m.name) });
   }

@@ -7,7 +7,7 @@ import ipaddr from 'ipaddr.js';
 import type { Value } from '../expr/value.js';
 import type { MessageContext, Recipient } from './context.js';
 import {
-  canonicalName, dateToRfc3339, decodeText, headerKind, parseAddresses, parseContentType, parseIds,
+  canonicalName, dateToRfc3339, decodeText, headerAddresses, headerKind, parseAddresses, parseContentType, parseIds,
   type RawHeader,
 } from './headers.js';
 import {
@@ -198,7 +198,7 @@ class HeaderElement extends Element {
     let t: { value: Value; valueLower: Value; attributes: Value };
     switch (headerKind((this.nameLower ??= this.header.name.toLowerCase()))) {
       case 'address': {
-        const list = parseAddresses(raw);
+        const list = headerAddresses(this.header);
         const names = list.filter((m) => m.name.length > 0).map((m) => m.name);
         t = { value: names, valueLower: list.map((m) => m.address.toLowerCase()), attributes: names };
         break;

@@ -114,6 +114,22 @@ export function parseAddresses(raw: string): Mailbox[] {
   }
 }
 
+const addressMemo = new WeakMap<RawHeader, readonly Mailbox[]>();
+
+/**
+ * {@link parseAddresses} of a header, computed once per header: From/To/Cc/Reply-To are read both
+ * by the generic variables (`from`, `to`, …) and by the Header scope's `value`/`value_lower`.
+ * The list is shared, so callers must not mutate it.
+ */
+export function headerAddresses(h: RawHeader): readonly Mailbox[] {
+  let m = addressMemo.get(h);
+  if (m === undefined) {
+    m = parseAddresses(h.raw);
+    addressMemo.set(h, m);
+  }
+  return m;
+}
+
 /** RFC 2047-decoded, unfolded, trimmed text. Never throws. */
 export function decodeText(raw: string): string {
   const u = unfold(raw);
