@@ -28,7 +28,10 @@ type V = Value | Promise<Value>;
 function then(v: V, f: (x: Value) => V): V {
   return v instanceof Promise ? v.then(f) : f(v);
 }
-type Compiled = { sync: true; f: SyncFn; lit?: { value: Value } } | { sync: false; f: AsyncFn; lit?: undefined };
+/** `varName` is set when the node is a plain variable read, so parents can read it themselves. */
+type Compiled =
+  | { sync: true; f: SyncFn; lit?: { value: Value }; varName?: string }
+  | { sync: false; f: AsyncFn; lit?: undefined; varName?: undefined };
 
 const sync = (f: SyncFn): Compiled => ({ sync: true, f });
 const literal = (value: Value): Compiled => ({ sync: true, f: () => value, lit: { value } });
@@ -93,7 +96,7 @@ interface CompileEnv {
 
 function compileVariable(name: string, env: CompileEnv): Compiled {
   const scope = env.scope;
-  if (scope === undefined || !scope.names.has(name)) return sync((c) => c.variable(name));
+  if (scope === undefined || !scope.names.has(name)) return { sync: true, f: (c) => c.variable(name), varName: name };
   const slot = scope.slot(name);
   return sync((c) => {
     if (slot.epoch !== scope.epoch) {
@@ -247,6 +250,13 @@ function compileBinary(op: string, l: Compiled, r: Compiled): Compiled {
       if (typeof rv === 'string' && (op === '==' || op === '!=')) {
         const yes = op === '==' ? 1 : 0;
         const no = 1 - yes;
+        const name = l.varName;
+        if (name !== undefined) {
+          return sync((c) => {
+            const a = c.variable(name);
+            return typeof a === 'string' ? (a === rv ? yes : no) : fn(a, rv);
+          });
+        }
         return sync((c, k) => {
           const a = lf(c, k);
           return typeof a === 'string' ? (a === rv ? yes : no) : fn(a, rv);
