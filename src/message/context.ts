@@ -214,7 +214,7 @@ export class MessageContext {
       case 'body.raw': return utf8.decode(this.raw);
       case 'body.words': {
         const p = this.body.htmlBody;
-        return p === undefined ? [] : tokenize(p.text, true).words;
+        return p === undefined ? [] : p.tokens(true).words;
       }
       case 'subject': return this.subjectText.trim().toLowerCase();
       case 'subject.thread': return threadName(this.subjectText).toLowerCase();

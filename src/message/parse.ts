@@ -29,10 +29,25 @@ export class TextPart {
     return this.scanned;
   }
 
-  /** URL, email and IP tokens of the part's text (no words); computed once, shared by the scopes. */
-  tokens(): TextTokens {
-    return (this.tokensMemo ??= tokenize(this.text));
+  /**
+   * Set on the `html_body` part: `body.words` (read by the public rule STWT_HAS_SEO_WORD on every
+   * message) takes its words, so that part is tokenized once with words instead of twice.
+   */
+  wordsWanted = false;
+
+  /**
+   * URL, email and IP tokens of the part's text, and its words when `wantWords` (or
+   * {@link wordsWanted}); computed once, shared by the scopes. The URL/email/IP lists do not
+   * depend on whether words are collected.
+   */
+  tokens(wantWords = false): TextTokens {
+    const m = this.tokensMemo;
+    if (m !== undefined && (!wantWords || this.tokensHaveWords)) return m;
+    const words = wantWords || this.wordsWanted;
+    this.tokensHaveWords = words;
+    return (this.tokensMemo = tokenize(this.text, words));
   }
+  private tokensHaveWords = false;
 
   /** The part's text: plain content, or the text extracted from HTML outside `<head>`. */
   get text(): string {
@@ -115,11 +130,13 @@ export async function parseBody(raw: Uint8Array, warnings: string[]): Promise<Pa
   }
   const textBody = body.find((p) => p.location === 'body_text');
   const htmlBody = body.find((p) => p.isHtml) ?? textBody;
+  if (htmlBody !== undefined) htmlBody.wordsWanted = true;
   return { parts: [...body, ...attachments, ...nested], textBody, htmlBody };
 }
 
 /** The fallback when MIME parsing fails: the whole body as one plain text part. */
 export function rawBody(text: string): ParsedBody {
   const part = new TextPart(false, text, 'body_text');
+  part.wordsWanted = true;
   return { parts: [part], textBody: part, htmlBody: part };
 }
