@@ -45,12 +45,53 @@ function isHostChar(c: number): boolean {
 const TRAILING_PUNCT = '.,;:!?`*';
 const WORD_RE = /\p{N}+\.\p{N}+|[\p{L}\p{N}]+/gu;
 
+const NON_ASCII_RE = /[^\x00-\x7f]/;
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+/**
+ * {@link WORD_RE} for ASCII-only text, without the regex engine (most body text is ASCII and
+ * the Unicode-property pattern is slow): at each position the float form `N+.N+` is tried first,
+ * then a run of letters and digits, exactly as the alternation does.
+ */
+export function asciiWords(s: string, out: string[]): void {
+  const n = s.length;
+  let i = 0;
+  while (i < n && out.length < MAX_TOKENS) {
+    if (!isAsciiAlnum(s.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let j = i;
+    if (isDigit(s.charCodeAt(i))) {
+      while (j < n && isDigit(s.charCodeAt(j))) j++;
+      if (j + 1 < n && s.charCodeAt(j) === 46 && isDigit(s.charCodeAt(j + 1))) {
+        j += 2;
+        while (j < n && isDigit(s.charCodeAt(j))) j++;
+        out.push(s.slice(i, j));
+        i = j;
+        continue;
+      }
+      j = i;
+    }
+    while (j < n && isAsciiAlnum(s.charCodeAt(j))) j++;
+    out.push(s.slice(i, j));
+    i = j;
+  }
+}
+
 class Collector {
   readonly out: TextTokens = { urls: [], emails: [], ips: [], words: [] };
   constructor(readonly wantWords: boolean) {}
 
   words(s: string): void {
     if (!this.wantWords || s.length === 0 || this.out.words.length >= MAX_TOKENS) return;
+    if (!NON_ASCII_RE.test(s)) {
+      asciiWords(s, this.out.words);
+      return;
+    }
     WORD_RE.lastIndex = 0;
     for (const m of s.matchAll(WORD_RE)) {
       if (this.out.words.length >= MAX_TOKENS) break;
