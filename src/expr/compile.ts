@@ -304,6 +304,16 @@ function compileLogicalChain(op: string, fs: SyncFn[]): Compiled {
   const first = fs[0]!;
   const rest = fs.slice(1);
   const n = rest.length;
+  if (n === 1) {
+    // `a && b` / `a || b`, the commonest shape (most Header rules): no loop over a closure array.
+    const second = rest[0]!;
+    const stopOn = op === '||';
+    return sync((c, k) => {
+      const a = first(c, k);
+      if (toBool(a) === stopOn) return a;
+      return toBool(second(c, k)) ? 1 : 0;
+    });
+  }
   if (op === '||') {
     return sync((c, k) => {
       const a = first(c, k);
