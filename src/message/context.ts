@@ -74,6 +74,8 @@ export class MessageContext {
   readonly heloHost: string;
   readonly envFrom: EmailAddress;
   private readonly memo = new Map<string, Value>();
+  /** Milliseconds spent computing generic variables on first access (lazy extraction work). */
+  lazyMs = 0;
   private subjectTokensMemo: ReturnType<typeof tokenize> | undefined;
   private addressMemo: AddressFields | undefined;
 
@@ -173,8 +175,10 @@ export class MessageContext {
     const hit = this.memo.get(name);
     if (hit !== undefined) return hit;
     if (!GENERIC_VARIABLES.has(name)) return undefined;
+    const t0 = performance.now();
     const v = this.compute(name);
     this.memo.set(name, v);
+    this.lazyMs += performance.now() - t0;
     return v;
   }
 
