@@ -18,8 +18,8 @@ import {
   formatTable,
   parseAssignments,
   readJsonFile,
-  reportError,
-  usageError,
+  runSubcommands,
+  UsageError,
   type ValueKind,
 } from '../client/cli-util.js';
 
@@ -62,7 +62,6 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
-class UsageError extends Error {}
 
 /** Types for `--set PROP=VALUE`: expressions and texts stay strings (schema x:SpamRule). */
 function ruleKind(prop: string): ValueKind {
@@ -236,23 +235,6 @@ async function dispatch(sub: string, positionals: string[], v: Values): Promise<
 }
 
 /** Entry point: returns the exit status (0 ok, 1 server/file error, 2 usage). */
-export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (e) {
-    return usageError('rules', (e as Error).message, HELP);
-  }
-  const [sub, ...rest] = parsed.positionals;
-  if (parsed.values.help || sub === 'help') {
-    out(HELP);
-    return 0;
-  }
-  if (sub === undefined) return usageError('rules', 'no command given', HELP);
-  try {
-    return await dispatch(sub, rest, parsed.values);
-  } catch (e) {
-    if (e instanceof UsageError) return usageError(`rules ${sub}`, e.message, HELP);
-    return reportError(`rules ${sub}`, e);
-  }
+export function run(argv: string[]): Promise<number> {
+  return runSubcommands<Values>('rules', argv, OPTIONS, HELP, dispatch);
 }

@@ -12,8 +12,8 @@ import {
   formatTable,
   parseAssignments,
   readJsonFile,
-  reportError,
-  usageError,
+  runSubcommands,
+  UsageError,
   type ValueKind,
 } from '../client/cli-util.js';
 
@@ -56,7 +56,6 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
-class UsageError extends Error {}
 
 /** Text properties of the x:LookupStore variants (registry-subset.json) that must not become numbers. */
 const TEXT_PROPS = new Set(['namespace', '@type', 'host', 'database', 'path', 'url', 'serviceName', 'authUsername', 'sentinelUsername', 'options', 'secret', 'variableName', 'filePath']);
@@ -186,23 +185,6 @@ async function dispatch(sub: string, positionals: string[], v: Values): Promise<
 }
 
 /** Entry point: returns the exit status (0 ok, 1 server/file error, 2 usage). */
-export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (e) {
-    return usageError('stores', (e as Error).message, HELP);
-  }
-  const [sub, ...rest] = parsed.positionals;
-  if (parsed.values.help || sub === 'help') {
-    out(HELP);
-    return 0;
-  }
-  if (sub === undefined) return usageError('stores', 'no command given', HELP);
-  try {
-    return await dispatch(sub, rest, parsed.values);
-  } catch (e) {
-    if (e instanceof UsageError) return usageError(`stores ${sub}`, e.message, HELP);
-    return reportError(`stores ${sub}`, e);
-  }
+export function run(argv: string[]): Promise<number> {
+  return runSubcommands<Values>('stores', argv, OPTIONS, HELP, dispatch);
 }

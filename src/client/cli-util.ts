@@ -2,6 +2,7 @@
  * Pieces shared by `spamrule rules|stores|import`: connection flags, aligned tables, `prop=value`
  * assignments, and error display. Kept in the client so the three CLI modules stay thin.
  */
+import { parseArgs } from 'node:util';
 import { JmapClient } from './client.js';
 import { JmapError } from './errors.js';
 
@@ -106,6 +107,40 @@ export function reportError(cmd: string, e: unknown): number {
 export function usageError(cmd: string, msg: string, help: string): number {
   process.stderr.write(`spamrule ${cmd}: ${msg}\n\n${help}`);
   return 2;
+}
+
+/** A usage problem found after option parsing (unknown subcommand, missing argument): exit status 2. */
+export class UsageError extends Error {}
+
+/**
+ * Shared entry point of the `rules` and `stores` commands: parses options, prints help, dispatches
+ * the subcommand and maps errors to exit statuses (0 ok, 1 server/file error, 2 usage).
+ */
+export async function runSubcommands<V>(
+  cmd: string,
+  argv: string[],
+  options: Parameters<typeof parseArgs>[0] extends infer C ? (C extends { options?: infer O } ? O : never) : never,
+  help: string,
+  dispatch: (sub: string, rest: string[], values: V) => Promise<number>,
+): Promise<number> {
+  let parsed: { values: V; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true }) as unknown as { values: V; positionals: string[] };
+  } catch (e) {
+    return usageError(cmd, (e as Error).message, help);
+  }
+  const [sub, ...rest] = parsed.positionals;
+  if ((parsed.values as { help?: boolean }).help || sub === 'help') {
+    process.stdout.write(help);
+    return 0;
+  }
+  if (sub === undefined) return usageError(cmd, 'no command given', help);
+  try {
+    return await dispatch(sub, rest, parsed.values);
+  } catch (e) {
+    if (e instanceof UsageError) return usageError(`${cmd} ${sub}`, e.message, help);
+    return reportError(`${cmd} ${sub}`, e);
+  }
 }
 
 /** Reads and parses a JSON file (`-` = stdin). Throws `Error` naming the file. */
