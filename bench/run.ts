@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark suite, printed as tables. Select with `--only rules,classify,classify-redis,lookup`.
+ * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,rules,classify,classify-redis,lookup`.
  * Figures are reported as ratios against a baseline measured in the same run (shared, noisy machines).
  */
 import { runClassifyBench } from './classify.js';
@@ -12,6 +12,10 @@ const want = (name: string): boolean => only === undefined || only.has(name);
 
 async function main(): Promise<void> {
   process.stdout.write(`spamrule benchmarks — node ${process.version}, ${new Date().toISOString()}\n`);
+  if (want('expr')) {
+    const { runExprBench } = await import('./expr.js');
+    await runExprBench();
+  }
   if (want('rules')) {
     const { runRulesBench } = await import('./rules.js');
     await runRulesBench();
