@@ -167,7 +167,8 @@ export function specializeSyncCall(name: string, def: FunctionDef, args: ArgInfo
 
 /**
  * `key_exists('<ns>', key)`: a static list answers synchronously, so the closure returns a plain
- * Integer with no promise; any other store (or none) goes through the library function, which
+ * Integer with no promise, and an unknown namespace gives `""` at once; any other store goes
+ * through the library function, which
  * keeps its errors. A throw on the fast path becomes a rejection, as inside the async library
  * function.
  */
@@ -180,7 +181,9 @@ export function specializeKeyExists(def: FunctionDef, args: ArgInfo[]): AsyncFn 
   const fn = def.fn;
   const run = (c: EvalContext, key: Value): Value | Promise<Value> => {
     const store = c.lookups?.get(ns);
-    if (store !== undefined && isSyncLookup(store)) {
+    // Unknown namespace: `""` at once, as the library function answers (spec §4.3), no promise.
+    if (store === undefined) return '';
+    if (isSyncLookup(store)) {
       try {
         return store.hasSync(toStr(key)) ? 1 : 0;
       } catch (e) {

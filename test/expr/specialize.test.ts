@@ -147,6 +147,11 @@ describe('key_exists on static lists answers without a promise', () => {
     const ce = await c.evalAsync(ctx({ domain: 'x' }, { lookups })).catch((e: Error) => e.message);
     const ie = await i.evalAsync(ctx({ domain: 'x' }, { lookups })).catch((e: Error) => e.message);
     expect(ce).toBe(ie);
+    expect(ce).toBe('');
+    // No promise at all for an unknown namespace (spec §4.3: `""`, not an error).
+    const m = c as typeof c & { evalMaybe(ctx: EvalContext): unknown };
+    expect(m.evalMaybe(ctx({ domain: 'x' }, { lookups }))).toBe('');
+    expect(m.evalMaybe(ctx({ domain: 'x' }))).toBe('');
   });
 });
 
