@@ -396,6 +396,10 @@ function compileCall(e: Extract<Expr, { k: 'call' }>, args: Compiled[]): Compile
  */
 export interface MaybeAsyncExpression extends CompiledExpression {
   evalMaybe(ctx: EvalContext, captures?: Captures): Value | Promise<Value>;
+  /** Set when the whole expression folded to a scalar constant (e.g. `false`, `'TAG'`). */
+  readonly constant?: { readonly value: Value };
+  /** Whether evaluation reads or writes the capture buffer (`matches`, `$N`). */
+  readonly usesCaptures: boolean;
 }
 
 /**
@@ -416,6 +420,10 @@ function wrap(source: string, c: Compiled, w: WrapOptions): MaybeAsyncExpression
     const v = c.lit.value;
     c = sync(() => v.slice());
   }
+  // Both object literals below have the same property order, so all compiled expressions share one
+  // hidden class and the if-block's calls through them stay monomorphic.
+  const usesCaptures = w.captures;
+  const constant = c.lit !== undefined && !Array.isArray(c.lit.value) ? { value: c.lit.value } : undefined;
   if (c.sync) {
     const f = c.f;
     const scope = w.ownsEpoch ? w.scope : undefined;
@@ -443,6 +451,8 @@ function wrap(source: string, c: Compiled, w: WrapOptions): MaybeAsyncExpression
           return Promise.reject(e);
         }
       },
+      constant,
+      usesCaptures,
     };
   }
   const f = c.f;
@@ -460,6 +470,8 @@ function wrap(source: string, c: Compiled, w: WrapOptions): MaybeAsyncExpression
         return Promise.reject(e);
       }
     },
+    constant,
+    usesCaptures,
   };
 }
 

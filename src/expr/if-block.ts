@@ -34,9 +34,21 @@ interface Branch {
   then: MaybeAsyncExpression;
 }
 
+/** Shared buffer for blocks that never touch captures: nothing ever writes to it. */
+const NO_CAPTURES: string[] = [];
+
+/** A precomputed result for a branch whose value is a constant; results are read-only to callers. */
+function constResult(e: MaybeAsyncExpression | undefined, branch: number): IfResult | undefined {
+  return e?.constant !== undefined ? Object.freeze({ value: e.constant.value, branch }) : undefined;
+}
+
 class IfBlock implements CompiledIfBlock {
   readonly isAsync: boolean;
   readonly isEmpty: boolean;
+  /** Most rules end in `else: "false"` and tag with a literal: those results are allocated once. */
+  private readonly elseConst: IfResult | undefined;
+  private readonly thenConst: (IfResult | undefined)[];
+  private readonly capturing: boolean;
   constructor(
     private readonly branches: Branch[],
     private readonly otherwise: MaybeAsyncExpression | undefined,
@@ -44,6 +56,9 @@ class IfBlock implements CompiledIfBlock {
     private readonly scope?: SlotScope,
   ) {
     this.isEmpty = otherwise === undefined;
+    this.elseConst = constResult(otherwise, -1);
+    this.thenConst = branches.map((b, i) => constResult(b.then, i));
+    this.capturing = (otherwise?.usesCaptures ?? false) || branches.some((b) => b.cond.usesCaptures || b.then.usesCaptures);
     this.isAsync = branches.some((b) => b.cond.isAsync || b.then.isAsync) || (otherwise?.isAsync ?? false);
   }
 
@@ -51,13 +66,13 @@ class IfBlock implements CompiledIfBlock {
     if (this.otherwise === undefined) return undefined;
     if (this.isAsync) throw new Error('if-block needs evalAsync (it calls a store or DNS function)');
     this.scope?.begin();
-    const caps: string[] = [];
+    const caps: string[] = this.capturing ? [] : NO_CAPTURES;
     const bs = this.branches;
     for (let i = 0; i < bs.length; i++) {
       const b = bs[i]!;
-      if (truthy(b.cond.evalSync(ctx, caps))) return { value: b.then.evalSync(ctx, caps), branch: i };
+      if (truthy(b.cond.evalSync(ctx, caps))) return this.thenConst[i] ?? { value: b.then.evalSync(ctx, caps), branch: i };
     }
-    return { value: this.otherwise.evalSync(ctx, caps), branch: -1 };
+    return this.elseConst ?? { value: this.otherwise.evalSync(ctx, caps), branch: -1 };
   }
 
   evalAsync(ctx: EvalContext): Promise<IfResult | undefined> {
@@ -76,7 +91,7 @@ class IfBlock implements CompiledIfBlock {
   evalMaybe(ctx: EvalContext): IfResult | undefined | Promise<IfResult | undefined> {
     if (this.otherwise === undefined) return undefined;
     this.scope?.begin();
-    return this.from(ctx, [], 0);
+    return this.from(ctx, this.capturing ? [] : NO_CAPTURES, 0);
   }
 
   private from(ctx: EvalContext, caps: string[], start: number): IfResult | Promise<IfResult> {
@@ -86,11 +101,14 @@ class IfBlock implements CompiledIfBlock {
       if (v instanceof Promise) return v.then((x) => (truthy(x) ? this.branch(ctx, caps, i) : this.from(ctx, caps, i + 1)));
       if (truthy(v)) return this.branch(ctx, caps, i);
     }
+    if (this.elseConst !== undefined) return this.elseConst;
     const e = this.otherwise!.evalMaybe(ctx, caps);
     return e instanceof Promise ? e.then((value) => ({ value, branch: -1 })) : { value: e, branch: -1 };
   }
 
   private branch(ctx: EvalContext, caps: string[], i: number): IfResult | Promise<IfResult> {
+    const k = this.thenConst[i];
+    if (k !== undefined) return k;
     const t = this.branches[i]!.then.evalMaybe(ctx, caps);
     return t instanceof Promise ? t.then((value) => ({ value, branch: i })) : { value: t, branch: i };
   }

@@ -192,8 +192,16 @@ class HeaderElement extends Element {
       default: return this.common(name, 0);
     }
   }
+  /** Parses the header's value on first use; the time counts as extraction (`timings.extractMs`). */
   private values(): { value: Value; valueLower: Value; attributes: Value } {
     if (this.typed !== undefined) return this.typed;
+    const t0 = performance.now();
+    const t = this.parseValues();
+    this.ctx.lazyMs += performance.now() - t0;
+    return (this.typed = t);
+  }
+
+  private parseValues(): { value: Value; valueLower: Value; attributes: Value } {
     const raw = this.header.raw;
     let t: { value: Value; valueLower: Value; attributes: Value };
     switch (headerKind((this.nameLower ??= this.header.name.toLowerCase()))) {
@@ -236,7 +244,7 @@ class HeaderElement extends Element {
         t = { value: s, valueLower: s.toLowerCase(), attributes: s };
       }
     }
-    return (this.typed = t);
+    return t;
   }
 }
 
