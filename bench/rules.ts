@@ -8,8 +8,25 @@ import { Bench } from 'tinybench';
 import { compileCondition, normalizeCondition } from '../src/engine/index.js';
 import { interpretExpression, SPAM_RULE_VARIABLES, type CompiledExpression, type EvalContext } from '../src/expr/index.js';
 import { analyzeMessage } from '../src/message/index.js';
-import type { Scope } from '../src/message/types.js';
+import type { Scope, ScopeElement } from '../src/message/types.js';
+import type { LookupMap } from '../src/lookup/index.js';
+import type { Value } from '../src/expr/value.js';
 import { loadCorpus, printTable, publicBundle, publicEngine, stats } from './common.js';
+
+/** The evaluation context of one element, shaped as SpamEngine builds it (a class, no closures). */
+class ElementCtx implements EvalContext {
+  constructor(
+    private readonly el: ScopeElement,
+    private readonly tags: ReadonlySet<string>,
+    readonly lookups: LookupMap,
+  ) {}
+  variable(name: string): Value {
+    return this.el.variable(name);
+  }
+  global(name: string): number {
+    return this.tags.has(name) ? 1 : 0;
+  }
+}
 
 type Runner = { ifs: CompiledExpression[]; thens: CompiledExpression[]; els: CompiledExpression };
 
@@ -74,7 +91,7 @@ export async function runRulesBench(opts: { messages?: number; timeMs?: number }
     const tags = new Set(msg.builtinTags);
     for (let ri = 0; ri < compiled.length; ri++) {
       for (const el of msg.elements(compiled[ri]!.scope)) {
-        pairs.push({ ctx: { variable: (n) => el.variable(n), global: (n) => (tags.has(n) ? 1 : 0), lookups: engine.lookups }, rule: ri });
+        pairs.push({ ctx: new ElementCtx(el, tags, engine.lookups), rule: ri });
       }
     }
   }
