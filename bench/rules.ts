@@ -40,12 +40,9 @@ function runBlockSync(b: Runner, ctx: EvalContext): unknown {
   return b.els.evalSync(ctx, caps);
 }
 
-type MaybeExpr = CompiledExpression & { evalMaybe?(ctx: EvalContext, caps: string[]): unknown };
-
-/** Evaluates with `evalMaybe` where the engine has it (no promise unless a store waits). */
-function evalOne(c: MaybeExpr, ctx: EvalContext, caps: string[]): unknown {
-  if (!c.isAsync) return c.evalSync(ctx, caps);
-  return c.evalMaybe ? c.evalMaybe(ctx, caps) : c.evalAsync(ctx, caps);
+/** One expression of the baseline, awaited only when it calls a store. */
+function evalOne(c: CompiledExpression, ctx: EvalContext, caps: string[]): Value | Promise<Value> {
+  return c.isAsync ? c.evalAsync(ctx, caps) : c.evalSync(ctx, caps);
 }
 
 /** Runs an if-block made of separately compiled expressions (same semantics as §5.3). */

@@ -7,7 +7,7 @@
 import { JmapClient } from '../client/index.js';
 import { loadScoresFile } from '../engine/load.js';
 import type { SpamRuleInput } from '../engine/types.js';
-import { readRuleSet, type LoadedRuleSet, type RuleSetFlags } from './ruleset.js';
+import { readLists, type LoadedRuleSet, type RuleSetFlags } from './ruleset.js';
 
 export interface ManagedSource {
   db?: string;
@@ -21,7 +21,7 @@ export interface ManagedSource {
  */
 export async function loadManagedRuleSet(src: ManagedSource, flags: RuleSetFlags): Promise<LoadedRuleSet> {
   // Only the flags' own scores and lists: the built-in default tags belong to the default rules.
-  const extra = readRuleSet({ ...flags, rules: undefined, scores: [] });
+  const lists = readLists(flags.list);
   const tags = (flags.scores ?? []).flatMap((f) => loadScoresFile(f));
   let rules: SpamRuleInput[];
   let stores: { namespace: string; config: unknown }[];
@@ -35,5 +35,5 @@ export async function loadManagedRuleSet(src: ManagedSource, flags: RuleSetFlags
     const list = await client.getAll<{ namespace: string; store: unknown }>('StoreLookup');
     stores = list.map((s) => ({ namespace: s.namespace, config: s.store }));
   }
-  return { rules, tags, lists: extra.lists, stores, dnsblServers: [], isDefault: false };
+  return { rules, tags, lists, stores, dnsblServers: [], isDefault: false };
 }

@@ -64,7 +64,14 @@ export function readRuleSet(flags: RuleSetFlags): LoadedRuleSet {
     }
   }
   for (const file of flags.scores ?? []) out.tags.push(...loadScoresFile(file));
-  for (const spec of flags.list ?? []) {
+  for (const [ns, entries] of readLists(flags.list)) out.lists.set(ns, [...(out.lists.get(ns) ?? []), ...entries]);
+  return out;
+}
+
+/** Reads `--list NAMESPACE=FILE` specs into entries per namespace. Throws `Error` naming the file. */
+export function readLists(specs: readonly string[] = []): Map<string, StaticEntry[]> {
+  const lists = new Map<string, StaticEntry[]>();
+  for (const spec of specs) {
     const eq = spec.indexOf('=');
     if (eq <= 0) throw new Error(`--list expects NAMESPACE=FILE, got "${spec}"`);
     const ns = spec.slice(0, eq);
@@ -75,9 +82,9 @@ export function readRuleSet(flags: RuleSetFlags): LoadedRuleSet {
     } catch (e) {
       throw new Error(`cannot read list file ${file}: ${(e as Error).message}`);
     }
-    out.lists.set(ns, [...(out.lists.get(ns) ?? []), ...parseListText(text)]);
+    lists.set(ns, [...(lists.get(ns) ?? []), ...parseListText(text)]);
   }
-  return out;
+  return lists;
 }
 
 function num(flag: string, v: string | undefined): number | undefined {
