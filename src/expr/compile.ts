@@ -8,6 +8,7 @@
  * short-circuiting and then returning the LEFT operand itself (spec §1.6), other operators strict.
  */
 import { BINARY_OPS, opNeg, opNot } from './ops.js';
+import { flattenChain, optimizeTree } from './optimize.js';
 import { resolveExpression, type Expr } from './resolve.js';
 import { isSyncTree, slotScopeFor, usesCaptures, type SlotScope } from './slots.js';
 import { specializeKeyExists, specializeSyncCall, type AsyncFn, type Captures, type SyncFn } from './specialize.js';
@@ -161,7 +162,7 @@ function compileNode(e: Expr, env: CompileEnv): Compiled {
     }
     case 'binary': {
       if (e.op === '&&' || e.op === '||') {
-        const operands = flattenLogical(e.op, e);
+        const operands = flattenChain(e.op, e);
         // Tag logic (`$A && ($B || $C)`) is most of the public rule set: read the globals directly.
         if (operands.every((x) => x.k === 'global')) return compileGlobalChain(e.op, operands.map((x) => (x as { name: string }).name));
         const chain = operands.map((x) => compileNode(x, env));
@@ -281,18 +282,6 @@ function compileBinary(op: string, l: Compiled, r: Compiled): Compiled {
   }
   const fn = BINARY_OPS[op]!;
   return asyncC((c, k) => then(lf(c, k), (a) => then(rf(c, k), (b) => fn(a, b))));
-}
-
-/** `a || b || c` (left-nested) → `[a, b, c]`, so the chain runs as one loop. */
-function flattenLogical(op: string, e: Expr): Expr[] {
-  const out: Expr[] = [];
-  let cur = e;
-  while (cur.k === 'binary' && cur.op === op) {
-    out.push(cur.right);
-    cur = cur.left;
-  }
-  out.push(cur);
-  return out.reverse();
 }
 
 /**
@@ -476,7 +465,8 @@ function wrap(source: string, c: Compiled, w: WrapOptions): MaybeAsyncExpression
 }
 
 /**
- * Compiles an already resolved tree (used by if-blocks and benchmarks).
+ * Compiles an already resolved tree (used by if-blocks and benchmarks). The tree is compiled as
+ * given: callers run `optimizeTree` first (if-blocks do, with `boolean` for their `if`s).
  *
  * @param scope variable slots shared with other expressions (an if-block's); the caller then
  *   calls `scope.begin()` before each evaluation. Only for synchronous trees; when absent, a
@@ -499,5 +489,5 @@ export function compileResolved(source: string, tree: Expr, scope?: SlotScope): 
  */
 export function compileExpression(source: string, opts: CompileOptions = {}): MaybeAsyncExpression {
   const r = resolveExpression(source, opts);
-  return compileResolved(source, r.tree);
+  return compileResolved(source, optimizeTree(r.tree, false));
 }

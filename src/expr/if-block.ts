@@ -4,6 +4,7 @@
  * §5.3 (one capture buffer per block evaluation, first truthy `if` wins, `else` otherwise).
  */
 import { compileResolved, type MaybeAsyncExpression } from './compile.js';
+import { optimizeTree } from './optimize.js';
 import { resolveExpression, type ResolvedExpression } from './resolve.js';
 import { slotScopeFor, type SlotScope } from './slots.js';
 import {
@@ -60,6 +61,25 @@ class IfBlock implements CompiledIfBlock {
     this.thenConst = branches.map((b, i) => constResult(b.then, i));
     this.capturing = (otherwise?.usesCaptures ?? false) || branches.some((b) => b.cond.usesCaptures || b.then.usesCaptures);
     this.isAsync = branches.some((b) => b.cond.isAsync || b.then.isAsync) || (otherwise?.isAsync ?? false);
+    // The commonest rule shape (49 of the 66 public rules): one synchronous `if`, a literal tag and
+    // `else: false`, no captures. It is answered by one call of the condition's closure instead of
+    // the branch loop below.
+    const only = branches[0];
+    const thenK = this.thenConst[0];
+    const elseK = this.elseConst;
+    if (branches.length === 1 && !this.isAsync && !this.capturing && thenK !== undefined && elseK !== undefined) {
+      const cond = only!.cond.evalSync;
+      const scope = this.scope;
+      const run =
+        scope === undefined
+          ? (ctx: EvalContext): IfResult => (truthy(cond(ctx, NO_CAPTURES)) ? thenK : elseK)
+          : (ctx: EvalContext): IfResult => {
+              scope.begin();
+              return truthy(cond(ctx, NO_CAPTURES)) ? thenK : elseK;
+            };
+      this.evalSync = run;
+      this.evalMaybe = run;
+    }
   }
 
   evalSync(ctx: EvalContext): IfResult | undefined {
@@ -163,8 +183,10 @@ export function compileIfBlock(obj: IfBlockInput, opts: CompileOptions = {}): { 
     } catch (e) {
       return { errors: [errorOf(`match/${i}/then`, `error in 'then' expression of condition #${i + 1}: `, e)] };
     }
-    resolved.push({ cond, then });
+    // Only the truthiness of an `if` is read (§5.3): its tests may be reordered (optimize.ts).
+    resolved.push({ cond: { ...cond, tree: optimizeTree(cond.tree, true) }, then: { ...then, tree: optimizeTree(then.tree, false) } });
   }
+  elseTree = { ...elseTree, tree: optimizeTree(elseTree.tree, false) };
   const all = [elseTree, ...resolved.flatMap((r) => [r.cond, r.then])];
   const scope = all.every((r) => !r.isAsync) ? slotScopeFor(all.map((r) => r.tree)) : undefined;
   const compile = (r: ResolvedExpression): MaybeAsyncExpression => compileResolved(r.source, r.tree, scope);
