@@ -1,6 +1,6 @@
 /**
  * Rule evaluation cost (issue 2 §6a): ns per rule evaluation of the public rule set's conditions
- * over elements of real corpus messages: each condition compiled once into closures as an if-block
+ * over elements of real corpus messages, in the engine's order (element-first per scope): each condition compiled once into closures as an if-block
  * (exactly what `SpamEngine` runs) against the reference interpreter walking the same syntax trees
  * branch by branch, both measured in this run after checking they give the same results.
  */
@@ -8,7 +8,7 @@ import { Bench } from 'tinybench';
 import { compileCondition, normalizeCondition } from '../src/engine/index.js';
 import { interpretExpression, SPAM_RULE_VARIABLES, type CompiledExpression, type EvalContext } from '../src/expr/index.js';
 import { analyzeMessage } from '../src/message/index.js';
-import type { Scope, ScopeElement } from '../src/message/types.js';
+import { SCOPE_ORDER, type Scope, type ScopeElement } from '../src/message/types.js';
 import type { LookupMap } from '../src/lookup/index.js';
 import type { Value } from '../src/expr/value.js';
 import { loadCorpus, printTable, publicBundle, publicEngine, stats } from './common.js';
@@ -80,15 +80,21 @@ export async function runRulesBench(opts: { messages?: number; timeMs?: number }
   // The baseline: the same syntax trees walked by the reference interpreter, branch by branch.
   const interpreted = build((s, scope) => interpretExpression(s, opt(scope)) as CompiledExpression);
 
-  // Workload: every (element × rule) pair of the rule's scope over a sample of corpus messages.
+  // Workload: every (element × rule) pair over a sample of corpus messages, in the order SpamEngine
+  // runs them: scopes in Stalwart's order, element-first inside a scope, rules by ascending
+  // priority (ties in load order), one context per element shared by that element's rules.
   const corpus = loadCorpus({ step: Math.max(1, Math.floor(6046 / (opts.messages ?? 300))) });
+  const order = compiled.map((c, i) => ({ i, scope: c.scope, priority: bundle.rules[i]!.priority ?? 0 }));
   const pairs: { ctx: EvalContext; rule: number }[] = [];
   for (const m of corpus) {
     const msg = await analyzeMessage(m.raw);
     const tags = new Set(msg.builtinTags);
-    for (let ri = 0; ri < compiled.length; ri++) {
-      for (const el of msg.elements(compiled[ri]!.scope)) {
-        pairs.push({ ctx: new ElementCtx(el, tags, engine.lookups), rule: ri });
+    for (const scope of SCOPE_ORDER) {
+      const rules = order.filter((r) => r.scope === scope).sort((a, b) => a.priority - b.priority || a.i - b.i);
+      if (rules.length === 0) continue;
+      for (const el of msg.elements(scope)) {
+        const ctx = new ElementCtx(el, tags, engine.lookups);
+        for (const r of rules) pairs.push({ ctx, rule: r.i });
       }
     }
   }
