@@ -10,7 +10,7 @@ import { includesLoose } from './functions/array.js';
 import { isSyncLookup } from './functions/store.js';
 import type { FunctionDef } from './functions/types.js';
 import type { EvalContext } from './types.js';
-import { toStr, type Value } from './value.js';
+import { Float, num, parseNumber, toStr, type Value } from './value.js';
 
 /** The capture buffer: group 0..n of the last `matches` (spec §4.4). */
 export type Captures = string[];
@@ -37,19 +37,44 @@ function stringArray(a: ArgInfo): string[] | undefined {
   return v as string[];
 }
 
-/** `contains(h, <literal>)`: a String haystack is a plain `includes` of the precomputed needle. */
+/**
+ * `contains(<Array>, '<literal>')` without the library's `looseEq` per element: the needle's type
+ * is known at compile time, so a String element is `===` and a number is compared with the
+ * needle's numeric form, parsed once (value.ts `looseEq`: String vs number compares
+ * `parse_number(string)`); Arrays and Constants never equal a String. Integer 1/0.
+ */
+function arrayHasString(h: readonly Value[], needle: string, needleNum: number): Value {
+  for (let i = 0; i < h.length; i++) {
+    const x = h[i]!;
+    if (typeof x === 'string') {
+      if (x === needle) return 1;
+    } else if (typeof x === 'number') {
+      if (x === needleNum) return 1;
+    } else if (x instanceof Float && x.value === needleNum) return 1;
+  }
+  return 0;
+}
+
+/**
+ * `contains(h, <literal>)`: a String haystack is a plain `includes` of the precomputed needle; an
+ * Array haystack with a String needle is {@link arrayHasString} (`body.words`, `subject.words`).
+ */
 function containsLiteralNeedle(def: FunctionDef & { async: false }, hf: SyncFn, nv: Value, varName?: string): SyncFn {
   const needle = toStr(nv);
   const fn = def.fn;
+  const strNeedle = typeof nv === 'string' ? nv : undefined;
+  const needleNum = num(parseNumber(needle));
+  const other = (h: Value, c: EvalContext): Value =>
+    strNeedle !== undefined && Array.isArray(h) ? arrayHasString(h, strNeedle, needleNum) : fn([h, nv], c);
   if (varName !== undefined) {
     return (c) => {
       const h = c.variable(varName);
-      return typeof h === 'string' ? (h.includes(needle) ? 1 : 0) : fn([h, nv], c);
+      return typeof h === 'string' ? (h.includes(needle) ? 1 : 0) : other(h, c);
     };
   }
   return (c, k) => {
     const h = hf(c, k);
-    return typeof h === 'string' ? (h.includes(needle) ? 1 : 0) : fn([h, nv], c);
+    return typeof h === 'string' ? (h.includes(needle) ? 1 : 0) : other(h, c);
   };
 }
 

@@ -38,6 +38,11 @@ describe('contains with a literal needle', () => {
     [[1, 2], '1', 1], // loose == of Integer 1 and '1'
     [[0], 'zz', 1], // 0 == non-numeric String
     [[], '', 0],
+    [[new Float(2.5)], '2.5', 1], // Float element against the needle's numeric form
+    [[1], '1.0', 1],
+    [['1.0'], '1', 0], // two Strings compare as Strings
+    [[['a']], 'a', 0], // a nested Array never equals a String
+    [['x', 'SEO', 'y'], 'SEO', 1],
   ])('contains(%j, %j) = %d', (v, needle, want) => {
     expect(ev(`contains(v, ${JSON.stringify(needle)})`, { v })).toBe(want);
   });
