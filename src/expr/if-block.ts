@@ -4,7 +4,7 @@
  * §5.3 (one capture buffer per block evaluation, first truthy `if` wins, `else` otherwise).
  */
 import { compileResolved, type MaybeAsyncExpression } from './compile.js';
-import { optimizeTree } from './optimize.js';
+import { guardOf, optimizeTree } from './optimize.js';
 import { resolveExpression, type ResolvedExpression } from './resolve.js';
 import { slotScopeFor, type SlotScope } from './slots.js';
 import {
@@ -55,6 +55,8 @@ class IfBlock implements CompiledIfBlock {
     private readonly otherwise: MaybeAsyncExpression | undefined,
     /** Variable slots shared by all expressions of a synchronous block; one epoch per evaluation. */
     private readonly scope?: SlotScope,
+    /** For a single-branch block: a membership test the `if` is falsy without (optimize.ts `guardOf`). */
+    guard?: { name: string; values: ReadonlySet<string> },
   ) {
     this.isEmpty = otherwise === undefined;
     this.elseConst = constResult(otherwise, -1);
@@ -70,13 +72,23 @@ class IfBlock implements CompiledIfBlock {
     if (branches.length === 1 && !this.isAsync && !this.capturing && thenK !== undefined && elseK !== undefined) {
       const cond = only!.cond.evalSync;
       const scope = this.scope;
-      const run =
+      const full =
         scope === undefined
           ? (ctx: EvalContext): IfResult => (truthy(cond(ctx, NO_CAPTURES)) ? thenK : elseK)
           : (ctx: EvalContext): IfResult => {
               scope.begin();
               return truthy(cond(ctx, NO_CAPTURES)) ? thenK : elseK;
             };
+      let run = full;
+      if (guard !== undefined) {
+        // Most Header rules: a header whose name is not one of the rule's answers `else` after one
+        // variable read and one Set lookup. Non-String values take the full (loose) evaluation.
+        const { name, values } = guard;
+        run = (ctx) => {
+          const v = ctx.variable(name);
+          return typeof v === 'string' && !values.has(v) ? elseK : full(ctx);
+        };
+      }
       this.evalSync = run;
       this.evalMaybe = run;
     }
@@ -192,5 +204,6 @@ export function compileIfBlock(obj: IfBlockInput, opts: CompileOptions = {}): { 
   const compile = (r: ResolvedExpression): MaybeAsyncExpression => compileResolved(r.source, r.tree, scope);
   const otherwise = compile(elseTree);
   const branches: Branch[] = resolved.map((r) => ({ cond: compile(r.cond), then: compile(r.then) }));
-  return { block: new IfBlock(branches, otherwise, scope), errors: [] };
+  const guard = resolved.length === 1 ? guardOf(resolved[0]!.cond.tree) : undefined;
+  return { block: new IfBlock(branches, otherwise, scope, guard), errors: [] };
 }

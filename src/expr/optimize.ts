@@ -129,6 +129,33 @@ function equalityTest(e: Expr): { name: string; lit: string } | undefined {
   return undefined;
 }
 
+/**
+ * A guard of a boolean-context tree: a membership test of one variable against literal Strings
+ * (`name_lower == 'x-mailer'`, `contains(['to', 'cc'], name_lower)`) that the whole tree is falsy
+ * without, i.e. the tree itself or the first operand of its top-level `&&` chain.
+ *
+ * When the variable holds a String that is not in `values`, the tree is falsy, so an if-block may
+ * answer its `else` without evaluating it (if-block.ts). For any other value the test is loose
+ * (`0 == 'abc'` holds, value.ts `looseEq`) and the tree must be evaluated.
+ */
+export function guardOf(tree: Expr): { name: string; values: ReadonlySet<string> } | undefined {
+  const first = tree.k === 'binary' && tree.op === '&&' ? flattenChain('&&', tree)[0]! : tree;
+  const eq = equalityTest(first);
+  if (eq !== undefined) return { name: eq.name, values: new Set([eq.lit]) };
+  if (first.k !== 'call' || first.name !== 'contains') return undefined;
+  const [arr, x] = first.args;
+  if (x?.k !== 'var' || arr === undefined) return undefined;
+  // The array as written (`['to', 'cc']`, an array node) or as rewrite 1 makes it (a literal).
+  const items: readonly unknown[] | undefined =
+    arr.k === 'lit' && Array.isArray(arr.value)
+      ? arr.value
+      : arr.k === 'array' && arr.items.every((i) => i.k === 'lit')
+        ? arr.items.map((i) => (i as { value: unknown }).value)
+        : undefined;
+  if (items === undefined || !items.every((v) => typeof v === 'string')) return undefined;
+  return { name: x.name, values: new Set(items as string[]) };
+}
+
 /** Rewrite 1: runs of two or more equality tests of one variable in an `||` chain. */
 function mergeEqualityRuns(operands: Expr[]): Expr[] {
   const out: Expr[] = [];

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   compileExpression, compileIfBlock, encodeValue, Float, interpretExpression, type EvalContext, type Value,
 } from '../../src/expr/index.js';
-import { estimateCost, isPureTotal, optimizeTree } from '../../src/expr/optimize.js';
+import { estimateCost, guardOf, isPureTotal, optimizeTree } from '../../src/expr/optimize.js';
 import { resolveExpression, type Expr } from '../../src/expr/resolve.js';
 import { LookupMap, StaticLookupList } from '../../src/lookup/index.js';
 
@@ -139,6 +139,46 @@ describe('cost-ordered tests in boolean contexts', () => {
     expect(other.reads).toEqual(['name_lower']);
     const php = recording({ name_lower: 'x-php-script', value_lower: 'eval() here' });
     expect(block!.evalSync(php)).toEqual({ value: 'X_PHP_EVAL', branch: 0 });
+  });
+});
+
+describe('guards: a membership test the condition is falsy without', () => {
+  const guard = (src: string): { name: string; values: string[] } | undefined => {
+    const g = guardOf(optimizeTree(resolveExpression(src).tree, true));
+    return g && { name: g.name, values: [...g.values] };
+  };
+
+  it('is the condition itself or the first operand of its && chain, after the rewrites', () => {
+    expect(guard("name_lower == 'x-mailer'")).toEqual({ name: 'name_lower', values: ['x-mailer'] });
+    expect(guard("name_lower == 'x-mailer' && name != 'X-Mailer'")).toEqual({ name: 'name_lower', values: ['x-mailer'] });
+    expect(guard("(name_lower == 'user_agent' || name_lower == 'x-mailer') && !is_empty(value)")).toEqual({
+      name: 'name_lower',
+      values: ['user_agent', 'x-mailer'],
+    });
+    // Reordered first: the name test moves before the value search.
+    expect(guard("contains(value_lower, 'eval()') && contains(['x-php-script'], name_lower)")).toEqual({
+      name: 'name_lower',
+      values: ['x-php-script'],
+    });
+  });
+
+  it('is absent when the condition can be truthy without it', () => {
+    expect(guard("name_lower == 'a' || $T")).toBeUndefined();
+    expect(guard("$T && name_lower == 'a'")).toBeUndefined(); // $T is cheaper, so it stays first
+    expect(guard("name_lower != 'a' && $T")).toBeUndefined();
+    expect(guard("contains(['a', 1], name_lower) && $T")).toBeUndefined();
+    expect(guard("contains(name_lower, 'a')")).toBeUndefined(); // a substring test, not membership
+  });
+
+  it('skips the condition only for a String outside the set; other values are compared loosely', () => {
+    const { block } = compileIfBlock({ match: [{ if: "value == 'abc' && contains(body, 'x')", then: "'HIT'" }], else: 'false' });
+    const miss = recording({ value: 'zzz', body: 'x' });
+    expect(block!.evalSync(miss)).toEqual({ value: 0, branch: -1 });
+    expect(miss.reads).toEqual(['value']);
+    expect(block!.evalSync(recording({ value: 'abc', body: 'x' }))).toEqual({ value: 'HIT', branch: 0 });
+    // Integer 0 == 'abc' (a non-numeric String parses as 0): the guard must not answer for it.
+    expect(block!.evalSync(recording({ value: 0, body: 'x' }))).toEqual({ value: 'HIT', branch: 0 });
+    expect(encodeValue(interpretExpression("value == 'abc'").evalSync(recording({ value: 0 })))).toEqual({ int: 1 });
   });
 });
 
