@@ -38,3 +38,31 @@ export function printTable(title: string, rows: Record<string, string | number>[
   process.stdout.write(`\n## ${title}\n`);
   console.table(rows);
 }
+
+/**
+ * Alternates `rounds` passes of a baseline and a candidate and returns the fastest pass of each
+ * (ms) and the median per-pass ratio baseline ÷ candidate. tinybench runs one task after the
+ * other, so load that comes and goes on a shared machine skews its ratio; alternating short
+ * passes and taking the median is robust to that.
+ */
+export async function alternatingPasses(
+  baseline: () => unknown,
+  candidate: () => unknown,
+  rounds = 21,
+): Promise<{ bestBaselineMs: number; bestCandidateMs: number; medianRatio: number }> {
+  const ratios: number[] = [];
+  let bestBaselineMs = Infinity;
+  let bestCandidateMs = Infinity;
+  for (let round = 0; round < rounds; round++) {
+    const t0 = performance.now();
+    await baseline();
+    const t1 = performance.now();
+    await candidate();
+    const t2 = performance.now();
+    ratios.push((t1 - t0) / (t2 - t1));
+    bestBaselineMs = Math.min(bestBaselineMs, t1 - t0);
+    bestCandidateMs = Math.min(bestCandidateMs, t2 - t1);
+  }
+  ratios.sort((a, b) => a - b);
+  return { bestBaselineMs, bestCandidateMs, medianRatio: ratios[Math.floor(ratios.length / 2)]! };
+}

@@ -11,7 +11,7 @@ import { analyzeMessage } from '../src/message/index.js';
 import { SCOPE_ORDER, type Scope, type ScopeElement } from '../src/message/types.js';
 import type { LookupMap } from '../src/lookup/index.js';
 import type { Value } from '../src/expr/value.js';
-import { loadCorpus, printTable, publicBundle, publicEngine, stats } from './common.js';
+import { alternatingPasses, loadCorpus, printTable, publicBundle, publicEngine, stats } from './common.js';
 
 /** The evaluation context of one element, shaped as SpamEngine builds it (a class, no closures). */
 class ElementCtx implements EvalContext {
@@ -128,24 +128,7 @@ export async function runRulesBench(opts: { messages?: number; timeMs?: number }
   const comp = stats(bench, 'compiled closures');
   const ns = (ms: number): string => ((ms * 1e6) / pairs.length).toFixed(0);
 
-  // tinybench runs one task after the other, so load that comes and goes on a shared machine
-  // skews their ratio. Alternating short passes and taking the median per-pass ratio (and the
-  // fastest pass of each) is robust to that.
-  const ratios: number[] = [];
-  let bestI = Infinity;
-  let bestC = Infinity;
-  for (let round = 0; round < 21; round++) {
-    const t0 = performance.now();
-    await runInterpreted();
-    const t1 = performance.now();
-    await runCompiled();
-    const t2 = performance.now();
-    ratios.push((t1 - t0) / (t2 - t1));
-    bestI = Math.min(bestI, t1 - t0);
-    bestC = Math.min(bestC, t2 - t1);
-  }
-  ratios.sort((a, b) => a - b);
-  const median = ratios[Math.floor(ratios.length / 2)]!;
+  const { bestBaselineMs: bestI, bestCandidateMs: bestC, medianRatio: median } = await alternatingPasses(runInterpreted, runCompiled);
   printTable(`rule evaluation: public rule set, ${pairs.length} (element × rule) evaluations from ${corpus.length} messages`, [
     { engine: 'tree-walking interpreter (baseline)', 'ns/eval (tinybench mean)': ns(base.meanMs), 'ns/eval (fastest of 21 alternating passes)': ns(bestI), speedup: '1.00×' },
     {
