@@ -4,7 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compileIfBlock, DNSBL_TAG_VARIABLES, SPAM_RULE_VARIABLES, type SpamRuleScope } from '../../src/expr/index.js';
+import { compileIfBlock, DNSBL_TAG_VARIABLES, normalizeMatch, SPAM_RULE_VARIABLES, type SpamRuleScope } from '../../src/expr/index.js';
+import { guardOf, optimizeTree } from '../../src/expr/optimize.js';
+import { resolveExpression } from '../../src/expr/resolve.js';
 import { hasSharedData, sharedPath } from '../helpers/shared-data.js';
 
 type Cond = { match?: Record<string, { if: string; then: string }>; else?: string };
@@ -25,6 +27,23 @@ describe.skipIf(!hasSharedData)('public rule set', () => {
       return block === undefined || block.isEmpty ? [`${r.name}: ${JSON.stringify(errors)}`] : [];
     });
     expect(failures).toEqual([]);
+  });
+
+  it('answers every Header rule for an unrelated header from its name alone (optimize.ts cost ordering and guards)', () => {
+    // Written order searches the value first in STWT_X_PHP_EVAL and STWT_HIDDEN_SOURCE_PHP; after
+    // cost ordering every Header rule tests the name first, and that test is the block's guard.
+    const header = Object.values(bundle.SpamRule).filter((r) => r['@type'] === 'Header');
+    expect(header).toHaveLength(12);
+    for (const r of header) {
+      const { block } = compileIfBlock(r.condition, { allowedVariables: SPAM_RULE_VARIABLES.Header });
+      const reads: string[] = [];
+      const vars: Record<string, string> = { name: 'X-Unrelated', name_lower: 'x-unrelated', value: 'eval() ../ yes junk spam', value_lower: 'eval() ../ yes junk spam' };
+      const ctx = { variable: (n: string) => (reads.push(n), vars[n] ?? ''), global: () => 0 };
+      expect(block!.evalSync(ctx), r.name).toEqual({ value: 0, branch: -1 });
+      expect(reads, r.name).toEqual(['name_lower']);
+      const cond = normalizeMatch(r.condition.match)[0]!.if;
+      expect(guardOf(optimizeTree(resolveExpression(cond).tree, true))?.name, r.name).toBe('name_lower');
+    }
   });
 
   it('compiles every DNSBL zone and tag', () => {
