@@ -1,7 +1,7 @@
 /**
  * Rule evaluation cost (issue 2 §6a): ns per rule evaluation of the public rule set's conditions
- * over elements of real corpus messages, in the engine's order (element-first per scope): each condition compiled once into closures as an if-block
- * (exactly what `SpamEngine` runs) against the reference interpreter walking the same syntax trees
+ * over elements of real corpus messages, in the engine's order (element-first per scope): each
+ * condition compiled once into closures as an if-block (exactly what `SpamEngine` runs) against the reference interpreter walking the same syntax trees
  * branch by branch, both measured in this run after checking they give the same results.
  */
 import { Bench } from 'tinybench';
@@ -85,13 +85,15 @@ export async function runRulesBench(opts: { messages?: number; timeMs?: number }
   // priority (ties in load order), one context per element shared by that element's rules.
   const corpus = loadCorpus({ step: Math.max(1, Math.floor(6046 / (opts.messages ?? 300))) });
   const order = compiled.map((c, i) => ({ i, scope: c.scope, priority: bundle.rules[i]!.priority ?? 0 }));
+  const byScope = SCOPE_ORDER.map((scope) => ({
+    scope,
+    rules: order.filter((r) => r.scope === scope).sort((a, b) => a.priority - b.priority || a.i - b.i),
+  })).filter((s) => s.rules.length > 0);
   const pairs: { ctx: EvalContext; rule: number }[] = [];
   for (const m of corpus) {
     const msg = await analyzeMessage(m.raw);
     const tags = new Set(msg.builtinTags);
-    for (const scope of SCOPE_ORDER) {
-      const rules = order.filter((r) => r.scope === scope).sort((a, b) => a.priority - b.priority || a.i - b.i);
-      if (rules.length === 0) continue;
+    for (const { scope, rules } of byScope) {
       for (const el of msg.elements(scope)) {
         const ctx = new ElementCtx(el, tags, engine.lookups);
         for (const r of rules) pairs.push({ ctx, rule: r.i });

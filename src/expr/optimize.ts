@@ -25,6 +25,7 @@
  */
 import { FUNCTIONS } from './functions/index.js';
 import type { Expr } from './resolve.js';
+import { isSyncTree, usesCaptures } from './slots.js';
 
 /**
  * Variables whose value is long (a search over it scales with the message) or computed on first
@@ -78,27 +79,7 @@ export function estimateCost(e: Expr): number {
 
 /** True when evaluating `e` can neither wait, fail, nor touch the capture buffer (see above). */
 export function isPureTotal(e: Expr): boolean {
-  switch (e.k) {
-    case 'lit':
-    case 'var':
-    case 'global':
-    case 'system':
-    case 'metric':
-      return true;
-    case 'capture':
-    case 'matches':
-      return false;
-    case 'array':
-      return e.items.every(isPureTotal);
-    case 'index':
-      return isPureTotal(e.target) && isPureTotal(e.index);
-    case 'unary':
-      return isPureTotal(e.operand);
-    case 'binary':
-      return isPureTotal(e.left) && isPureTotal(e.right);
-    case 'call':
-      return !e.def.async && e.args.every(isPureTotal);
-  }
+  return isSyncTree(e) && !usesCaptures(e);
 }
 
 /** `a op b op c` (left-nested, as the parser builds it) → `[a, b, c]`. */
