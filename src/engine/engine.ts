@@ -7,7 +7,15 @@ import type { EvalContext, IfResult } from '../expr/types.js';
 import type { Value } from '../expr/value.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
 import type { LookupStore } from '../lookup/types.js';
-import { analyzeMessage } from '../message/index.js';
+import { resolveSession, sessionFromEnvelope, envelopeOf } from '../analysis/session.js';
+import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
+import { MODULE_NAMES } from '../analysis/index.js';
+import type { AnalysisConfig, Session } from '../analysis/types.js';
+import { OffResolver } from '../dns/off.js';
+import type { Resolver } from '../dns/types.js';
+import { analyzeMessage, messageContextOf } from '../message/index.js';
+import type { AnalyzedMessage } from '../message/types.js';
+import { Glob } from '../lookup/glob.js';
 import { SCOPE_ORDER, type ScopeElement } from '../message/types.js';
 import { renderSpamHeaders } from './headers.js';
 import { compileRuleSet, type CompiledRule, type RulesByScope } from './rules.js';
@@ -40,6 +48,13 @@ export interface EngineOptions {
   lookups?: LookupMap;
   /** Values for `system('hostname')` etc. */
   system?: Record<string, string | number>;
+  /**
+   * Built-in analysis (Stalwart's modules, docs/analysis.md): module switches, DNSBL servers, file
+   * extensions, redirect following. `false` runs the SpamRules alone. Default: every module on.
+   */
+  analysis?: AnalysisConfig | false;
+  /** DNS for the analysis modules and DNSBLs (src/dns). Default: off (no query is made). */
+  dns?: Resolver;
 }
 
 /** The evaluation context of one element: a class, so the hot path allocates no closures. */
@@ -75,8 +90,14 @@ export class SpamEngine {
   private tagTable = new SpamTagTable();
   private thresholds: Required<SpamThresholds>;
   private readonly system: Record<string, string | number>;
+  /** Analysis configuration; `undefined` when analysis is off. */
+  analysis: AnalysisConfig | undefined;
+  /** DNS used by the analysis modules. */
+  dns: Resolver;
 
   constructor(opts: EngineOptions = {}) {
+    this.analysis = opts.analysis === false ? undefined : (opts.analysis ?? {});
+    this.dns = opts.dns ?? new OffResolver();
     this.lookups = opts.lookups ?? new LookupMap();
     const { byScope, report } = compileRuleSet(opts.rules ?? []);
     this.byScope = byScope;
@@ -128,34 +149,87 @@ export class SpamEngine {
   }
 
   /**
-   * Classifies one raw RFC 5322 message. Never throws for a bad message: parse problems, rules
-   * that fail at run time and stores that are down are reported in `errors`, and the rest still
-   * runs. Tags from `opts.tags` (SPF/DKIM/DMARC/DNSBL results of the MTA) are visible as `$TAG`.
+   * Classifies one raw RFC 5322 message: parses it, runs the built-in analysis modules in
+   * Stalwart's order, then the SpamRules, and scores the tags. Never throws for a bad message:
+   * parse problems, modules and rules that fail at run time and stores that are down are reported
+   * in `errors`/`warnings`, and the rest still runs. Tags from `opts.tags` (results the MTA
+   * already has) are visible as `$TAG`.
+   *
+   * Rejects with `SessionError` (before the message is read) when `opts.session` is unusable.
    */
   async classify(raw: Uint8Array | string, opts: ClassifyOptions = {}): Promise<ClassifyResult> {
+    const session = resolveSession(opts.session ?? (opts.envelope !== undefined ? sessionFromEnvelope(opts.envelope) : {}));
+    const steps = opts.steps ?? this.defaultSteps();
+    return this.runSteps(raw, session, opts, steps);
+  }
+
+  /** The default pipeline: every enabled module in Stalwart's order, then the rules. */
+  private defaultSteps(): string[] {
+    const a = this.analysis;
+    if (a === undefined) return ['rules'];
+    return [...MODULE_NAMES.filter((n) => moduleEnabled(a, n)), 'rules'];
+  }
+
+  private async runSteps(raw: Uint8Array | string, session: Session, opts: ClassifyOptions, steps: readonly string[]): Promise<ClassifyResult> {
     const t0 = performance.now();
     const byScope = this.byScope; // snapshot: a concurrent loadRules does not affect this run
     const tags = new Set<string>();
     const errors: ClassifyError[] = [];
     const matches: RuleMatch[] = [];
+    const analysisMatches: ModuleMatch[] = [];
+    const skipped: string[] = [];
     for (const t of opts.tags ?? []) if (typeof t === 'string' && t !== '') tags.add(t);
 
-    let msg;
+    let msg: AnalyzedMessage;
     try {
-      // Domains of trusted senders are not Domain-scope elements (spam-rules.md §1.5 step 5).
+      // Domains of trusted senders are not Domain-scope elements (Stalwart's element extraction).
       const trusted = this.lookups.get('trusted-domains');
-      msg = await analyzeMessage(raw, opts.envelope, trusted instanceof StaticLookupList ? { isTrustedDomain: (d) => trusted.hasSync(d) } : undefined);
+      msg = await analyzeMessage(raw, envelopeOf(session), trusted instanceof StaticLookupList ? { isTrustedDomain: (d) => trusted.hasSync(d) } : undefined);
     } catch (e) {
       // analyzeMessage is written never to throw; this is the last line of defence.
       errors.push({ source: 'message', message: `message analysis failed: ${errorMessage(e)}` });
-      return this.finish(tags, matches, errors, [], t0, 0, 0, 0);
+      return this.finish(tags, matches, analysisMatches, errors, [], t0, 0, 0, 0, 0, skipped);
     }
-    for (const t of msg.builtinTags) tags.add(t);
+    const warnings = msg.warnings as string[];
+    const run: AnalysisRun = {
+      session,
+      message: messageContextOf(msg),
+      dns: opts.dns ?? this.dns,
+      lists: this.lookups,
+      config: this.analysis ?? {},
+      tags,
+      matches: analysisMatches,
+      errors: [],
+      warnings,
+    };
+    let analysisMs = 0;
+    let rulesMs = 0;
+    for (const step of steps) {
+      if (step === 'rules') {
+        const tr = performance.now();
+        const ex = msg.timings.extractMs;
+        await this.runRules(byScope, msg, tags, matches, errors);
+        rulesMs += performance.now() - tr - (msg.timings.extractMs - ex);
+      } else if (step.startsWith('retain:') || step.startsWith('remove:')) {
+        const glob = new Glob(step.slice(7));
+        const keep = step.startsWith('retain:');
+        for (const t of [...tags]) if (glob.matches(t) !== keep) tags.delete(t);
+      } else if (step === 'finalize') {
+        // Scoring always happens at the end of a run.
+      } else {
+        const ta = performance.now();
+        const done = await runModule(run, step);
+        analysisMs += performance.now() - ta;
+        if (!done) skipped.push(step);
+      }
+    }
+    for (const e of run.errors) errors.push({ source: `module:${e.module}`, message: e.message });
+    const extractMs = msg.timings.extractMs;
+    return this.finish(tags, matches, analysisMatches, errors, warnings, t0, msg.timings.parseMs, extractMs, analysisMs, rulesMs, skipped);
+  }
 
-    const tRules = performance.now();
-    // Extraction is lazy (per scope, and per generic variable on first read); the analysis
-    // counts that time itself, and it is reported apart from rule evaluation.
-    const extractBefore = msg.timings.extractMs;
+  /** Runs the rule set over the message's elements, scope by scope (Stalwart's order). */
+  private async runRules(byScope: RulesByScope, msg: AnalyzedMessage, tags: Set<string>, matches: RuleMatch[], errors: ClassifyError[]): Promise<void> {
     const system = (name: string): string | number => this.system[name] ?? '';
     for (const scope of SCOPE_ORDER) {
       const rules = byScope[scope];
@@ -191,7 +265,7 @@ export class SpamEngine {
             errors.push({ source: rule.name, scope, element: el.label, message: errorMessage(e) });
             continue;
           }
-          // Only a String result is a tag (expression-language.md §2.10, spam-rules.md §4.1).
+          // Only a String result is a tag (Stalwart: a non-string result sets nothing).
           if (r !== undefined && typeof r.value === 'string') {
             tags.add(r.value);
             matches.push({ rule: rule.name, tag: r.value, scope, element: el.label, location: el.location, branch: r.branch });
@@ -199,9 +273,6 @@ export class SpamEngine {
         }
       }
     }
-    const extractMs = msg.timings.extractMs;
-    const rulesMs = performance.now() - tRules - (extractMs - extractBefore);
-    return this.finish(tags, matches, errors, msg.warnings, t0, msg.timings.parseMs, extractMs, rulesMs);
   }
 
   /**
@@ -231,12 +302,15 @@ export class SpamEngine {
   private finish(
     tags: Set<string>,
     matches: RuleMatch[],
+    analysis: ModuleMatch[],
     errors: ClassifyError[],
     warnings: readonly string[],
     t0: number,
     parseMs: number,
     extractMs: number,
+    analysisMs: number,
     rulesMs: number,
+    skipped: string[],
   ): ClassifyResult {
     // Scoring (spam-rules.md §4.2). A Reject tag wins over a Discard tag so that the result does
     // not depend on set order (Stalwart: hash order); both end scoring without a score.
@@ -267,10 +341,12 @@ export class SpamEngine {
       action,
       scores,
       matches,
+      analysis,
       errors,
       warnings: [...warnings],
       headers: renderSpamHeaders(scores, score, action === 'spam' || action === 'reject' || action === 'discard'),
-      timings: { parseMs, extractMs, rulesMs, totalMs },
+      timings: { parseMs, extractMs, analysisMs, rulesMs, totalMs },
+      ...(skipped.length > 0 ? { skipped } : {}),
     };
   }
 }

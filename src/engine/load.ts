@@ -8,14 +8,9 @@ import type { StaticEntry } from '../lookup/memory.js';
 import { parseScoresTxt } from './tags.js';
 import type { ConditionInput, SpamRuleInput, SpamTagInput } from './types.js';
 
-/** A `SpamDnsblServer` object: its `zone`/`tag` expressions must compile (we do no DNS here). */
-export interface DnsblServerInput {
-  '@type': SpamRuleInput['@type'];
-  name: string;
-  enable?: boolean;
-  zone: ConditionInput;
-  tag: ConditionInput;
-}
+import type { DnsblServerInput } from '../analysis/types.js';
+
+export type { DnsblServerInput } from '../analysis/types.js';
 
 export interface RuleBundle {
   rules: SpamRuleInput[];

@@ -1,6 +1,8 @@
 /**
  * Rule-engine contracts: SpamRule / SpamTag objects in Stalwart's JSON shape, and the verdict.
  */
+import type { ModuleMatch, SessionInput } from '../analysis/types.js';
+import type { Resolver } from '../dns/types.js';
 import type { Envelope, Location, Scope } from '../message/types.js';
 
 /** `condition` as Stalwart writes it: `match` as an array or an index-keyed object (`{"0": {...}}`). */
@@ -79,17 +81,32 @@ export interface ClassifyResult {
   /** Per-tag score, for `--explain`. */
   scores: Record<string, number>;
   matches: RuleMatch[];
+  /** Tags set by the built-in analysis modules, with the module that set each (in order). */
+  analysis: ModuleMatch[];
   errors: ClassifyError[];
   /** Problems with the message itself (malformed MIME, bad encodings); classification still ran. */
   warnings: string[];
   /** `X-Spam-Result` and `X-Spam-Score` header values (spam-rules.md §4.3). */
   headers: { 'X-Spam-Result': string; 'X-Spam-Score': string };
   /** Milliseconds spent per phase. */
-  timings: { parseMs: number; extractMs: number; rulesMs: number; totalMs: number };
+  timings: { parseMs: number; extractMs: number; analysisMs: number; rulesMs: number; totalMs: number };
+  /** Steps named in `ClassifyOptions.steps` that do not exist here (e.g. `pyzor`), in order. */
+  skipped?: string[];
 }
 
 export interface ClassifyOptions {
+  /** What the MTA knows about the SMTP session (validated; a bad field rejects with `SessionError`). */
+  session?: SessionInput;
+  /** The older form of `session` (remote IP, HELO, MAIL FROM, RCPT TO, …); ignored when `session` is given. */
   envelope?: Envelope;
+  /** DNS for this message instead of the engine's resolver. */
+  dns?: Resolver;
+  /**
+   * Advanced (conformance runs): the steps to run instead of the default pipeline, in order:
+   * module names (`ehlo`, `message_id`, …), `rules`, `finalize`, `retain:GLOB` / `remove:GLOB`
+   * (keep / drop tags matching a glob). Unknown steps are listed in the result's `skipped`.
+   */
+  steps?: readonly string[];
   /** Tags the MTA already set upstream (SPF_FAIL, DMARC_POLICY_ALLOW, RBL_*, …). */
   tags?: Iterable<string>;
 }

@@ -105,10 +105,24 @@ class Analyzed implements AnalyzedMessage {
     }
   }
 
+  /** The parsed message the analysis modules read (headers, parts, generic variables). */
+  get context(): MessageContext {
+    return this.ctx;
+  }
+
   /** A generic variable outside any element (for tools); `undefined` for non-generic names. */
   generic(name: string): Value | undefined {
     return this.ctx.generic(name);
   }
+}
+
+/**
+ * The parsed message behind an {@link AnalyzedMessage} returned by {@link analyzeMessage}: what the
+ * built-in analysis modules read. Throws `TypeError` for an object that analyzeMessage did not make.
+ */
+export function messageContextOf(m: AnalyzedMessage): MessageContext {
+  if (m instanceof Analyzed) return m.context;
+  throw new TypeError('not an analysed message');
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Message analysis: raw RFC 5322 → per-scope elements and their variables (spam-rules.md §1–2). */
-export { analyzeMessage, MAX_LINE_BYTES } from './analyze.js';
+export { analyzeMessage, messageContextOf, MAX_LINE_BYTES } from './analyze.js';
+export { MessageContext } from './context.js';
 export { GENERIC_VARIABLES, threadName, type AnalyzeOptions } from './context.js';
 export { MAX_ELEMENTS } from './elements.js';
 export { MAX_HEADERS } from './headers.js';

@@ -1,0 +1,99 @@
+/**
+ * Runs the built-in analysis modules over one message: builds the {@link AnalysisContext}, calls
+ * the modules in Stalwart's order (or the steps a caller names), and records which module set
+ * which tag. A module that throws is reported and the others still run.
+ */
+import type { Resolver } from '../dns/types.js';
+import type { LookupRegistry } from '../lookup/types.js';
+import type { MessageContext } from '../message/context.js';
+import { MODULES } from './index.js';
+import type { AnalysisConfig, AnalysisContext, AnalysisModule, ModuleMatch, Session } from './types.js';
+
+export type { ModuleMatch } from './types.js';
+
+export interface ModuleError {
+  module: string;
+  message: string;
+}
+
+/** Module names as Stalwart's harness names its steps (`message_id`, `reply_to`) → ours. */
+const STEP_ALIASES: Readonly<Record<string, string>> = { message_id: 'messageid', reply_to: 'replyto', helo: 'ehlo' };
+
+const BY_NAME = new Map<string, AnalysisModule>(MODULES);
+
+/** Our module name for a step name, or `undefined` when no such module exists. */
+export function moduleName(step: string): string | undefined {
+  const n = STEP_ALIASES[step] ?? step;
+  return BY_NAME.has(n) ? n : undefined;
+}
+
+export interface AnalysisRun {
+  readonly session: Session;
+  readonly message: MessageContext;
+  readonly dns: Resolver;
+  readonly lists: LookupRegistry;
+  readonly config: AnalysisConfig;
+  /** The shared tag set (upstream tags already in it). */
+  readonly tags: Set<string>;
+  readonly matches: ModuleMatch[];
+  readonly errors: ModuleError[];
+  readonly warnings: string[];
+}
+
+class Context implements AnalysisContext {
+  constructor(
+    private readonly run: AnalysisRun,
+    private readonly module: string,
+  ) {}
+  get session(): Session {
+    return this.run.session;
+  }
+  get message(): MessageContext {
+    return this.run.message;
+  }
+  get dns(): Resolver {
+    return this.run.dns;
+  }
+  get lists(): LookupRegistry {
+    return this.run.lists;
+  }
+  get config(): AnalysisConfig {
+    return this.run.config;
+  }
+  tag(name: string): void {
+    if (typeof name !== 'string' || name === '' || this.run.tags.has(name)) return;
+    this.run.tags.add(name);
+    this.run.matches.push({ module: this.module, tag: name });
+  }
+  hasTag(name: string): boolean {
+    return this.run.tags.has(name);
+  }
+  warn(message: string): void {
+    this.run.warnings.push(`${this.module}: ${message}`);
+  }
+}
+
+/** Is module `name` switched on in `config.modules` (default on)? */
+export function moduleEnabled(config: AnalysisConfig, name: string): boolean {
+  return config.modules?.[name] !== false;
+}
+
+/** Runs one module by name (ours or the harness's alias). Returns false when there is no such module. */
+export async function runModule(run: AnalysisRun, step: string): Promise<boolean> {
+  const name = moduleName(step);
+  if (name === undefined) return false;
+  const fn = BY_NAME.get(name)!;
+  try {
+    await fn(new Context(run, name));
+  } catch (e) {
+    run.errors.push({ module: name, message: e instanceof Error ? e.message : String(e) });
+  }
+  return true;
+}
+
+/** Runs every enabled module in Stalwart's order. */
+export async function runModules(run: AnalysisRun): Promise<void> {
+  for (const [name] of MODULES) {
+    if (moduleEnabled(run.config, name)) await runModule(run, name);
+  }
+}

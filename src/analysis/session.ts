@@ -1,0 +1,158 @@
+/**
+ * Session input: validation, defaults and the mapping to the message's envelope variables.
+ * Bad input is a typed {@link SessionError} raised before any message is read.
+ */
+import ipaddr from 'ipaddr.js';
+import type { Envelope } from '../message/types.js';
+import type {
+  DkimResult, DmarcPolicy, DmarcResult, IprevResult, Session, SessionInput, SpfResult,
+} from './types.js';
+
+/** Thrown for session input that cannot be used (an unparsable IP, an unknown SPF result, …). `field` names it. */
+export class SessionError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`session.${field}: ${message}`);
+    this.name = 'SessionError';
+  }
+}
+
+export const SPF_RESULTS: readonly SpfResult[] = ['pass', 'fail', 'softfail', 'neutral', 'none', 'temperror', 'permerror'];
+export const DKIM_RESULTS: readonly DkimResult[] = ['pass', 'fail', 'permerror', 'temperror', 'neutral', 'none'];
+export const DMARC_RESULTS: readonly DmarcResult[] = ['pass', 'fail', 'temperror', 'permerror', 'none'];
+export const DMARC_POLICIES: readonly DmarcPolicy[] = ['none', 'quarantine', 'reject', 'unspecified'];
+export const IPREV_RESULTS: readonly IprevResult[] = ['pass', 'fail', 'temperror', 'permerror', 'none'];
+
+function oneOf<T extends string>(field: string, v: unknown, allowed: readonly T[]): T {
+  const s = typeof v === 'string' ? v.trim().toLowerCase() : v;
+  if (typeof s !== 'string' || !(allowed as readonly string[]).includes(s)) {
+    throw new SessionError(field, `${JSON.stringify(v)} is not one of ${allowed.join(', ')}`);
+  }
+  return s as T;
+}
+
+/** Parses an IPv4/IPv6 address (brackets allowed) to its canonical text. Throws SessionError. */
+function ipField(field: string, v: unknown): string {
+  if (typeof v !== 'string') throw new SessionError(field, 'must be an IP address string');
+  let s = v.trim();
+  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
+  if (/^ipv6:/i.test(s)) s = s.slice(5);
+  if (!ipaddr.isValid(s)) throw new SessionError(field, `${JSON.stringify(v)} is not an IP address`);
+  const a = ipaddr.parse(s);
+  return a.kind() === 'ipv6' ? (a as ipaddr.IPv6).toRFC5952String() : a.toString();
+}
+
+function str(field: string, v: unknown): string {
+  if (typeof v !== 'string') throw new SessionError(field, 'must be a string');
+  return v;
+}
+
+function bool(field: string, v: unknown): boolean {
+  if (typeof v !== 'boolean') throw new SessionError(field, 'must be true or false');
+  return v;
+}
+
+function clock(v: unknown): number {
+  if (v === undefined) return Date.now();
+  if (v instanceof Date && !Number.isNaN(v.getTime())) return v.getTime();
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string') {
+    const t = Date.parse(v);
+    if (!Number.isNaN(t)) return t;
+  }
+  throw new SessionError('now', `${JSON.stringify(v)} is not a date`);
+}
+
+/**
+ * Validates a {@link SessionInput} and fills Stalwart's defaults (remote and local IP
+ * `127.0.0.1`, host name `localhost`, no authentication results). Addresses are lowercased as
+ * Stalwart does before the spam filter. Throws {@link SessionError} naming the bad field.
+ */
+export function resolveSession(input: SessionInput = {}, opts: { train?: boolean } = {}): Session {
+  if (input === null || typeof input !== 'object') throw new SessionError('', 'must be an object');
+  const i = input;
+  const dkim = i.dkim ?? [];
+  if (!Array.isArray(dkim)) throw new SessionError('dkim', 'must be an array of {result, domain}');
+  const rcpt = i.rcptTo ?? [];
+  if (!Array.isArray(rcpt)) throw new SessionError('rcptTo', 'must be an array of addresses');
+  if (i.asn !== undefined && (!Number.isInteger(i.asn) || i.asn < 0 || i.asn > 0xffffffff)) {
+    throw new SessionError('asn', `${JSON.stringify(i.asn)} is not an AS number`);
+  }
+  if (i.tls !== undefined && i.tls !== false && typeof i.tls !== 'string') throw new SessionError('tls', 'must be a TLS version string or false');
+  const ptr = i.iprev?.ptr ?? [];
+  if (!Array.isArray(ptr)) throw new SessionError('iprev.ptr', 'must be an array of host names');
+  return {
+    remoteIp: i.remoteIp === undefined ? '127.0.0.1' : ipField('remoteIp', i.remoteIp),
+    localIp: i.localIp === undefined ? '127.0.0.1' : ipField('localIp', i.localIp),
+    hostname: i.hostname === undefined ? 'localhost' : str('hostname', i.hostname),
+    heloDomain: i.heloDomain === undefined ? null : str('heloDomain', i.heloDomain),
+    mailFrom: i.mailFrom === undefined ? '' : str('mailFrom', i.mailFrom).trim().replace(/^<(.*)>$/, '$1').toLowerCase(),
+    mailFromFlags: {
+      smtputf8: i.smtputf8 === undefined ? false : bool('smtputf8', i.smtputf8),
+      eightBitMime: i.eightBitMime === undefined ? false : bool('eightBitMime', i.eightBitMime),
+      binaryMime: i.binaryMime === undefined ? false : bool('binaryMime', i.binaryMime),
+    },
+    rcptTo: rcpt.map((r, n) => str(`rcptTo/${n}`, r).trim().replace(/^<(.*)>$/, '$1').toLowerCase()),
+    authenticatedAs: i.authenticatedAs === undefined || i.authenticatedAs === '' ? null : str('authenticatedAs', i.authenticatedAs),
+    tls: i.tls === undefined || i.tls === false ? false : i.tls,
+    iprev: i.iprev === undefined ? null : {
+      result: oneOf('iprev.result', i.iprev.result ?? 'none', IPREV_RESULTS),
+      ptr: ptr.map((p, n) => str(`iprev.ptr/${n}`, p).toLowerCase().replace(/\.$/, '')),
+    },
+    spf: {
+      mailFrom: i.spf?.mailFrom === undefined ? null : oneOf('spf.mailFrom', i.spf.mailFrom, SPF_RESULTS),
+      ehlo: i.spf?.ehlo === undefined ? null : oneOf('spf.ehlo', i.spf.ehlo, SPF_RESULTS),
+    },
+    dkim: dkim.map((d, n) => {
+      if (d === null || typeof d !== 'object') throw new SessionError(`dkim/${n}`, 'must be {result, domain}');
+      return { result: oneOf(`dkim/${n}/result`, d.result, DKIM_RESULTS), domain: str(`dkim/${n}/domain`, d.domain ?? '').toLowerCase() };
+    }),
+    arc: i.arc === undefined ? null : oneOf('arc.result', i.arc.result, DKIM_RESULTS),
+    dmarc: {
+      result: i.dmarc?.result === undefined ? null : oneOf('dmarc.result', i.dmarc.result, DMARC_RESULTS),
+      policy: i.dmarc?.policy === undefined ? null : oneOf('dmarc.policy', i.dmarc.policy, DMARC_POLICIES),
+    },
+    asn: i.asn ?? null,
+    country: i.country === undefined ? null : str('country', i.country).toUpperCase(),
+    now: clock(i.now),
+    train: opts.train ?? false,
+  };
+}
+
+/**
+ * The session of the older `envelope` option (`remoteIp`, `heloDomain`, `mailFrom`, `rcptTo`,
+ * `authenticatedAs`, `isTls`, `asn`, `country`, `iprevPtr`), which keeps working.
+ */
+export function sessionFromEnvelope(e: Envelope): SessionInput {
+  const s: SessionInput = {};
+  if (e.remoteIp !== undefined) s.remoteIp = e.remoteIp;
+  if (e.heloDomain !== undefined) s.heloDomain = e.heloDomain;
+  if (e.mailFrom !== undefined) s.mailFrom = e.mailFrom;
+  if (e.rcptTo !== undefined) s.rcptTo = e.rcptTo;
+  if (e.authenticatedAs !== undefined) s.authenticatedAs = e.authenticatedAs;
+  // The envelope's TLS flag defaults to on (Stalwart's `from_message` default).
+  s.tls = e.isTls === false ? false : 'TLS';
+  if (e.asn !== undefined) s.asn = e.asn;
+  if (e.country !== undefined) s.country = e.country;
+  if (e.iprevPtr !== undefined) s.iprev = { result: 'none', ptr: [e.iprevPtr] };
+  return s;
+}
+
+/** The envelope variables the rules read (`remote_ip`, `helo_domain`, `env_from`, …) for a session. */
+export function envelopeOf(s: Session): Envelope {
+  const e: Envelope = {
+    remoteIp: s.remoteIp,
+    mailFrom: s.mailFrom,
+    rcptTo: s.rcptTo,
+    isTls: s.tls !== false,
+  };
+  if (s.heloDomain !== null) e.heloDomain = s.heloDomain;
+  if (s.authenticatedAs !== null) e.authenticatedAs = s.authenticatedAs;
+  if (s.asn !== null) e.asn = s.asn;
+  if (s.country !== null) e.country = s.country;
+  const ptr = s.iprev?.ptr[0];
+  if (ptr !== undefined) e.iprevPtr = ptr;
+  return e;
+}

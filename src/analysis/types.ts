@@ -1,0 +1,171 @@
+/**
+ * Contracts of the built-in analysis (DECISIONS.md §7): the SMTP session as the MTA knows it, and
+ * the context every analysis module receives. A module is one exported function of one context,
+ * e.g. `export async function date(ctx: AnalysisContext): Promise<void>`; it reads `ctx.session`,
+ * `ctx.message`, `ctx.dns`, `ctx.lists` and `ctx.config`, and calls `ctx.tag('MISSING_DATE')`.
+ * Modules never call each other and never throw on purpose (the runner reports a throw like a
+ * failing rule, and the other modules still run).
+ */
+import type { Resolver } from '../dns/types.js';
+import type { LookupRegistry } from '../lookup/types.js';
+import type { MessageContext } from '../message/context.js';
+import type { Scope } from '../message/types.js';
+
+/** An expression as Stalwart writes one: `match` branches (an array or index-keyed object) and `else`. */
+export interface ExpressionInput {
+  match?: { if: string; then: string }[] | Record<string, { if: string; then: string }>;
+  else?: string;
+}
+
+/** A `SpamDnsblServer` object: the scope it checks, the zone (query name) and tag expressions. */
+export interface DnsblServerInput {
+  '@type': Scope;
+  name: string;
+  enable?: boolean;
+  zone: ExpressionInput;
+  tag: ExpressionInput;
+}
+
+/** A tag a module set, for `--explain` and `--json`. */
+export interface ModuleMatch {
+  module: string;
+  tag: string;
+}
+
+/** RFC 7208 SPF results. */
+export type SpfResult = 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror';
+/** DKIM (RFC 6376) and ARC (RFC 8617) results, Stalwart's `DkimResult` enum. */
+export type DkimResult = 'pass' | 'fail' | 'permerror' | 'temperror' | 'neutral' | 'none';
+/** DMARC (RFC 7489) results. */
+export type DmarcResult = 'pass' | 'fail' | 'temperror' | 'permerror' | 'none';
+/** The policy published by the From domain. */
+export type DmarcPolicy = 'none' | 'quarantine' | 'reject' | 'unspecified';
+/** iprev (RFC 8601 §3) results. */
+export type IprevResult = 'pass' | 'fail' | 'temperror' | 'permerror' | 'none';
+
+/**
+ * What the MTA knows about the SMTP session, as given to `classify(raw, { session })`. Every field
+ * is optional; absent authentication results give Stalwart's "no result" tags (`SPF_NA`, …).
+ */
+export interface SessionInput {
+  /** Connecting IP address (default `127.0.0.1`). */
+  remoteIp?: string;
+  /** Local (receiving) IP address (default `127.0.0.1`). */
+  localIp?: string;
+  /** The receiving host's own name (default `localhost`). */
+  hostname?: string;
+  /** HELO/EHLO argument as sent; `''` when the client sent none; absent = unknown (`from_message`). */
+  heloDomain?: string;
+  /** MAIL FROM address (lowercased by the session); `''` for the null sender `<>`. */
+  mailFrom?: string;
+  /** MAIL FROM `SMTPUTF8` parameter (RFC 6531). */
+  smtputf8?: boolean;
+  /** MAIL FROM `BODY=8BITMIME` (RFC 6152). */
+  eightBitMime?: boolean;
+  /** MAIL FROM `BODY=BINARYMIME` (RFC 3030). */
+  binaryMime?: boolean;
+  /** RCPT TO addresses, in order. */
+  rcptTo?: string[];
+  /** SMTP AUTH account name. Stalwart skips classification for authenticated sessions. */
+  authenticatedAs?: string;
+  /** TLS version of the SMTP connection (e.g. `TLSv1.3`), or `false`/absent for plain text. */
+  tls?: string | false;
+  /** Reverse-DNS (iprev) result and the PTR names of the remote IP. */
+  iprev?: { result: IprevResult; ptr?: string[] };
+  /** SPF results of the MAIL FROM and the HELO identities. */
+  spf?: { mailFrom?: SpfResult; ehlo?: SpfResult };
+  /** DKIM results, one per verified signature in signature order, with its `d=` domain. */
+  dkim?: { result: DkimResult; domain: string }[];
+  /** ARC chain result. */
+  arc?: { result: DkimResult };
+  /** DMARC result and the From domain's published policy. */
+  dmarc?: { result: DmarcResult; policy?: DmarcPolicy };
+  /** Autonomous system number of the remote IP. */
+  asn?: number;
+  /** ISO 3166 country code of the remote IP. */
+  country?: string;
+  /** The clock for date checks: a Date, milliseconds since the epoch, or an RFC 3339 string (default: now). */
+  now?: Date | number | string;
+}
+
+/** The session after validation and defaults: what modules read. */
+export interface Session {
+  remoteIp: string;
+  localIp: string;
+  hostname: string;
+  /** `null` when unknown (treated as `unknown` by the ehlo module, spam-rules.md §1.1). */
+  heloDomain: string | null;
+  /** Lowercased; `''` for the null sender. */
+  mailFrom: string;
+  mailFromFlags: { smtputf8: boolean; eightBitMime: boolean; binaryMime: boolean };
+  /** Lowercased, in order. */
+  rcptTo: string[];
+  authenticatedAs: string | null;
+  /** TLS version, or `false`. */
+  tls: string | false;
+  iprev: { result: IprevResult; ptr: string[] } | null;
+  spf: { mailFrom: SpfResult | null; ehlo: SpfResult | null };
+  dkim: { result: DkimResult; domain: string }[];
+  arc: DkimResult | null;
+  dmarc: { result: DmarcResult | null; policy: DmarcPolicy | null };
+  asn: number | null;
+  country: string | null;
+  /** Milliseconds since the epoch. */
+  now: number;
+  /** Training run (network lookups skipped in content modules; analysis-headers.md §2.3). */
+  train: boolean;
+}
+
+/** Stalwart's `test_mode` behaviours a conformance run switches on (the suite's `testMode`). */
+export interface TestMode {
+  /** Synthesised answers for IPv4 DNSBL queries of `20.11.B.A` (the suite's `testMode.dnsbl`). */
+  dnsbl?: boolean;
+  /** A URL containing `redirect.` "redirects" to the text after its first `/?` (`testMode.httpHeader`). */
+  httpRedirect?: boolean;
+}
+
+/** A `SpamFileExtension` object: an attachment extension and what the mime module makes of it. */
+export interface FileExtensionInput {
+  extension: string;
+  /** Expected content types (`{"application/pdf": true}` or an array). */
+  contentTypes?: Record<string, boolean> | string[];
+  isBad?: boolean;
+  isArchive?: boolean;
+  isNz?: boolean;
+  [key: string]: unknown;
+}
+
+/** Configuration the modules read; every field optional. */
+export interface AnalysisConfig {
+  /** `SpamDnsblServer` definitions (DNSBL evaluation, analysis-content.md). */
+  dnsblServers?: readonly DnsblServerInput[];
+  /** `SpamFileExtension` table for the mime module. */
+  fileExtensions?: readonly FileExtensionInput[];
+  /** Follow URL redirects over HTTP for hosts in `url-redirectors` (off by default; DECISIONS.md §7). */
+  followRedirects?: boolean | { maxHops?: number; timeoutMs?: number };
+  /** Stalwart test-mode behaviours (conformance runs only). */
+  testMode?: TestMode;
+  /** Per-module switches: `{ html: false }` turns the html module off. */
+  modules?: Partial<Record<string, boolean>>;
+}
+
+/** The context of one message's analysis. */
+export interface AnalysisContext {
+  readonly session: Session;
+  /** The analysed message (headers, parts, lazily computed facts) the rules use as well. */
+  readonly message: MessageContext;
+  /** DNS for this message (per-message query cap applies). */
+  readonly dns: Resolver;
+  /** Lookup namespaces (`stwt_free_domains`, `url-redirectors`, …): `get(ns)?.keyExists(key)`. */
+  readonly lists: LookupRegistry;
+  readonly config: AnalysisConfig;
+  /** Adds a tag (a set: adding twice is a no-op). The runner records which module set it. */
+  tag(name: string): void;
+  /** Is the tag already set (by the session, an earlier module, or upstream)? */
+  hasTag(name: string): boolean;
+  /** Reports a problem (capped input, failed lookup) in the verdict's warnings. */
+  warn(message: string): void;
+}
+
+/** One analysis module: reads the context and calls `ctx.tag`. */
+export type AnalysisModule = (ctx: AnalysisContext) => void | Promise<void>;
