@@ -1,0 +1,206 @@
+/**
+ * The system resolver: `node:dns/promises` (c-ares) with a per-query time limit, an LRU cache that honours
+ * record TTLs, negative caching and de-duplication of concurrent identical queries.
+ */
+import { Resolver as NodeResolver } from 'node:dns/promises';
+import { LRUCache } from 'lru-cache';
+import { DnsConfigError } from './errors.js';
+import { DNS_TYPES, normalizeName, ptrQueryName } from './names.js';
+import type { DnsAnswer, DnsRecordMap, DnsType, MxRecord, Resolver } from './types.js';
+
+export interface SystemResolverOptions {
+  /**
+   * DNS servers as `ip` or `ip:port` (`[v6]:port`), e.g. `['127.0.0.1:5353']`. Default: the system's
+   * (`/etc/resolv.conf`). Invalid addresses throw DnsConfigError.
+   */
+  servers?: readonly string[];
+  /** Upper bound on one query, in ms, retries included (default 2000). The answer is then `error` "timeout". */
+  timeoutMs?: number;
+  /**
+   * UDP tries per server (default 2). c-ares doubles the wait at each try, so the first try gets
+   * timeoutMs / (2^tries − 1) and all tries together fit in `timeoutMs`.
+   */
+  tries?: number;
+  /** Cache capacity in answers (default 10,000); 0 disables the cache (in-flight de-duplication stays). */
+  cacheSize?: number;
+  /** TTL in ms for MX, TXT and PTR answers, whose record TTLs node does not report (default 300,000 = 5 min). */
+  defaultTtlMs?: number;
+  /** Cap on any positive answer's cache lifetime, in ms (default 3,600,000 = 1 h). */
+  maxTtlMs?: number;
+  /**
+   * How long an NXDOMAIN/NODATA answer is cached, in ms (default 300,000 = 5 min; Stalwart keeps DNSBL
+   * "no record" answers 24 h: 86,400,000). 0: not cached.
+   */
+  negativeTtlMs?: number;
+  /** How long an error answer (timeout, SERVFAIL, …) is cached, in ms (default 0: not cached). */
+  errorTtlMs?: number;
+}
+
+/** Counters since the resolver was created. */
+export interface SystemResolverStats {
+  /** Queries sent to the DNS servers (after cache and de-duplication). */
+  sent: number;
+  /** Queries answered from the cache. */
+  cacheHits: number;
+  /** Queries that joined an identical query already in flight. */
+  joined: number;
+}
+
+const DEFAULTS = {
+  timeoutMs: 2000,
+  tries: 2,
+  cacheSize: 10_000,
+  defaultTtlMs: 300_000,
+  maxTtlMs: 3_600_000,
+  negativeTtlMs: 300_000,
+  errorTtlMs: 0,
+};
+
+/** Node/c-ares error codes that mean "no such name" or "no record of this type" (RFC 2308 NXDOMAIN/NODATA). */
+const NEGATIVE_CODES = new Set(['ENOTFOUND', 'ENODATA']);
+
+const stripDot = (h: string): string => (h.endsWith('.') ? h.slice(0, -1) : h);
+
+export class SystemResolver implements Resolver {
+  private readonly resolver: NodeResolver;
+  private readonly opts: typeof DEFAULTS;
+  private readonly cache: LRUCache<string, DnsAnswer> | undefined;
+  private readonly inflight = new Map<string, Promise<DnsAnswer>>();
+  private readonly counters: SystemResolverStats = { sent: 0, cacheHits: 0, joined: 0 };
+
+  /** @throws DnsConfigError for an invalid server address or a negative/non-finite option. */
+  constructor(options: SystemResolverOptions = {}) {
+    const opts = { ...DEFAULTS };
+    for (const key of Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]) {
+      const v = options[key];
+      if (v === undefined) continue;
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+        throw new DnsConfigError(`DNS option ${key} must be a non-negative number, got ${String(v)}`);
+      }
+      opts[key] = v;
+    }
+    if (opts.timeoutMs < 1) throw new DnsConfigError('DNS option timeoutMs must be at least 1 ms');
+    opts.tries = Math.max(1, Math.floor(opts.tries));
+    this.opts = opts;
+    const perTry = Math.max(1, Math.floor(opts.timeoutMs / (2 ** opts.tries - 1)));
+    this.resolver = new NodeResolver({ timeout: perTry, tries: opts.tries });
+    if (options.servers) {
+      try {
+        this.resolver.setServers([...options.servers]);
+      } catch (e) {
+        throw new DnsConfigError(`invalid DNS server in ${JSON.stringify(options.servers)}: ${(e as Error).message}`, {
+          cause: e,
+        });
+      }
+    }
+    this.cache = opts.cacheSize > 0 ? new LRUCache<string, DnsAnswer>({ max: Math.floor(opts.cacheSize) }) : undefined;
+  }
+
+  query<T extends DnsType>(name: string, type: T): Promise<DnsAnswer<T>> {
+    if (!DNS_TYPES.includes(type)) {
+      return Promise.resolve({ status: 'error', error: `unsupported record type ${String(type)}` });
+    }
+    const key = `${type} ${normalizeName(name)}`;
+    const cached = this.cache?.get(key);
+    if (cached) {
+      this.counters.cacheHits++;
+      return Promise.resolve(cached as DnsAnswer<T>);
+    }
+    const pending = this.inflight.get(key);
+    if (pending) {
+      this.counters.joined++;
+      return pending as Promise<DnsAnswer<T>>;
+    }
+    const p = this.lookup(normalizeName(name), type).then((answer) => {
+      this.inflight.delete(key);
+      this.store(key, answer);
+      return answer;
+    });
+    this.inflight.set(key, p);
+    return p as Promise<DnsAnswer<T>>;
+  }
+
+  /** Counters since creation (a copy). */
+  stats(): SystemResolverStats {
+    return { ...this.counters };
+  }
+
+  /** Empties the answer cache (queries in flight are not affected). */
+  clearCache(): void {
+    this.cache?.clear();
+  }
+
+  /** Cancels every query in flight: each answers `error` at once (e.g. on shutdown). */
+  cancel(): void {
+    this.resolver.cancel();
+  }
+
+  private store(key: string, answer: DnsAnswer): void {
+    if (!this.cache) return;
+    const ttl =
+      answer.status === 'ok'
+        ? Math.min(answer.ttlMs ?? this.opts.defaultTtlMs, this.opts.maxTtlMs)
+        : answer.status === 'nxdomain'
+          ? this.opts.negativeTtlMs
+          : this.opts.errorTtlMs;
+    // A TTL of 0 means "do not cache" (RFC 1035 §3.2.1); lru-cache would read ttl 0 as "forever".
+    if (ttl >= 1) this.cache.set(key, answer, { ttl: Math.floor(ttl) });
+  }
+
+  /** One query to the servers, bounded by `timeoutMs` even if c-ares overruns its own timers. */
+  private lookup(name: string, type: DnsType): Promise<DnsAnswer> {
+    this.counters.sent++;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<DnsAnswer>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ status: 'error', error: `timeout after ${this.opts.timeoutMs} ms` }),
+        this.opts.timeoutMs,
+      );
+    });
+    const answer = this.send(name, type).then(
+      (a) => a,
+      (e: unknown) => toFailure(e),
+    );
+    return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  private async send(name: string, type: DnsType): Promise<DnsAnswer> {
+    const r = this.resolver;
+    switch (type) {
+      case 'A':
+      case 'AAAA': {
+        const recs = type === 'A' ? await r.resolve4(name, { ttl: true }) : await r.resolve6(name, { ttl: true });
+        if (recs.length === 0) return { status: 'nxdomain' };
+        const ttlMs = Math.min(...recs.map((x) => x.ttl)) * 1000;
+        return { status: 'ok', records: recs.map((x) => x.address), ttlMs };
+      }
+      case 'MX': {
+        const recs = await r.resolveMx(name);
+        const records: MxRecord[] = recs.map((m) => ({
+          preference: m.priority,
+          exchange: stripDot(m.exchange).toLowerCase(),
+        }));
+        return records.length ? { status: 'ok', records } : { status: 'nxdomain' };
+      }
+      case 'TXT': {
+        // A record's character-strings form one text (RFC 7208 §3.3).
+        const records: DnsRecordMap['TXT'][] = (await r.resolveTxt(name)).map((chunks) => chunks.join(''));
+        return records.length ? { status: 'ok', records } : { status: 'nxdomain' };
+      }
+      case 'PTR': {
+        // The reverse name is built here and sent as a plain PTR query: `Resolver.reverse` would answer
+        // from /etc/hosts first (c-ares' gethostbyaddr), which is not DNS.
+        const qname = ptrQueryName(name);
+        if (qname === undefined) return { status: 'error', error: `PTR query needs an IP address, got "${name}"` };
+        const records = (await r.resolvePtr(qname)).map((p) => stripDot(p).toLowerCase());
+        return records.length ? { status: 'ok', records } : { status: 'nxdomain' };
+      }
+    }
+  }
+}
+
+function toFailure(e: unknown): DnsAnswer {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && NEGATIVE_CODES.has(code)) return { status: 'nxdomain' };
+  return { status: 'error', error: typeof code === 'string' ? code : String((e as Error).message ?? e) };
+}
