@@ -79,7 +79,7 @@ export interface SessionInput {
   /** ARC chain result. */
   arc?: { result: DkimResult };
   /** DMARC result and the From domain's published policy. */
-  dmarc?: { result: DmarcResult; policy?: DmarcPolicy };
+  dmarc?: { result?: DmarcResult; policy?: DmarcPolicy };
   /** Autonomous system number of the remote IP. */
   asn?: number;
   /** ISO 3166 country code of the remote IP. */

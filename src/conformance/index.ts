@@ -1,0 +1,137 @@
+/**
+ * Conformance runner for `stalwart-antispam-suite/v1` files: Stalwart's own spam-filter test cases
+ * (message, session, DNS mocks, lists, expected tags). Per case it runs only the steps the case
+ * names, with the file's DNS mocks, lists and test-mode behaviour, and compares the final tag set
+ * (or, for `compare: "header"`, the `X-Spam-Result`/`X-Spam-Score` text with whitespace collapsed).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { FileExtensionInput } from '../analysis/types.js';
+import { SpamEngine } from '../engine/engine.js';
+import { parseRuleBundle, type RuleBundle } from '../engine/load.js';
+import { LookupMap, StaticLookupList } from '../lookup/memory.js';
+import { caseSession, parseSuite, SuiteList, SuiteResolver, type SuiteCase, type SuiteFile } from './suite.js';
+
+export { parseSuite, SuiteList, SuiteResolver, caseSession, type SuiteCase, type SuiteFile } from './suite.js';
+
+/** Steps of the harness that are not built here; a case naming them lists them as skipped. */
+export const UNBUILT_STEPS: ReadonlySet<string> = new Set(['llm', 'spam_trap', 'pyzor', 'classify', 'addProbTagsFromHeaders']);
+
+export interface ConformanceOptions {
+  /** The rule set (Stalwart's `spam-filter-rules.json`); default: `../stalwart-spam-filter/spam-filter-rules.json` beside the suite's folder. */
+  rulesFile?: string;
+  /** Only cases of these files (`from`, `helo`, …). */
+  files?: readonly string[];
+  /** Only these case ids (`from#3`). */
+  ids?: readonly string[];
+}
+
+/** One case's result, as `spamrule conformance` prints it. */
+export interface CaseOutcome {
+  id: string;
+  /** Sorted, upper-cased tags (compare `tags`). */
+  tags?: string[];
+  /** `X-Spam-Result: … X-Spam-Score: …`, whitespace collapsed (compare `header`). */
+  header?: string;
+  /** Steps the case names that are not built here. */
+  skipped?: string[];
+  /** Whether the result equals the case's expectation. */
+  pass: boolean;
+  /** Expected tags we did not set, and tags we set that were not expected (compare `tags`). */
+  missing?: string[];
+  extra?: string[];
+  /** The expected header (compare `header`, when it differs). */
+  expectedHeader?: string;
+}
+
+/** Collapses whitespace runs to one space and drops leading whitespace (the harness's comparison). */
+export function collapse(s: string): string {
+  return s.replace(/\s+/g, ' ').replace(/^ /, '').trimEnd();
+}
+
+/** Builds the engine a suite file implies: the rule set, its scores and lists, the file's lists and DNS, test mode. */
+export function suiteEngine(suite: SuiteFile, bundle: RuleBundle, fileExtensions: readonly FileExtensionInput[]): SpamEngine {
+  const lookups = new LookupMap();
+  for (const [ns, entries] of bundle.lists) lookups.set(ns, new StaticLookupList(ns, entries));
+  for (const [ns, l] of Object.entries(suite.lists ?? {})) {
+    const base = l.replacesRealList === true ? undefined : lookups.get(ns);
+    lookups.set(ns, new SuiteList(l.entries, base));
+  }
+  return new SpamEngine({
+    rules: bundle.rules,
+    tags: bundle.tags,
+    lookups,
+    thresholds: { scoreSpam: suite.settings?.spam?.scoreSpam ?? 5 },
+    dns: new SuiteResolver(suite.dns),
+    analysis: {
+      dnsblServers: bundle.dnsblServers,
+      fileExtensions,
+      testMode: { dnsbl: true, httpRedirect: true },
+    },
+  });
+}
+
+/** Runs one case on a suite engine. Never throws for a case (a failure is a non-passing outcome). */
+export async function runCase(engine: SpamEngine, suite: SuiteFile, c: SuiteCase): Promise<CaseOutcome> {
+  const steps = c.modules.filter((s) => !UNBUILT_STEPS.has(s));
+  const skipped = c.modules.filter((s) => UNBUILT_STEPS.has(s));
+  const r = await engine.classify(c.message, { session: caseSession(suite, c), steps });
+  if (r.skipped) skipped.push(...r.skipped);
+  const out: CaseOutcome = { id: c.id, pass: false };
+  if (c.compare === 'header') {
+    out.header = collapse(`X-Spam-Result: ${r.headers['X-Spam-Result']} X-Spam-Score: ${r.headers['X-Spam-Score']}`);
+    out.pass = out.header === collapse(c.expectHeader ?? '');
+    if (!out.pass) out.expectedHeader = c.expectHeader ?? '';
+  } else {
+    const tags = [...new Set(r.tags.map((t) => t.toUpperCase()))].sort();
+    const expect = new Set(c.expect ?? []);
+    out.tags = tags;
+    out.missing = [...expect].filter((t) => !tags.includes(t)).sort();
+    out.extra = tags.filter((t) => !expect.has(t));
+    out.pass = out.missing.length === 0 && out.extra.length === 0;
+    if (out.pass) {
+      delete out.missing;
+      delete out.extra;
+    }
+  }
+  if (skipped.length > 0) out.skipped = skipped;
+  return out;
+}
+
+/**
+ * Reads a suite file and runs its cases (filtered by `opts`), in file order. Throws `Error` when
+ * the suite or the rule set cannot be read.
+ */
+export async function runSuite(path: string, opts: ConformanceOptions = {}): Promise<CaseOutcome[]> {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new Error(`cannot read suite ${path}: ${(e as Error).message}`);
+  }
+  const suite = parseSuite(json, path);
+  const rulesFile = opts.rulesFile ?? join(dirname(path), '..', 'stalwart-spam-filter', 'spam-filter-rules.json');
+  let rulesJson: Record<string, unknown>;
+  try {
+    rulesJson = JSON.parse(readFileSync(rulesFile, 'utf8')) as Record<string, unknown>;
+  } catch (e) {
+    throw new Error(`cannot read rule set ${rulesFile}: ${(e as Error).message}`);
+  }
+  const bundle = parseRuleBundle(rulesJson, rulesFile);
+  const ext = Array.isArray(rulesJson.SpamFileExtension) ? (rulesJson.SpamFileExtension as FileExtensionInput[]) : [];
+  const engine = suiteEngine(suite, bundle, ext);
+  const files = opts.files && opts.files.length > 0 ? new Set(opts.files) : undefined;
+  const ids = opts.ids && opts.ids.length > 0 ? new Set(opts.ids) : undefined;
+  const out: CaseOutcome[] = [];
+  for (const c of suite.cases) {
+    if (files !== undefined && !files.has(c.file)) continue;
+    if (ids !== undefined && !ids.has(c.id)) continue;
+    if (c.compare !== 'tags' && c.compare !== 'header') continue;
+    try {
+      out.push(await runCase(engine, suite, c));
+    } catch (e) {
+      out.push({ id: c.id, pass: false, skipped: [`error: ${(e as Error).message}`] });
+    }
+  }
+  return out;
+}
