@@ -5,9 +5,9 @@
 import { parseArgs } from 'node:util';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyResult } from '../engine/types.js';
-import type { Envelope } from '../message/types.js';
 import { expandPaths, readMessages } from './inputs.js';
 import { buildEngine, readRuleSet, RULESET_OPTIONS, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
+import { parseSessionFlags, SESSION_HELP, SESSION_OPTIONS, type SessionFlags } from './session-flags.js';
 
 const HELP = `usage: spamrule classify [options] PATH...
 
@@ -22,10 +22,10 @@ Rules (default: spamrule's built-in rule set, see docs/default-rules.md):
   --server URL            use the rule set of a running JMAP server (token: --token or SPAMRULE_TOKEN)
   --score-spam N          spam threshold (default 5.0); --score-reject N, --score-discard N (0 = off)
 
-Envelope and upstream results:
-  --remote-ip IP  --helo NAME  --mail-from ADDR  --rcpt-to ADDR (repeatable)
-  --authenticated-as NAME  --tls | --no-tls  --tag NAME (repeatable: a tag already set upstream)
+Upstream results:
+  --tag NAME              a tag already set upstream (repeatable)
 
+${SESSION_HELP}
 Output:
   --json                  one JSON object per message: file, tags, score, action, matches, errors
   --explain               per tag: the rule, scope and element that set it, and its score
@@ -44,13 +44,7 @@ export async function run(argv: string[]): Promise<number> {
         db: { type: 'string' },
         server: { type: 'string' },
         token: { type: 'string' },
-        'remote-ip': { type: 'string' },
-        helo: { type: 'string' },
-        'mail-from': { type: 'string' },
-        'rcpt-to': { type: 'string', multiple: true },
-        'authenticated-as': { type: 'string' },
-        tls: { type: 'boolean' },
-        'no-tls': { type: 'boolean' },
+        ...SESSION_OPTIONS,
         tag: { type: 'string', multiple: true },
         json: { type: 'boolean' },
         explain: { type: 'boolean' },
@@ -73,6 +67,14 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
 
+  let flags: SessionFlags;
+  try {
+    flags = parseSessionFlags(v);
+  } catch (e) {
+    process.stderr.write(`spamrule classify: ${(e as Error).message}\n`);
+    return 2;
+  }
+
   let engine: SpamEngine;
   try {
     let set: LoadedRuleSet;
@@ -80,7 +82,7 @@ export async function run(argv: string[]): Promise<number> {
       const { loadManagedRuleSet } = await import('./managed.js');
       set = await loadManagedRuleSet({ db: v.db, server: v.server, token: v.token ?? process.env.SPAMRULE_TOKEN }, v);
     } else set = readRuleSet(v);
-    engine = buildEngine(set, thresholdsFrom(v), (m) => process.stderr.write(`spamrule classify: ${m}\n`));
+    engine = buildEngine(set, thresholdsFrom(v), (m) => process.stderr.write(`spamrule classify: ${m}\n`), flags);
     const report = engine.loadReport;
     for (const e of report.errors) process.stderr.write(`spamrule classify: rule ${e.rule} refused: ${e.path}: ${e.message}\n`);
   } catch (e) {
@@ -88,14 +90,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
 
-  const envelope: Envelope = {};
-  if (v['remote-ip'] !== undefined) envelope.remoteIp = v['remote-ip'];
-  if (v.helo !== undefined) envelope.heloDomain = v.helo;
-  if (v['mail-from'] !== undefined) envelope.mailFrom = v['mail-from'];
-  if (v['rcpt-to'] !== undefined) envelope.rcptTo = v['rcpt-to'];
-  if (v['authenticated-as'] !== undefined) envelope.authenticatedAs = v['authenticated-as'];
-  if (v.tls) envelope.isTls = true;
-  if (v['no-tls']) envelope.isTls = false;
+  const session = flags.session;
   const upstream = v.tag ?? [];
 
   let files: string[];
@@ -113,7 +108,7 @@ export async function run(argv: string[]): Promise<number> {
   let exit = 0;
   try {
     for await (const m of readMessages(files)) {
-      const r = await engine.classify(m.raw, { envelope, tags: upstream });
+      const r = await engine.classify(m.raw, { session, tags: upstream });
       summary.add(r);
       done++;
       if (!v.quiet) {
@@ -134,7 +129,15 @@ export async function run(argv: string[]): Promise<number> {
 
 /** The `--json` record of one message. */
 export function toJson(file: string, r: ClassifyResult): object {
-  return { file, tags: r.tags, score: r.score, action: r.action, matches: r.matches, errors: r.errors, warnings: r.warnings };
+  return {
+    file,
+    tags: r.tags,
+    score: r.score,
+    action: r.action,
+    matches: [...r.analysis, ...r.matches],
+    errors: r.errors,
+    warnings: r.warnings,
+  };
 }
 
 /** Zero-score `X_*` tags (header-presence markers) are hidden in text output, as in X-Spam-Result. */
@@ -156,10 +159,11 @@ function explain(name: string, r: ClassifyResult): string {
     const branch = m.branch >= 0 ? `match/${m.branch}` : 'else';
     (byTag.get(m.tag) ?? byTag.set(m.tag, []).get(m.tag)!).push(`rule ${m.rule} [${branch}] on ${where}`);
   }
+  for (const m of r.analysis) (byTag.get(m.tag) ?? byTag.set(m.tag, []).get(m.tag)!).unshift(`module ${m.module}`);
   const visible = shown(r);
   for (const tag of visible) {
     const s = r.scores[tag] ?? 0;
-    const why = byTag.get(tag) ?? ['set upstream or by message analysis'];
+    const why = byTag.get(tag) ?? ['set upstream (--tag)'];
     lines.push(`  ${tag.padEnd(32)} ${s.toFixed(2).padStart(7)}  ${why[0]}`);
     for (const w of why.slice(1)) lines.push(`  ${''.padEnd(32)} ${''.padStart(7)}  ${w}`);
   }

@@ -15,6 +15,9 @@ import {
   type SpamTagInput,
   type SpamThresholds,
 } from '../engine/index.js';
+import type { AnalysisConfig, FileExtensionInput } from '../analysis/types.js';
+import type { Resolver } from '../dns/types.js';
+import type { EngineOptions } from '../engine/engine.js';
 import { createLookupStore, LookupMap, parseLookupStoreConfig, StaticLookupList, type StaticEntry } from '../lookup/index.js';
 
 export interface RuleSetFlags {
@@ -36,11 +39,22 @@ export const RULESET_OPTIONS = {
   'score-discard': { type: 'string' },
 } as const;
 
+/** Analysis switches for {@link buildEngine} (from the session flags). */
+export interface AnalysisFlags {
+  /** `false`: SpamRules only. */
+  analysis?: boolean;
+  /** Modules switched off. */
+  disabled?: readonly string[];
+  dns?: Resolver | undefined;
+}
+
 export interface LoadedRuleSet {
   rules: SpamRuleInput[];
   tags: SpamTagInput[];
   lists: Map<string, StaticEntry[]>;
   dnsblServers: DnsblServerInput[];
+  /** `SpamFileExtension` objects for the mime module. */
+  fileExtensions?: FileExtensionInput[];
   /** Managed StoreLookups (`--db`/`--server`): namespace and `x:LookupStore` configuration. */
   stores?: { namespace: string; config: unknown }[];
   /** True when the built-in default rule set is used (no --rules). */
@@ -111,7 +125,12 @@ export function thresholdsFrom(flags: RuleSetFlags): SpamThresholds {
  * lookup namespaces. A managed store whose configuration is refused is reported through `warn`
  * and left out (its lookups then return `""`, as for an unknown namespace).
  */
-export function buildEngine(set: LoadedRuleSet, thresholds: SpamThresholds = {}, warn: (msg: string) => void = () => {}): SpamEngine {
+export function buildEngine(
+  set: LoadedRuleSet,
+  thresholds: SpamThresholds = {},
+  warn: (msg: string) => void = () => {},
+  analysis: AnalysisFlags = {},
+): SpamEngine {
   const lookups = new LookupMap();
   for (const [ns, entries] of set.lists) lookups.set(ns, new StaticLookupList(ns, entries));
   for (const s of set.stores ?? []) {
@@ -126,5 +145,11 @@ export function buildEngine(set: LoadedRuleSet, thresholds: SpamThresholds = {},
       warn(`store "${s.namespace}" skipped: ${(e as Error).message}`);
     }
   }
-  return new SpamEngine({ rules: set.rules, tags: set.tags, thresholds, lookups });
+  const modules: Record<string, boolean> = {};
+  for (const m of analysis.disabled ?? []) modules[m] = false;
+  const config: AnalysisConfig = { dnsblServers: set.dnsblServers, modules };
+  if (set.fileExtensions !== undefined) config.fileExtensions = set.fileExtensions;
+  const opts: EngineOptions = { rules: set.rules, tags: set.tags, thresholds, lookups, analysis: analysis.analysis === false ? false : config };
+  if (analysis.dns !== undefined) opts.dns = analysis.dns;
+  return new SpamEngine(opts);
 }

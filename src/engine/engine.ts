@@ -11,6 +11,7 @@ import { resolveSession, sessionFromEnvelope, envelopeOf } from '../analysis/ses
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
 import type { AnalysisConfig, Session } from '../analysis/types.js';
+import { withBudget, type DnsBudget } from '../dns/budget.js';
 import { OffResolver } from '../dns/off.js';
 import type { Resolver } from '../dns/types.js';
 import { analyzeMessage, messageContextOf } from '../message/index.js';
@@ -55,6 +56,12 @@ export interface EngineOptions {
   analysis?: AnalysisConfig | false;
   /** DNS for the analysis modules and DNSBLs (src/dns). Default: off (no query is made). */
   dns?: Resolver;
+  /**
+   * DNS budget per message: at most `maxQueries` queries (default 64), and no query answered later
+   * than `deadlineMs` (default 5,000 ms) after the message's analysis starts; past either, queries
+   * answer `error`, which sets no tag.
+   */
+  dnsBudget?: DnsBudget;
 }
 
 /** The evaluation context of one element: a class, so the hot path allocates no closures. */
@@ -94,10 +101,12 @@ export class SpamEngine {
   analysis: AnalysisConfig | undefined;
   /** DNS used by the analysis modules. */
   dns: Resolver;
+  private readonly dnsBudget: DnsBudget;
 
   constructor(opts: EngineOptions = {}) {
     this.analysis = opts.analysis === false ? undefined : (opts.analysis ?? {});
     this.dns = opts.dns ?? new OffResolver();
+    this.dnsBudget = { maxQueries: 64, deadlineMs: 5_000, ...opts.dnsBudget };
     this.lookups = opts.lookups ?? new LookupMap();
     const { byScope, report } = compileRuleSet(opts.rules ?? []);
     this.byScope = byScope;
@@ -191,10 +200,12 @@ export class SpamEngine {
       return this.finish(tags, matches, analysisMatches, errors, [], t0, 0, 0, 0, 0, skipped);
     }
     const warnings = msg.warnings as string[];
+    const resolver = opts.dns ?? this.dns;
     const run: AnalysisRun = {
       session,
       message: messageContextOf(msg),
-      dns: opts.dns ?? this.dns,
+      // Off costs nothing and needs no budget; anything else is bounded per message.
+      dns: resolver instanceof OffResolver ? resolver : withBudget(resolver, this.dnsBudget),
       lists: this.lookups,
       config: this.analysis ?? {},
       tags,

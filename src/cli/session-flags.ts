@@ -1,0 +1,141 @@
+/**
+ * The session flags shared by `classify` (and the other commands that classify): what the MTA
+ * knows about the SMTP session, authentication results, DNS and analysis switches. Parsed into a
+ * validated `SessionInput` before any message is read; a bad value is a clear error.
+ */
+import { MODULE_NAMES } from '../analysis/index.js';
+import { resolveSession } from '../analysis/session.js';
+import type { SessionInput } from '../analysis/types.js';
+import { createResolver } from '../dns/index.js';
+import type { Resolver } from '../dns/types.js';
+
+/** parseArgs option descriptors. */
+export const SESSION_OPTIONS = {
+  'remote-ip': { type: 'string' },
+  helo: { type: 'string' },
+  'mail-from': { type: 'string' },
+  'rcpt-to': { type: 'string', multiple: true },
+  'authenticated-as': { type: 'string' },
+  tls: { type: 'boolean' },
+  'tls-version': { type: 'string' },
+  'no-tls': { type: 'boolean' },
+  smtputf8: { type: 'boolean' },
+  '8bitmime': { type: 'boolean' },
+  spf: { type: 'string' },
+  'spf-helo': { type: 'string' },
+  dkim: { type: 'string', multiple: true },
+  arc: { type: 'string' },
+  dmarc: { type: 'string' },
+  iprev: { type: 'string' },
+  asn: { type: 'string' },
+  country: { type: 'string' },
+  now: { type: 'string' },
+  dns: { type: 'string' },
+  'no-module': { type: 'string', multiple: true },
+  'no-analysis': { type: 'boolean' },
+  'trust-authserv': { type: 'string', multiple: true },
+  verify: { type: 'boolean' },
+} as const;
+
+export const SESSION_HELP = `Session (what the MTA knows; validated before any message is read):
+  --remote-ip IP  --helo NAME  --mail-from ADDR  --rcpt-to ADDR (repeatable)  --authenticated-as NAME
+  --tls | --tls-version V | --no-tls      TLS on the SMTP connection (default: off)
+  --smtputf8  --8bitmime                  MAIL FROM parameters
+  --spf RESULT  --spf-helo RESULT         pass|fail|softfail|neutral|none|temperror|permerror
+  --dkim RESULT:DOMAIN                    one per signature (repeatable): pass:example.com
+  --arc RESULT                            pass|fail|permerror|temperror|neutral|none
+  --dmarc RESULT[:POLICY]                 fail:reject, pass, …  (policy none|quarantine|reject)
+  --iprev RESULT[:PTR,...]                pass:mail.example.net
+  --asn N  --country CC  --now DATE       (DATE: RFC 3339; the clock for date checks)
+  --trust-authserv ID                     read SPF/DKIM/ARC/DMARC/iprev from the topmost
+                                          Authentication-Results header of this authserv-id
+  --verify                                verify SPF/DKIM/ARC/DMARC over DNS (needs --dns system)
+
+Analysis:
+  --dns SPEC        off (default) | system | system:SERVER[,SERVER] | static:FILE.json
+  --no-module NAME  switch one built-in module off (repeatable): ${MODULE_NAMES.join(', ')}
+  --no-analysis     run the SpamRules alone
+`;
+
+type Values = { [K in keyof typeof SESSION_OPTIONS]?: (typeof SESSION_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof SESSION_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
+
+export interface SessionFlags {
+  session: SessionInput;
+  dns: Resolver | undefined;
+  /** Modules switched off. */
+  disabled: string[];
+  analysis: boolean;
+  trustedAuthservIds: string[];
+  verify: boolean;
+}
+
+function split(v: string, flag: string): [string, string | undefined] {
+  const i = v.indexOf(':');
+  if (i === 0) throw new Error(`--${flag} expects RESULT[:…], got "${v}"`);
+  return i < 0 ? [v, undefined] : [v.slice(0, i), v.slice(i + 1)];
+}
+
+/**
+ * Parses the session flags. Throws `Error` with a message naming the flag for a bad value
+ * (an unparsable IP, an unknown SPF result, an unknown module, a bad `--dns` spec).
+ */
+export function parseSessionFlags(v: Values): SessionFlags {
+  const s: SessionInput = {};
+  if (v['remote-ip'] !== undefined) s.remoteIp = v['remote-ip'];
+  if (v.helo !== undefined) s.heloDomain = v.helo;
+  if (v['mail-from'] !== undefined) s.mailFrom = v['mail-from'];
+  if (v['rcpt-to'] !== undefined) s.rcptTo = v['rcpt-to'];
+  if (v['authenticated-as'] !== undefined) s.authenticatedAs = v['authenticated-as'];
+  if (v.tls || v['tls-version'] !== undefined) s.tls = v['tls-version'] ?? 'TLS';
+  if (v['no-tls']) s.tls = false;
+  if (v.smtputf8) s.smtputf8 = true;
+  if (v['8bitmime']) s.eightBitMime = true;
+  if (v.spf !== undefined || v['spf-helo'] !== undefined) {
+    s.spf = {};
+    if (v.spf !== undefined) s.spf.mailFrom = v.spf as never;
+    if (v['spf-helo'] !== undefined) s.spf.ehlo = v['spf-helo'] as never;
+  }
+  if (v.dkim !== undefined) {
+    s.dkim = v.dkim.map((d) => {
+      const [result, domain] = split(d, 'dkim');
+      if (domain === undefined || domain === '') throw new Error(`--dkim expects RESULT:DOMAIN, got "${d}"`);
+      return { result: result as never, domain };
+    });
+  }
+  if (v.arc !== undefined) s.arc = { result: v.arc as never };
+  if (v.dmarc !== undefined) {
+    const [result, policy] = split(v.dmarc, 'dmarc');
+    s.dmarc = { result: result as never };
+    if (policy !== undefined) s.dmarc.policy = policy as never;
+  }
+  if (v.iprev !== undefined) {
+    const [result, ptr] = split(v.iprev, 'iprev');
+    s.iprev = { result: result as never };
+    if (ptr !== undefined) s.iprev.ptr = ptr.split(',').filter((p) => p !== '');
+  }
+  if (v.asn !== undefined) {
+    const n = Number(v.asn.replace(/^AS/i, ''));
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--asn expects an AS number, got "${v.asn}"`);
+    s.asn = n;
+  }
+  if (v.country !== undefined) s.country = v.country;
+  if (v.now !== undefined) s.now = v.now;
+  try {
+    resolveSession(s); // validate now, before any message is read
+  } catch (e) {
+    throw new Error(`bad session input: ${(e as Error).message}`);
+  }
+  const disabled = v['no-module'] ?? [];
+  for (const m of disabled) {
+    if (!MODULE_NAMES.includes(m)) throw new Error(`--no-module: unknown module "${m}" (${MODULE_NAMES.join(', ')})`);
+  }
+  const dns = v.dns === undefined ? undefined : createResolver(v.dns);
+  return {
+    session: s,
+    dns,
+    disabled,
+    analysis: !v['no-analysis'],
+    trustedAuthservIds: v['trust-authserv'] ?? [],
+    verify: v.verify ?? false,
+  };
+}
