@@ -220,6 +220,36 @@ describe('de-duplication', () => {
   });
 });
 
+describe('concurrency limit (maxInFlight)', () => {
+  it('600 concurrent distinct queries all answer (c-ares alone drops those past 512)', async () => {
+    const many = new TestDnsServer(
+      Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`h${i}.test`, { A: [`10.0.${i >> 8}.${i & 255}`] }])),
+    );
+    const where = await many.start();
+    try {
+      const res = new SystemResolver({ servers: [where], timeoutMs: 10_000 });
+      const answers = await Promise.all(Array.from({ length: 600 }, (_, i) => res.query(`h${i}.test`, 'A')));
+      expect(answers.filter((a) => a.status === 'ok')).toHaveLength(600);
+      expect(answers[599]).toMatchObject({ records: ['10.0.2.87'] });
+      expect(new Set(many.received).size).toBe(600);
+    } finally {
+      await many.stop();
+    }
+  });
+
+  it('queries past the limit wait for a slot and are then sent', async () => {
+    const res = make({ maxInFlight: 1 });
+    const answers = await Promise.all([
+      res.query('example.test', 'A'),
+      res.query('example.test', 'AAAA'),
+      res.query('nope.test', 'A'),
+      res.query('example.test', 'MX'),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual(['ok', 'ok', 'nxdomain', 'ok']);
+    expect(res.stats().sent).toBe(4);
+  });
+});
+
 describe('failures', () => {
   it('a server that never answers → error within about timeoutMs', async () => {
     const res = make({ timeoutMs: 300 });
