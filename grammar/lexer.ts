@@ -8,35 +8,11 @@
  *   `.`, and `*` right after a `.`. Classification (number, duration, name…) is the parser's job.
  * - `=` is a token of its own that consumes nothing else (D2); `&`/`&&` and `|`/`||` are one token.
  */
-import { createToken, Lexer, type IToken, type TokenType } from 'chevrotain';
+import type { IToken, TokenType } from 'chevrotain';
+import { chevrotain } from './chevrotain.js';
 
 /** The Unicode White_Space property (as Rust `char::is_whitespace`); excludes U+FEFF. */
 export const WHITE_SPACE_CLASS = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-
-export const WhiteSpace = createToken({
-  name: 'WhiteSpace',
-  pattern: new RegExp(`[${WHITE_SPACE_CLASS}]+`),
-  group: Lexer.SKIPPED,
-  line_breaks: true,
-});
-/** `}` and everything after it: ignored (spec §1.1). */
-export const Terminator = createToken({
-  name: 'Terminator',
-  pattern: /\}[\s\S]*/,
-  group: Lexer.SKIPPED,
-  line_breaks: true,
-});
-export const StringLiteral = createToken({
-  name: 'StringLiteral',
-  pattern: /'(?:[^'\\]|\\[\s\S])*'|"(?:[^"\\]|\\[\s\S])*"/,
-  line_breaks: true,
-});
-/** A quote with no closing partner: matched only when StringLiteral fails. */
-export const UnterminatedString = createToken({
-  name: 'UnterminatedString',
-  pattern: /['"][\s\S]*/,
-  line_breaks: true,
-});
 
 function isWordByte(c: number): boolean {
   return (
@@ -64,45 +40,86 @@ function matchWord(text: string, offset: number): RegExpExecArray | null {
   return m;
 }
 
-export const Word = createToken({
-  name: 'Word',
-  pattern: { exec: matchWord },
-  line_breaks: false,
-  start_chars_hint: [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$.'],
-});
+/**
+ * Builds the token types and the lexer. Chevrotain is loaded here, on the first parse, not when the
+ * package is imported: a program that compiles no expression never pays for it.
+ */
+function build() {
+  const { createToken, Lexer } = chevrotain();
+  const WhiteSpace = createToken({
+    name: 'WhiteSpace',
+    pattern: new RegExp(`[${WHITE_SPACE_CLASS}]+`),
+    group: Lexer.SKIPPED,
+    line_breaks: true,
+  });
+  /** `}` and everything after it: ignored (spec §1.1). */
+  const Terminator = createToken({
+    name: 'Terminator',
+    pattern: /\}[\s\S]*/,
+    group: Lexer.SKIPPED,
+    line_breaks: true,
+  });
+  const StringLiteral = createToken({
+    name: 'StringLiteral',
+    pattern: /'(?:[^'\\]|\\[\s\S])*'|"(?:[^"\\]|\\[\s\S])*"/,
+    line_breaks: true,
+  });
+  /** A quote with no closing partner: matched only when StringLiteral fails. */
+  const UnterminatedString = createToken({
+    name: 'UnterminatedString',
+    pattern: /['"][\s\S]*/,
+    line_breaks: true,
+  });
 
-/** Category of every binary operator token (`-` is also unary; the parser position decides). */
-export const BinaryOperator = createToken({ name: 'BinaryOperator', pattern: Lexer.NA, label: 'operator' });
-const bin = { categories: [BinaryOperator] };
+  const Word = createToken({
+    name: 'Word',
+    pattern: { exec: matchWord },
+    line_breaks: false,
+    start_chars_hint: [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$.'],
+  });
 
-export const OrOp = createToken({ name: 'OrOp', pattern: /\|\|?/, label: "'||'", ...bin });
-export const AndOp = createToken({ name: 'AndOp', pattern: /&&?/, label: "'&&'", ...bin });
-export const XorOp = createToken({ name: 'XorOp', pattern: /\^/, label: "'^'", ...bin });
-export const NeOp = createToken({ name: 'NeOp', pattern: /!=/, label: "'!='", ...bin });
-export const NotOp = createToken({ name: 'NotOp', pattern: /!/, label: "'!'" });
-export const EqEqOp = createToken({ name: 'EqEqOp', pattern: /==/, label: "'=='", ...bin });
-export const EqOp = createToken({ name: 'EqOp', pattern: /=/, label: "'='", ...bin });
-export const LeOp = createToken({ name: 'LeOp', pattern: /<=/, label: "'<='", ...bin });
-export const LtOp = createToken({ name: 'LtOp', pattern: /</, label: "'<'", ...bin });
-export const GeOp = createToken({ name: 'GeOp', pattern: />=/, label: "'>='", ...bin });
-export const GtOp = createToken({ name: 'GtOp', pattern: />/, label: "'>'", ...bin });
-export const Plus = createToken({ name: 'Plus', pattern: /\+/, label: "'+'", ...bin });
-export const Minus = createToken({ name: 'Minus', pattern: /-/, label: "'-'", ...bin });
-export const Star = createToken({ name: 'Star', pattern: /\*/, label: "'*'", ...bin });
-export const Slash = createToken({ name: 'Slash', pattern: /\//, label: "'/'", ...bin });
-export const LParen = createToken({ name: 'LParen', pattern: /\(/, label: "'('" });
-export const RParen = createToken({ name: 'RParen', pattern: /\)/, label: "')'" });
-export const LBracket = createToken({ name: 'LBracket', pattern: /\[/, label: "'['" });
-export const RBracket = createToken({ name: 'RBracket', pattern: /\]/, label: "']'" });
-export const Comma = createToken({ name: 'Comma', pattern: /,/, label: "','" });
+  /** Category of every binary operator token (`-` is also unary; the parser position decides). */
+  const BinaryOperator = createToken({ name: 'BinaryOperator', pattern: Lexer.NA, label: 'operator' });
+  const bin = { categories: [BinaryOperator] };
 
-export const ALL_TOKENS: TokenType[] = [
-  WhiteSpace, Terminator, StringLiteral, UnterminatedString, Word, BinaryOperator,
-  OrOp, AndOp, XorOp, NeOp, NotOp, EqEqOp, EqOp, LeOp, LtOp, GeOp, GtOp,
-  Plus, Minus, Star, Slash, LParen, RParen, LBracket, RBracket, Comma,
-];
+  const OrOp = createToken({ name: 'OrOp', pattern: /\|\|?/, label: "'||'", ...bin });
+  const AndOp = createToken({ name: 'AndOp', pattern: /&&?/, label: "'&&'", ...bin });
+  const XorOp = createToken({ name: 'XorOp', pattern: /\^/, label: "'^'", ...bin });
+  const NeOp = createToken({ name: 'NeOp', pattern: /!=/, label: "'!='", ...bin });
+  const NotOp = createToken({ name: 'NotOp', pattern: /!/, label: "'!'" });
+  const EqEqOp = createToken({ name: 'EqEqOp', pattern: /==/, label: "'=='", ...bin });
+  const EqOp = createToken({ name: 'EqOp', pattern: /=/, label: "'='", ...bin });
+  const LeOp = createToken({ name: 'LeOp', pattern: /<=/, label: "'<='", ...bin });
+  const LtOp = createToken({ name: 'LtOp', pattern: /</, label: "'<'", ...bin });
+  const GeOp = createToken({ name: 'GeOp', pattern: />=/, label: "'>='", ...bin });
+  const GtOp = createToken({ name: 'GtOp', pattern: />/, label: "'>'", ...bin });
+  const Plus = createToken({ name: 'Plus', pattern: /\+/, label: "'+'", ...bin });
+  const Minus = createToken({ name: 'Minus', pattern: /-/, label: "'-'", ...bin });
+  const Star = createToken({ name: 'Star', pattern: /\*/, label: "'*'", ...bin });
+  const Slash = createToken({ name: 'Slash', pattern: /\//, label: "'/'", ...bin });
+  const LParen = createToken({ name: 'LParen', pattern: /\(/, label: "'('" });
+  const RParen = createToken({ name: 'RParen', pattern: /\)/, label: "')'" });
+  const LBracket = createToken({ name: 'LBracket', pattern: /\[/, label: "'['" });
+  const RBracket = createToken({ name: 'RBracket', pattern: /\]/, label: "']'" });
+  const Comma = createToken({ name: 'Comma', pattern: /,/, label: "','" });
 
-/** One shared lexer instance (construction validates the token set, which is not free). */
-export const exprLexer = new Lexer(ALL_TOKENS, { positionTracking: 'full', ensureOptimizations: false });
+  const ALL_TOKENS: TokenType[] = [
+    WhiteSpace, Terminator, StringLiteral, UnterminatedString, Word, BinaryOperator,
+    OrOp, AndOp, XorOp, NeOp, NotOp, EqEqOp, EqOp, LeOp, LtOp, GeOp, GtOp,
+    Plus, Minus, Star, Slash, LParen, RParen, LBracket, RBracket, Comma,
+  ];
+
+  // One shared lexer instance (construction validates the token set, which is not free).
+  const exprLexer = new Lexer(ALL_TOKENS, { positionTracking: 'full', ensureOptimizations: false });
+  return { WhiteSpace, Terminator, StringLiteral, UnterminatedString, Word, BinaryOperator, OrOp, AndOp, XorOp, NeOp, NotOp, EqEqOp, EqOp, LeOp, LtOp, GeOp, GtOp, Plus, Minus, Star, Slash, LParen, RParen, LBracket, RBracket, Comma, ALL_TOKENS, exprLexer };
+}
+
+export type GrammarTokens = ReturnType<typeof build>;
+let built: GrammarTokens | undefined;
+
+/** The token types and the shared lexer, built on first use. */
+export function grammarTokens(): GrammarTokens {
+  return (built ??= build());
+}
 
 export type { IToken };

@@ -8,13 +8,11 @@
  * an array literal right after an operand, which is juxtaposition and therefore an error (D4).
  * Commas separate arguments and elements and nothing else (D4: `1, 2`, `[1,]`, `f(a b)` are errors).
  */
-import { EmbeddedActionsParser, EOF, type IRecognitionException, type IToken, type TokenType } from 'chevrotain';
+import type { IRecognitionException, IToken, TokenType } from 'chevrotain';
 import type { BinaryOp, Node } from './ast.js';
+import { chevrotain } from './chevrotain.js';
 import { grammarError, GrammarError, quote } from './errors.js';
-import {
-  ALL_TOKENS, BinaryOperator, Comma, exprLexer, LBracket, LParen, Minus, NotOp, RBracket, RParen, StringLiteral,
-  UnterminatedString, Word,
-} from './lexer.js';
+import { grammarTokens } from './lexer.js';
 
 /** Longest accepted source, in UTF-16 code units (64 KiB): larger input is refused before lexing. */
 export const MAX_SOURCE_LENGTH = 65536;
@@ -66,227 +64,240 @@ function opOf(t: IToken): BinaryOp {
 /** Letters, `_` or `$` make a word a name rather than a number (spec §1.2 `has_alpha`). */
 const HAS_ALPHA = /[A-Za-z_$]/;
 
-class ExprParser extends EmbeddedActionsParser {
-  /** Source of the current parse, for error positions. */
-  source = '';
+/**
+ * Defines the parser class once Chevrotain is loaded (its base class comes from the module) and
+ * returns the one shared instance; `performSelfAnalysis` runs here, on the first parse.
+ */
+function buildParser() {
+  const { EmbeddedActionsParser } = chevrotain();
+  const { ALL_TOKENS, BinaryOperator, Comma, LBracket, LParen, Minus, NotOp, RBracket, RParen, StringLiteral, UnterminatedString, Word } =
+    grammarTokens();
 
-  constructor() {
-    super(ALL_TOKENS, { maxLookahead: 2, recoveryEnabled: false });
-    this.performSelfAnalysis();
-  }
+  class ExprParser extends EmbeddedActionsParser {
+    /** Source of the current parse, for error positions. */
+    source = '';
 
-  private fail(problem: string, offset: number): never {
-    throw grammarError(this.source, problem, offset);
-  }
+    constructor() {
+      super(ALL_TOKENS, { maxLookahead: 2, recoveryEnabled: false });
+      this.performSelfAnalysis();
+    }
 
-  /** Classifies a finished word (spec §1.2 `parse_buf`, minus name resolution). */
-  private word(tok: IToken): Node {
-    const w = tok.image;
-    const start = tok.startOffset;
-    const end = start + w.length;
-    const hasNumber = /[0-9]/.test(w);
-    const hasAlpha = HAS_ALPHA.test(w);
-    if (hasNumber && !hasAlpha) {
-      if (w.includes('.')) {
-        if (!/^(?:[0-9]+\.[0-9]*|\.[0-9]+)$/.test(w)) this.fail(`invalid number ${quote(w)}`, start);
-        return { type: 'Float', value: Number(w), start, end };
+    private fail(problem: string, offset: number): never {
+      throw grammarError(this.source, problem, offset);
+    }
+
+    /** Classifies a finished word (spec §1.2 `parse_buf`, minus name resolution). */
+    private word(tok: IToken): Node {
+      const w = tok.image;
+      const start = tok.startOffset;
+      const end = start + w.length;
+      const hasNumber = /[0-9]/.test(w);
+      const hasAlpha = HAS_ALPHA.test(w);
+      if (hasNumber && !hasAlpha) {
+        if (w.includes('.')) {
+          if (!/^(?:[0-9]+\.[0-9]*|\.[0-9]+)$/.test(w)) this.fail(`invalid number ${quote(w)}`, start);
+          return { type: 'Float', value: Number(w), start, end };
+        }
+        if (!/^[0-9]+$/.test(w) || BigInt(w) > I64_MAX) this.fail(`integer ${quote(w)} out of range`, start);
+        return { type: 'Int', value: Number(w), start, end };
       }
-      if (!/^[0-9]+$/.test(w) || BigInt(w) > I64_MAX) this.fail(`integer ${quote(w)} out of range`, start);
-      return { type: 'Int', value: Number(w), start, end };
+      if (w === 'true' || w === 'false') return { type: 'Int', value: w === 'true' ? 1 : 0, start, end };
+      if (w.startsWith('$')) {
+        const rest = w.slice(1);
+        if (rest.length === 0) this.fail('"$" must be followed by a tag name or a capture number', start);
+        if (/^[0-9]+$/.test(rest) && Number(rest) <= U32_MAX) return { type: 'Capture', index: Number(rest), start, end };
+        return { type: 'Global', name: rest, start, end };
+      }
+      const d = /^([0-9]+)(ms|[dhms])$/i.exec(w);
+      if (d !== null) {
+        const ms = BigInt(d[1]!) * BigInt(DURATION_UNITS[d[2]!.toLowerCase()]!);
+        if (ms > I64_MAX) this.fail(`duration ${quote(w)} out of range`, start);
+        return { type: 'Int', value: Number(ms), start, end };
+      }
+      return { type: 'Name', name: w, start, end };
     }
-    if (w === 'true' || w === 'false') return { type: 'Int', value: w === 'true' ? 1 : 0, start, end };
-    if (w.startsWith('$')) {
-      const rest = w.slice(1);
-      if (rest.length === 0) this.fail('"$" must be followed by a tag name or a capture number', start);
-      if (/^[0-9]+$/.test(rest) && Number(rest) <= U32_MAX) return { type: 'Capture', index: Number(rest), start, end };
-      return { type: 'Global', name: rest, start, end };
+
+    private binary(op: BinaryOp, left: Node, right: Node, opTok: IToken): Node {
+      return { type: 'Binary', op, left, right, start: left.start, end: right.end, opStart: opTok.startOffset };
     }
-    const d = /^([0-9]+)(ms|[dhms])$/i.exec(w);
-    if (d !== null) {
-      const ms = BigInt(d[1]!) * BigInt(DURATION_UNITS[d[2]!.toLowerCase()]!);
-      if (ms > I64_MAX) this.fail(`duration ${quote(w)} out of range`, start);
-      return { type: 'Int', value: Number(ms), start, end };
-    }
-    return { type: 'Name', name: w, start, end };
-  }
 
-  private binary(op: BinaryOp, left: Node, right: Node, opTok: IToken): Node {
-    return { type: 'Binary', op, left, right, start: left.start, end: right.end, opStart: opTok.startOffset };
-  }
-
-  expression = this.RULE('expression', (): Node => {
-    // One flat loop for all binary operators (precedence is applied in the action): a rule per
-    // precedence level would multiply the recursion per nesting level by seven.
-    const operands: Node[] = [this.SUBRULE(this.unaryExpr)];
-    const ops: IToken[] = [];
-    this.MANY(() => {
-      ops.push(this.CONSUME(BinaryOperator));
-      operands.push(this.SUBRULE2(this.unaryExpr));
-    });
-    return this.ACTION(() => this.climb(operands, ops));
-  });
-
-  /** Shunting-yard over `a op b op c …`: higher precedence first, equal precedence to the left. */
-  private climb(operands: Node[], ops: IToken[]): Node {
-    if (ops.length === 0) return operands[0]!;
-    const out: Node[] = [operands[0]!];
-    const stack: IToken[] = [];
-    const reduce = (): void => {
-      const t = stack.pop()!;
-      const right = out.pop()!;
-      const left = out.pop()!;
-      out.push(this.binary(opOf(t), left, right, t));
-    };
-    for (let i = 0; i < ops.length; i++) {
-      const p = PRECEDENCE[opOf(ops[i]!)];
-      while (stack.length > 0 && PRECEDENCE[opOf(stack[stack.length - 1]!)] >= p) reduce();
-      stack.push(ops[i]!);
-      out.push(operands[i + 1]!);
-    }
-    while (stack.length > 0) reduce();
-    return out[0]!;
-  }
-
-  /** Entry point: an optional expression, then end of input. */
-  root = this.RULE('root', (): Node => {
-    let n: Node | undefined;
-    this.OPTION(() => {
-      n = this.SUBRULE(this.expression);
-    });
-    return n ?? { type: 'Empty', start: 0, end: 0 };
-  });
-
-  /** D5: unary operators nest (`- -1` = 1, `!-1` = 0). */
-  private unaryExpr = this.RULE('unaryExpr', (): Node =>
-    this.OR([
-      {
-        ALT: () => {
-          const t = this.OR2([{ ALT: () => this.CONSUME(NotOp) }, { ALT: () => this.CONSUME(Minus) }]);
-          const operand = this.SUBRULE(this.unaryExpr);
-          return this.ACTION((): Node => ({ type: 'Unary', op: t.image as '!' | '-', operand, start: t.startOffset, end: operand.end }));
-        },
-      },
-      { ALT: () => this.SUBRULE(this.postfixExpr) },
-    ]),
-  );
-
-  /** Indexing after a name, a call, a parenthesised group, an array literal or another index. */
-  private postfixExpr = this.RULE('postfixExpr', (): Node => {
-    let target = this.SUBRULE(this.primary);
-    this.MANY({
-      GATE: () => {
-        const k = target.type;
-        return k === 'Name' || k === 'Call' || k === 'Array' || k === 'Index' || (target as { paren?: boolean }).paren === true;
-      },
-      DEF: () => {
-        this.CONSUME(LBracket);
-        const index = this.SUBRULE(this.expression);
-        const close = this.CONSUME(RBracket);
-        target = this.ACTION((): Node => ({ type: 'Index', target, index, start: target.start, end: close.startOffset + 1 }));
-      },
-    });
-    return target;
-  });
-
-  private primary = this.RULE('primary', (): Node =>
-    this.OR([
-      {
-        ALT: () => {
-          const t = this.CONSUME(StringLiteral);
-          return this.ACTION((): Node => ({
-            type: 'Str',
-            value: unescapeString(t.image.slice(1, -1)),
-            start: t.startOffset,
-            end: t.startOffset + t.image.length,
-          }));
-        },
-      },
-      {
-        ALT: () => {
-          const t = this.CONSUME(UnterminatedString);
-          return this.ACTION(() => this.fail('unterminated string', t.startOffset));
-        },
-      },
-      {
-        ALT: () => {
-          const t = this.CONSUME(Word);
-          let call: { args: Node[]; open: IToken; close: IToken } | undefined;
-          this.OPTION({
-            GATE: () => /^[A-Za-z_]/.test(t.image),
-            DEF: () => {
-              const open = this.CONSUME(LParen);
-              const args = this.SUBRULE(this.list);
-              const close = this.CONSUME(RParen);
-              call = { args, open, close };
-            },
-          });
-          return this.ACTION((): Node => {
-            if (call === undefined) return this.word(t);
-            return {
-              type: 'Call',
-              name: t.image,
-              args: call.args,
-              adjacent: call.open.startOffset === t.startOffset + t.image.length,
-              start: t.startOffset,
-              end: call.close.startOffset + 1,
-            };
-          });
-        },
-      },
-      {
-        ALT: () => {
-          const open = this.CONSUME2(LParen);
-          let inner: Node | undefined;
-          this.OPTION2(() => {
-            inner = this.SUBRULE(this.expression);
-          });
-          const close = this.CONSUME2(RParen);
-          return this.ACTION((): Node => {
-            const span = { start: open.startOffset, end: close.startOffset + 1 };
-            // Keep the inner node (so evaluation has no wrapper) but remember the parentheses,
-            // which allow a following index (spec §1.6).
-            const n: Node = inner === undefined ? { type: 'Empty', ...span } : { ...inner };
-            (n as { paren?: boolean }).paren = true;
-            return n;
-          });
-        },
-      },
-      {
-        ALT: () => {
-          const open = this.CONSUME(LBracket);
-          const items = this.SUBRULE2(this.list);
-          const close = this.CONSUME(RBracket);
-          return this.ACTION((): Node => ({ type: 'Array', items, start: open.startOffset, end: close.startOffset + 1 }));
-        },
-      },
-    ]),
-  );
-
-  /** Zero or more comma-separated expressions (arguments, array elements). */
-  private list = this.RULE('list', (): Node[] => {
-    const items: Node[] = [];
-    this.OPTION(() => {
-      items.push(this.SUBRULE(this.expression));
+    expression = this.RULE('expression', (): Node => {
+      // One flat loop for all binary operators (precedence is applied in the action): a rule per
+      // precedence level would multiply the recursion per nesting level by seven.
+      const operands: Node[] = [this.SUBRULE(this.unaryExpr)];
+      const ops: IToken[] = [];
       this.MANY(() => {
-        this.CONSUME(Comma);
-        items.push(this.SUBRULE2(this.expression));
+        ops.push(this.CONSUME(BinaryOperator));
+        operands.push(this.SUBRULE2(this.unaryExpr));
       });
+      return this.ACTION(() => this.climb(operands, ops));
     });
-    return items;
-  });
+
+    /** Shunting-yard over `a op b op c …`: higher precedence first, equal precedence to the left. */
+    private climb(operands: Node[], ops: IToken[]): Node {
+      if (ops.length === 0) return operands[0]!;
+      const out: Node[] = [operands[0]!];
+      const stack: IToken[] = [];
+      const reduce = (): void => {
+        const t = stack.pop()!;
+        const right = out.pop()!;
+        const left = out.pop()!;
+        out.push(this.binary(opOf(t), left, right, t));
+      };
+      for (let i = 0; i < ops.length; i++) {
+        const p = PRECEDENCE[opOf(ops[i]!)];
+        while (stack.length > 0 && PRECEDENCE[opOf(stack[stack.length - 1]!)] >= p) reduce();
+        stack.push(ops[i]!);
+        out.push(operands[i + 1]!);
+      }
+      while (stack.length > 0) reduce();
+      return out[0]!;
+    }
+
+    /** Entry point: an optional expression, then end of input. */
+    root = this.RULE('root', (): Node => {
+      let n: Node | undefined;
+      this.OPTION(() => {
+        n = this.SUBRULE(this.expression);
+      });
+      return n ?? { type: 'Empty', start: 0, end: 0 };
+    });
+
+    /** D5: unary operators nest (`- -1` = 1, `!-1` = 0). */
+    private unaryExpr = this.RULE('unaryExpr', (): Node =>
+      this.OR([
+        {
+          ALT: () => {
+            const t = this.OR2([{ ALT: () => this.CONSUME(NotOp) }, { ALT: () => this.CONSUME(Minus) }]);
+            const operand = this.SUBRULE(this.unaryExpr);
+            return this.ACTION((): Node => ({ type: 'Unary', op: t.image as '!' | '-', operand, start: t.startOffset, end: operand.end }));
+          },
+        },
+        { ALT: () => this.SUBRULE(this.postfixExpr) },
+      ]),
+    );
+
+    /** Indexing after a name, a call, a parenthesised group, an array literal or another index. */
+    private postfixExpr = this.RULE('postfixExpr', (): Node => {
+      let target = this.SUBRULE(this.primary);
+      this.MANY({
+        GATE: () => {
+          const k = target.type;
+          return k === 'Name' || k === 'Call' || k === 'Array' || k === 'Index' || (target as { paren?: boolean }).paren === true;
+        },
+        DEF: () => {
+          this.CONSUME(LBracket);
+          const index = this.SUBRULE(this.expression);
+          const close = this.CONSUME(RBracket);
+          target = this.ACTION((): Node => ({ type: 'Index', target, index, start: target.start, end: close.startOffset + 1 }));
+        },
+      });
+      return target;
+    });
+
+    private primary = this.RULE('primary', (): Node =>
+      this.OR([
+        {
+          ALT: () => {
+            const t = this.CONSUME(StringLiteral);
+            return this.ACTION((): Node => ({
+              type: 'Str',
+              value: unescapeString(t.image.slice(1, -1)),
+              start: t.startOffset,
+              end: t.startOffset + t.image.length,
+            }));
+          },
+        },
+        {
+          ALT: () => {
+            const t = this.CONSUME(UnterminatedString);
+            return this.ACTION(() => this.fail('unterminated string', t.startOffset));
+          },
+        },
+        {
+          ALT: () => {
+            const t = this.CONSUME(Word);
+            let call: { args: Node[]; open: IToken; close: IToken } | undefined;
+            this.OPTION({
+              GATE: () => /^[A-Za-z_]/.test(t.image),
+              DEF: () => {
+                const open = this.CONSUME(LParen);
+                const args = this.SUBRULE(this.list);
+                const close = this.CONSUME(RParen);
+                call = { args, open, close };
+              },
+            });
+            return this.ACTION((): Node => {
+              if (call === undefined) return this.word(t);
+              return {
+                type: 'Call',
+                name: t.image,
+                args: call.args,
+                adjacent: call.open.startOffset === t.startOffset + t.image.length,
+                start: t.startOffset,
+                end: call.close.startOffset + 1,
+              };
+            });
+          },
+        },
+        {
+          ALT: () => {
+            const open = this.CONSUME2(LParen);
+            let inner: Node | undefined;
+            this.OPTION2(() => {
+              inner = this.SUBRULE(this.expression);
+            });
+            const close = this.CONSUME2(RParen);
+            return this.ACTION((): Node => {
+              const span = { start: open.startOffset, end: close.startOffset + 1 };
+              // Keep the inner node (so evaluation has no wrapper) but remember the parentheses,
+              // which allow a following index (spec §1.6).
+              const n: Node = inner === undefined ? { type: 'Empty', ...span } : { ...inner };
+              (n as { paren?: boolean }).paren = true;
+              return n;
+            });
+          },
+        },
+        {
+          ALT: () => {
+            const open = this.CONSUME(LBracket);
+            const items = this.SUBRULE2(this.list);
+            const close = this.CONSUME(RBracket);
+            return this.ACTION((): Node => ({ type: 'Array', items, start: open.startOffset, end: close.startOffset + 1 }));
+          },
+        },
+      ]),
+    );
+
+    /** Zero or more comma-separated expressions (arguments, array elements). */
+    private list = this.RULE('list', (): Node[] => {
+      const items: Node[] = [];
+      this.OPTION(() => {
+        items.push(this.SUBRULE(this.expression));
+        this.MANY(() => {
+          this.CONSUME(Comma);
+          items.push(this.SUBRULE2(this.expression));
+        });
+      });
+      return items;
+    });
+  }
+
+  return new ExprParser();
 }
 
-const parser = new ExprParser();
+let shared: ReturnType<typeof buildParser> | undefined;
 
 function describe(tok: IToken): string {
-  if (tok.tokenType === EOF) return 'end of expression';
+  if (tok.tokenType === chevrotain().EOF) return 'end of expression';
   return quote(tok.image);
 }
 
 /** Turns Chevrotain's first recognition error into our message (D4, D6). */
 function translate(source: string, e: IRecognitionException, endOffset: number): GrammarError {
   const tok = e.token;
-  const atEnd = tok.tokenType === EOF || Number.isNaN(tok.startOffset);
+  const { Comma, RBracket, RParen } = grammarTokens();
+  const atEnd = tok.tokenType === chevrotain().EOF || Number.isNaN(tok.startOffset);
   const offset = atEnd ? endOffset : tok.startOffset;
   if (atEnd) {
     if (e.name === 'MismatchedTokenException' && /RParen|'\)'/.test(e.message)) return grammarError(source, 'unmatched open parenthesis', offset);
@@ -311,6 +322,7 @@ function translate(source: string, e: IRecognitionException, endOffset: number):
 
 /** Refuses nesting deeper than MAX_NESTING before the recursive parser sees it. */
 function checkNesting(source: string, tokens: IToken[]): void {
+  const { LBracket, LParen, Minus, NotOp, RBracket, RParen } = grammarTokens();
   let depth = 0;
   let unary = 0;
   for (const t of tokens) {
@@ -361,13 +373,14 @@ export function parse(source: string): Node {
   if (source.length > MAX_SOURCE_LENGTH) {
     throw grammarError(source, `expression too long (${source.length} characters, limit ${MAX_SOURCE_LENGTH})`, MAX_SOURCE_LENGTH);
   }
-  const lexed = exprLexer.tokenize(source);
+  const lexed = grammarTokens().exprLexer.tokenize(source);
   if (lexed.errors.length > 0) {
     const e = lexed.errors[0]!;
     const ch = String.fromCodePoint(source.codePointAt(e.offset) ?? 0);
     throw grammarError(source, `invalid character ${quote(ch)}`, e.offset);
   }
   checkNesting(source, lexed.tokens);
+  const parser = (shared ??= buildParser());
   parser.source = source;
   parser.input = lexed.tokens;
   const tree = parser.root();

@@ -4,8 +4,9 @@
  * reload). Every `/set` runs as one transaction: all accepted changes of the call are durable before
  * the response, and a crash leaves either all or none of them.
  */
-import Database from 'better-sqlite3';
-import pg from 'pg';
+import type Database from 'better-sqlite3';
+import type pg from 'pg';
+import { importPg, requireSqlite } from '../lookup/drivers.js';
 import type { Data, ObjectType } from './objects.js';
 
 export interface Snapshot {
@@ -44,7 +45,8 @@ INSERT OR IGNORE INTO jmap_state (type, value) VALUES ('SpamRule', 0), ('StoreLo
 
 /** Opens (creating if needed) a SQLite database with the durability settings the facade relies on. */
 export function openSqlite(path: string): Database.Database {
-  const db = new Database(path);
+  const Sqlite = requireSqlite(); // loaded on first use, not when the package is imported
+  const db = new Sqlite(path);
   db.pragma('journal_mode = WAL');
   // FULL: a commit is on disk (WAL fsynced) before `transact` resolves, so an acknowledged change survives kill -9.
   db.pragma('synchronous = FULL');
@@ -112,7 +114,8 @@ export class SqliteRepository implements ObjectRepository {
 
 /** Reads the managed objects of a SQLite database without opening it for writing. */
 export function readSqliteObjects(path: string): Record<ObjectType, Map<string, Data>> {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+  const Sqlite = requireSqlite();
+  const db = new Sqlite(path, { readonly: true, fileMustExist: true });
   try {
     const out = { SpamRule: new Map<string, Data>(), StoreLookup: new Map<string, Data>() };
     const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jmap_object'").get();
@@ -142,6 +145,7 @@ export class PostgresRepository implements ObjectRepository {
 
   /** Connects, creates the tables, loads everything and starts LISTENing. Throws when unreachable. */
   static async open(url: string): Promise<PostgresRepository> {
+    const pg = await importPg();
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     const repo = new PostgresRepository(pool);
     const c = await pool.connect();

@@ -7,8 +7,9 @@
  * VARCHAR(255) because MySQL cannot index a TEXT primary key without a prefix length; utf8mb4_bin so
  * any UTF-8 key fits and keys compare exactly (case-sensitive), as in the other stores.
  */
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import type { MySqlSettings, MySqlStoreConfig } from './config.js';
+import { loadMySql, prefetch, type MySql } from './drivers.js';
 import { resolveSecret } from './secret.js';
 import { LookupStoreError, type LookupStore, type SqlParam, type SqlResult } from './types.js';
 import { isSelect, RoundRobin, shapeRows, withTimeout } from './util.js';
@@ -26,13 +27,14 @@ const FLOAT_TYPES = new Set([0, 4, 5, 246]);
  * `poolMaxConnections` connections and keep up to `poolMinConnections` idle ones. `maxAllowedPacket`
  * (bytes) is enforced client-side: a call whose statement and parameters exceed it is refused before
  * it is sent, as the server would refuse it.
+ * The `mysql2` driver is imported when the first store is created; pools are built on the first call.
  * @throws LookupConfigError from the constructor when a secret source cannot be read.
  */
 export class MySqlStore implements LookupStore {
   readonly type = 'MySql';
-  private readonly primary: mysql.Pool;
-  private readonly replicas: RoundRobin<mysql.Pool> | undefined;
-  private readonly all: mysql.Pool[];
+  /** Passwords of the primary and each replica, resolved at construction so a bad secret fails at once. */
+  private readonly passwords: (string | undefined)[];
+  private pools: Promise<{ primary: mysql.Pool; replicas: RoundRobin<mysql.Pool> | undefined; all: mysql.Pool[] }> | undefined;
   private schema: Promise<void> | undefined;
   private closed = false;
 
@@ -40,21 +42,27 @@ export class MySqlStore implements LookupStore {
     readonly namespace: string,
     readonly config: MySqlStoreConfig,
   ) {
-    this.primary = this.pool(config);
-    const reps = config.readReplicas.map((r) => this.pool(r));
-    this.replicas = reps.length ? new RoundRobin(reps) : undefined;
-    this.all = [this.primary, ...reps];
+    this.passwords = [config, ...config.readReplicas].map((s) => resolveSecret(s.authSecret, namespace));
+    prefetch(loadMySql);
   }
 
-  private pool(s: MySqlSettings): mysql.Pool {
+  private connect() {
+    this.pools ??= loadMySql(this.namespace).then((driver) => {
+      const [primary, ...reps] = [this.config, ...this.config.readReplicas].map((s, i) => this.pool(driver, s, this.passwords[i]));
+      return { primary: primary!, replicas: reps.length ? new RoundRobin(reps) : undefined, all: [primary!, ...reps] };
+    });
+    return this.pools;
+  }
+
+  private pool(driver: MySql, s: MySqlSettings, password: string | undefined): mysql.Pool {
     const c = this.config;
     const max = c.poolMaxConnections ?? 10;
-    const p = mysql.createPool({
+    const p = driver.createPool({
       host: s.host,
       port: s.port,
       database: s.database,
       user: s.authUsername ?? undefined,
-      password: resolveSecret(s.authSecret, this.namespace),
+      password,
       ssl: c.useTls ? { rejectUnauthorized: !c.allowInvalidCerts } : undefined,
       connectionLimit: max,
       maxIdle: Math.min(c.poolMinConnections ?? 5, max),
@@ -72,9 +80,9 @@ export class MySqlStore implements LookupStore {
     return p;
   }
 
-  private ensureSchema(): Promise<void> {
+  private ensureSchema(primary: mysql.Pool): Promise<void> {
     this.schema ??= (async () => {
-      for (const q of SCHEMA) await this.primary.query(q);
+      for (const q of SCHEMA) await primary.query(q);
     })().catch((e) => {
       this.schema = undefined;
       throw e;
@@ -93,8 +101,9 @@ export class MySqlStore implements LookupStore {
   private run<T>(op: string, read: boolean, fn: (pool: mysql.Pool) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
     return withTimeout(this.namespace, op, this.config.timeout, async () => {
-      await this.ensureSchema();
-      return fn(read && this.replicas ? this.replicas.next() : this.primary);
+      const { primary, replicas } = await this.connect();
+      await this.ensureSchema(primary);
+      return fn(read && replicas ? replicas.next() : primary);
     });
   }
 
@@ -164,6 +173,7 @@ export class MySqlStore implements LookupStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all(this.all.map((p) => p.end().catch(() => undefined)));
+    const pools = await this.pools?.catch(() => undefined);
+    await Promise.all((pools?.all ?? []).map((p) => p.end().catch(() => undefined)));
   }
 }

@@ -6,8 +6,9 @@
  *   spamrule_counter(k TEXT PRIMARY KEY, v BIGINT NOT NULL)
  * Keys and counters are separate tables, so `key_get` on a counter key is missing (§4.3).
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { PostgreSqlSettings, PostgreSqlStoreConfig } from './config.js';
+import { loadPg, prefetch, type Pg } from './drivers.js';
 import { resolveSecret } from './secret.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
 import { isSelect, RoundRobin, shapeRows, withTimeout } from './util.js';
@@ -19,13 +20,19 @@ const SCHEMA = [
 /** float4, float8, numeric: their values are Floats in the expression language. */
 const FLOAT_OIDS = new Set([700, 701, 1700]);
 // int8 and numeric come back as strings by default; parse them so integers and floats keep their type.
-const types = {
+const typesOf = (driver: Pg) => ({
   getTypeParser(oid: number, format?: string) {
     if (oid === 20) return (v: string) => Number(v);
     if (oid === 1700) return (v: string) => Number(v);
-    return (pg.types.getTypeParser as (o: number, f?: string) => (v: string) => unknown)(oid, format);
+    return (driver.types.getTypeParser as (o: number, f?: string) => (v: string) => unknown)(oid, format);
   },
-};
+});
+
+interface Pools {
+  primary: pg.Pool;
+  replicas: RoundRobin<pg.Pool> | undefined;
+  all: pg.Pool[];
+}
 
 /** How a pooled connection is checked before reuse (the names of deadpool-postgres, which Stalwart uses). */
 export type RecyclingMethod = PostgreSqlStoreConfig['poolRecyclingMethod'];
@@ -40,13 +47,14 @@ export type RecyclingMethod = PostgreSqlStoreConfig['poolRecyclingMethod'];
  *   before the real query runs;
  * - `clean`: additionally reset session state (`DISCARD ALL`) before each use, so a `sql_query` that
  *   changed settings or created temp tables cannot affect the next caller.
+ * The `pg` driver is imported when the first store is created; pools are built on the first call.
  * @throws LookupConfigError from the constructor when a secret source cannot be read.
  */
 export class PostgresStore implements LookupStore {
   readonly type = 'PostgreSql';
-  private readonly primary: pg.Pool;
-  private readonly replicas: RoundRobin<pg.Pool> | undefined;
-  private readonly all: pg.Pool[];
+  /** Passwords of the primary and each replica, resolved at construction so a bad secret fails at once. */
+  private readonly passwords: (string | undefined)[];
+  private pools: Promise<Pools> | undefined;
   private schema: Promise<void> | undefined;
   private closed = false;
 
@@ -54,27 +62,33 @@ export class PostgresStore implements LookupStore {
     readonly namespace: string,
     readonly config: PostgreSqlStoreConfig,
   ) {
-    this.primary = this.pool(config);
-    const reps = config.readReplicas.map((r) => this.pool(r));
-    this.replicas = reps.length ? new RoundRobin(reps) : undefined;
-    this.all = [this.primary, ...reps];
+    this.passwords = [config, ...config.readReplicas].map((s) => resolveSecret(s.authSecret, namespace));
+    prefetch(loadPg);
   }
 
-  private pool(s: PostgreSqlSettings): pg.Pool {
+  private connect(): Promise<Pools> {
+    this.pools ??= loadPg(this.namespace).then((driver) => {
+      const [primary, ...reps] = [this.config, ...this.config.readReplicas].map((s, i) => this.pool(driver, s, this.passwords[i]));
+      return { primary: primary!, replicas: reps.length ? new RoundRobin(reps) : undefined, all: [primary!, ...reps] };
+    });
+    return this.pools;
+  }
+
+  private pool(driver: Pg, s: PostgreSqlSettings, password: string | undefined): pg.Pool {
     const c = this.config;
-    const p = new pg.Pool({
+    const p = new driver.Pool({
       host: s.host,
       port: s.port,
       database: s.database,
       user: s.authUsername ?? undefined,
-      password: resolveSecret(s.authSecret, this.namespace),
+      password,
       options: s.options ?? undefined,
       ssl: c.useTls ? { rejectUnauthorized: !c.allowInvalidCerts } : false,
       max: c.poolMaxConnections ?? 10,
       connectionTimeoutMillis: c.timeout ?? 0,
       query_timeout: c.timeout ?? undefined,
       idleTimeoutMillis: 30_000,
-      types,
+      types: typesOf(driver),
     });
     // An idle connection whose server went away emits 'error' on the pool; without a listener Node would
     // crash. The pool drops that client and opens a new one on the next call (reconnect by itself).
@@ -82,10 +96,10 @@ export class PostgresStore implements LookupStore {
     return p;
   }
 
-  private ensureSchema(): Promise<void> {
+  private ensureSchema(primary: pg.Pool): Promise<void> {
     this.schema ??= (async () => {
       for (const q of SCHEMA)
-        await this.primary.query(q).catch((e: { code?: string }) => {
+        await primary.query(q).catch((e: { code?: string }) => {
           // Two processes creating the same table at once: IF NOT EXISTS is not atomic in PostgreSQL, the
           // loser gets a unique violation on pg_type (23505) or "already exists" (42P07). The table exists.
           if (e.code !== '23505' && e.code !== '42P07') throw e;
@@ -116,8 +130,9 @@ export class PostgresStore implements LookupStore {
   private run<T>(op: string, read: boolean, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
     return withTimeout(this.namespace, op, this.config.timeout, async () => {
-      await this.ensureSchema();
-      return fn(read && this.replicas ? this.replicas.next() : this.primary);
+      const { primary, replicas } = await this.connect();
+      await this.ensureSchema(primary);
+      return fn(read && replicas ? replicas.next() : primary);
     });
   }
 
@@ -172,6 +187,7 @@ export class PostgresStore implements LookupStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all(this.all.map((p) => p.end().catch(() => undefined)));
+    const pools = await this.pools?.catch(() => undefined);
+    await Promise.all((pools?.all ?? []).map((p) => p.end().catch(() => undefined)));
   }
 }

@@ -7,7 +7,7 @@
  * stored unprefixed so lists filled with `redis-cli SET` are readable as is.
  */
 import { xxh3 } from '@node-rs/xxhash';
-import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
+import type { Cluster, ClusterNode, Redis, RedisOptions } from 'ioredis';
 import type {
   InMemoryStoreBaseConfig,
   RedisClusterStoreConfig,
@@ -15,6 +15,7 @@ import type {
   RedisStoreConfig,
   ShardedStoreConfig,
 } from './config.js';
+import { loadIoredis, prefetch, type Ioredis } from './drivers.js';
 import { resolveSecret } from './secret.js';
 import type { LookupStore } from './types.js';
 import { withTimeout } from './util.js';
@@ -56,28 +57,48 @@ function sentinelCredentials(username: string | null, password: string | undefin
 }
 
 type Client = Redis | Cluster;
+/**
+ * Builds a store's client from the ioredis module once it is loaded. Typed opaquely (a function of
+ * the ioredis module) so the public declarations name no ioredis type.
+ */
+export type RedisClientFactory = (ioredis: never) => unknown;
 
 /**
  * A store over one ioredis client. The client multiplexes every call over one connection per node with
  * auto-pipelining (all lookups issued in one tick go out in one write), so a store never holds more
  * connections per node than `poolMaxConnections` (≥ 1). Every call fails within `timeout` ms with a
- * LookupStoreError; the client reconnects on its own.
+ * LookupStoreError; the client reconnects on its own. ioredis is imported when the first store is
+ * created and the client is built on the first call.
  */
 export class RedisLookupStore implements LookupStore {
   private closed = false;
+  private client: Client | undefined;
+  private connecting: Promise<Client> | undefined;
   constructor(
     readonly namespace: string,
     readonly type: 'Redis' | 'RedisCluster' | 'RedisSentinel',
-    readonly client: Client,
+    private readonly create: RedisClientFactory,
     private readonly timeout: number,
   ) {
-    // ioredis reports connection failures as 'error' events; without a listener Node would crash.
-    client.on('error', () => undefined);
+    prefetch(loadIoredis);
+  }
+
+  private connect(): Promise<Client> {
+    if (this.client !== undefined) return Promise.resolve(this.client);
+    this.connecting ??= loadIoredis(this.namespace).then((io) => {
+      const client = (this.create as (io: Ioredis) => Client)(io);
+      // ioredis reports connection failures as 'error' events; without a listener Node would crash.
+      client.on('error', () => undefined);
+      if (this.closed) client.disconnect();
+      return (this.client = client);
+    });
+    return this.connecting;
   }
 
   private run<T>(op: string, fn: (c: Client) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
-    return withTimeout(this.namespace, op, this.timeout, () => fn(this.client));
+    const c = this.client;
+    return withTimeout(this.namespace, op, this.timeout, () => (c !== undefined ? fn(c) : this.connect().then(fn)));
   }
 
   keyGet(key: string): Promise<string | null> {
@@ -102,14 +123,14 @@ export class RedisLookupStore implements LookupStore {
     if (this.closed) return;
     this.closed = true;
     // disconnect(), not quit(): quit waits for a reply a dead server never sends.
-    this.client.disconnect();
+    this.client?.disconnect();
   }
 }
 
 /** `Redis`: one server at `url` (`redis://[user:pass@]host:port[/db]`, `rediss://` for TLS). */
 export function createRedisStore(namespace: string, c: RedisStoreConfig): RedisLookupStore {
-  const client = new Redis(c.url, { ...common(c.timeout, c.poolTimeoutCreate), protocol: 2 });
-  return new RedisLookupStore(namespace, 'Redis', client, c.timeout);
+  const create = (io: Ioredis) => new io.Redis(c.url, { ...common(c.timeout, c.poolTimeoutCreate), protocol: 2 });
+  return new RedisLookupStore(namespace, 'Redis', create, c.timeout);
 }
 
 /**
@@ -121,7 +142,8 @@ export function createRedisStore(namespace: string, c: RedisStoreConfig): RedisL
 export function createRedisClusterStore(namespace: string, c: RedisClusterStoreConfig): RedisLookupStore {
   const minWait = c.minRetryWait ?? 100;
   const maxWait = Math.max(c.maxRetryWait ?? 1024, minWait);
-  const client = new Cluster(c.urls.map(node), {
+  const password = resolveSecret(c.authSecret, namespace);
+  const create = (io: Ioredis) => new io.Cluster(c.urls.map(node), {
     lazyConnect: true,
     enableAutoPipelining: true,
     scaleReads: c.readFromReplicas ? 'slave' : 'master',
@@ -132,11 +154,11 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
     clusterRetryStrategy: (times) => Math.min(minWait * times, maxWait),
     redisOptions: {
       ...common(c.timeout, c.poolTimeoutCreate),
-      ...credentials(c.authUsername, resolveSecret(c.authSecret, namespace)),
+      ...credentials(c.authUsername, password),
       protocol: c.protocolVersion === 'resp3' ? 3 : 2,
     },
   });
-  return new RedisLookupStore(namespace, 'RedisCluster', client, c.timeout);
+  return new RedisLookupStore(namespace, 'RedisCluster', create, c.timeout);
 }
 
 /**
@@ -146,21 +168,23 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
  * @throws LookupConfigError when a secret cannot be read.
  */
 export function createRedisSentinelStore(namespace: string, c: RedisSentinelStoreConfig): RedisLookupStore {
-  const client = new Redis({
+  const password = resolveSecret(c.authSecret, namespace);
+  const sentinelPassword = resolveSecret(c.sentinelSecret, namespace);
+  const create = (io: Ioredis) => new io.Redis({
     ...common(c.timeout, c.poolTimeoutCreate),
     sentinels: c.urls.map(node),
     name: c.serviceName,
-    ...credentials(c.authUsername, resolveSecret(c.authSecret, namespace)),
-    ...sentinelCredentials(c.sentinelUsername, resolveSecret(c.sentinelSecret, namespace)),
+    ...credentials(c.authUsername, password),
+    ...sentinelCredentials(c.sentinelUsername, sentinelPassword),
     sentinelRetryStrategy: reconnect,
     // Not ioredis' failoverDetector: its +switch-master disconnect can race a reconnect already under way
     // and leave the client closed for good (seen in the failover test). A dead master is found again
     // through the sentinels on reconnect; a demoted-but-alive one answers READONLY, which reconnects.
     failoverDetector: false,
-    reconnectOnError: (e) => (e.message.startsWith('READONLY') ? 2 : false),
+    reconnectOnError: (e: Error) => (e.message.startsWith('READONLY') ? 2 : false),
     protocol: c.protocolVersion === 'resp3' ? 3 : 2,
   });
-  return new RedisLookupStore(namespace, 'RedisSentinel', client, c.timeout);
+  return new RedisLookupStore(namespace, 'RedisSentinel', create, c.timeout);
 }
 
 export function createInMemoryStore(namespace: string, c: InMemoryStoreBaseConfig): RedisLookupStore {

@@ -5,10 +5,11 @@
  *   spamrule_kv(k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at INTEGER NULL)  -- Unix ms
  *   spamrule_counter(k TEXT PRIMARY KEY, v INTEGER NOT NULL)
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SqliteStoreConfig } from './config.js';
+import { loadSqlite, prefetch, type Sqlite } from './drivers.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
 import { isSelect, shapeRows, wrapError } from './util.js';
 
@@ -18,17 +19,22 @@ import { isSelect, shapeRows, wrapError } from './util.js';
  * better-sqlite3 is synchronous and each statement takes microseconds, so one connection serves every
  * call: `poolMaxConnections` is an upper bound that is always met, and `poolWorkers` (Stalwart's
  * blocking-thread count) has no counterpart. Integers and floats keep their type (`safeIntegers`).
+ * The better-sqlite3 driver is imported when the first store is created (a native module, so a
+ * machine without a build of it can still use the other stores).
  */
 export class SqliteStore implements LookupStore {
   readonly type = 'Sqlite';
   private db: Database.Database | undefined;
   private stmts: Record<'get' | 'exists' | 'set' | 'cget' | 'incr', Database.Statement> | undefined;
   private closed = false;
+  private driver: Sqlite | undefined;
 
   constructor(
     readonly namespace: string,
     readonly config: SqliteStoreConfig,
-  ) {}
+  ) {
+    prefetch(loadSqlite);
+  }
 
   /** The database file this store uses. */
   get file(): string {
@@ -46,7 +52,7 @@ export class SqliteStore implements LookupStore {
     if (this.stmts) return this.stmts;
     const file = this.file;
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    const db = new Database(file, { timeout: 5000 });
+    const db = new this.driver!(file, { timeout: 5000 });
     db.pragma('journal_mode = WAL');
     db.exec('CREATE TABLE IF NOT EXISTS spamrule_kv (k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at INTEGER NULL)');
     db.exec('CREATE TABLE IF NOT EXISTS spamrule_counter (k TEXT PRIMARY KEY, v INTEGER NOT NULL)');
@@ -62,11 +68,18 @@ export class SqliteStore implements LookupStore {
   }
 
   private run<T>(op: string, fn: () => T): Promise<T> {
-    try {
-      return Promise.resolve(fn());
-    } catch (e) {
-      return Promise.reject(wrapError(this.namespace, op, e));
-    }
+    const go = (): Promise<T> => {
+      try {
+        return Promise.resolve(fn());
+      } catch (e) {
+        return Promise.reject(wrapError(this.namespace, op, e));
+      }
+    };
+    if (this.driver !== undefined) return go();
+    return loadSqlite(this.namespace).then((d) => {
+      this.driver = d;
+      return go();
+    });
   }
 
   keyGet(key: string): Promise<string | null> {
