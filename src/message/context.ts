@@ -5,8 +5,9 @@
  */
 import type { Value } from '../expr/value.js';
 import { emailAddress, hostname, parseIp, type EmailAddress } from './hostname.js';
-import { decodeWords } from 'postal-mime';
-import { canonicalName, decodeText, headerAddresses, parseReceived, unfold, type RawHeader, type ReceivedInfo } from './headers.js';
+import { canonicalName, parseReceived, type RawHeader, type ReceivedInfo } from './headers.js';
+import { mailboxesOf } from './addresses.js';
+import { parseUnstructured } from './rfc2047.js';
 import type { ParsedBody } from './parse.js';
 import { tokenize } from './tokenizer.js';
 import type { Envelope } from './types.js';
@@ -109,12 +110,14 @@ export class MessageContext {
         case 'Bcc': pushRecipients(h, bcc); break;
       }
     }
-    const f = fromH === undefined ? undefined : headerAddresses(fromH)[0];
-    const r = replyH === undefined ? undefined : headerAddresses(replyH)[0];
+    // Addresses as mail-parser reads them (comments as names, encoded words in quoted names, …).
+    const f = fromH === undefined ? undefined : mailboxesOf(fromH)[0];
+    const r = replyH === undefined ? undefined : mailboxesOf(replyH)[0];
     return (this.addressMemo = {
-      // From keeps its name untrimmed; Reply-To's is trimmed and an empty one is no name (spec §1.2).
-      from: f === undefined ? undefined : { email: emailAddress(f.address), name: untrimmedName(fromH!.raw, f.name).toLowerCase() },
-      replyTo: r === undefined ? undefined : { email: emailAddress(r.address), name: nonEmpty(r.name) },
+      // From keeps its name untrimmed; Reply-To's is trimmed and an empty one is no name; a
+      // Reply-To whose first mailbox has no address is no Reply-To (spec §1.2).
+      from: f === undefined ? undefined : { email: emailAddress(f.address ?? ''), name: (f.name ?? '').toLowerCase() },
+      replyTo: r?.address === undefined ? undefined : { email: emailAddress(r.address), name: nonEmpty(r.name ?? '') },
       to,
       cc,
       bcc,
@@ -143,7 +146,8 @@ export class MessageContext {
     if (this.subjectMemo === undefined) {
       let subj: RawHeader | undefined;
       for (const h of this.headers) if (h.name.length === 7 && h.name.toLowerCase() === 'subject') subj = h;
-      this.subjectMemo = subj === undefined ? '' : decodeText(subj.raw);
+      // mail-parser's unstructured text: white space an encoded word produces is kept (SUBJECT_ENDS_SPACES).
+      this.subjectMemo = subj === undefined ? '' : parseUnstructured(subj.raw);
     }
     return this.subjectMemo;
   }
@@ -238,33 +242,14 @@ export class MessageContext {
   }
 }
 
-const QUOTED_NAME_RE = /^\s*"((?:[^"\\]|\\.){0,512})"/;
-
-/**
- * postal-mime trims display names; mail-parser keeps the white space inside a quoted name and
- * Stalwart does not trim From's (spec §1.2). Recover it when the header starts with that quoted name.
- */
-function untrimmedName(raw: string, name: string): string {
-  const m = QUOTED_NAME_RE.exec(unfold(raw).slice(0, 1024));
-  if (m === null) return name;
-  const inner = m[1]!.replace(/\\(.)/g, '$1');
-  let decoded = inner;
-  try {
-    decoded = decodeWords(inner);
-  } catch {
-    return name;
-  }
-  return decoded.trim() === name.trim() ? decoded : name;
-}
-
 function nonEmpty(name: string): string | undefined {
   const t = name.trim().toLowerCase();
   return t.length > 0 ? t : undefined;
 }
 
 function pushRecipients(h: RawHeader, into: Recipient[]): void {
-  for (const m of headerAddresses(h)) {
+  for (const m of mailboxesOf(h)) {
     if (into.length >= 10_000) return;
-    into.push({ email: emailAddress(m.address), name: nonEmpty(m.name) });
+    into.push({ email: emailAddress(m.address ?? ''), name: nonEmpty(m.name ?? '') });
   }
 }

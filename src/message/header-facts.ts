@@ -1,0 +1,132 @@
+/**
+ * Per-message header facts the built-in analysis reads (docs/analysis.md), each computed once per
+ * message: headers grouped by lower-cased name, mail-parser-style mailbox lists per header, and the
+ * byte-level facts of a header's raw value (does it hold non-ASCII bytes, is it valid UTF-8) that
+ * the lossy-UTF-8 header text alone cannot answer.
+ */
+import type { MessageContext } from './context.js';
+import type { RawHeader } from './headers.js';
+
+const byNameMemo = new WeakMap<MessageContext, Map<string, RawHeader[]>>();
+
+/** The message's top-level headers grouped by lower-cased name, each group in message order. */
+export function headersByName(ctx: MessageContext): ReadonlyMap<string, readonly RawHeader[]> {
+  let m = byNameMemo.get(ctx);
+  if (m === undefined) {
+    m = new Map();
+    for (const h of ctx.headers) {
+      const k = h.name.toLowerCase();
+      const list = m.get(k);
+      if (list === undefined) m.set(k, [h]);
+      else list.push(h);
+    }
+    byNameMemo.set(ctx, m);
+  }
+  return m;
+}
+
+/** The first header named `nameLower` (lower case), or undefined. */
+export function firstHeader(ctx: MessageContext, nameLower: string): RawHeader | undefined {
+  return headersByName(ctx).get(nameLower)?.[0];
+}
+
+/** The last header named `nameLower` (lower case; mail-parser's `header(name)`), or undefined. */
+export function lastHeader(ctx: MessageContext, nameLower: string): RawHeader | undefined {
+  const l = headersByName(ctx).get(nameLower);
+  return l === undefined ? undefined : l[l.length - 1];
+}
+
+/** Byte-level facts of one header's raw value (the bytes after the colon through the final line break). */
+export interface RawValueInfo {
+  /** A byte ≥ 0x80 occurs. */
+  readonly nonAscii: boolean;
+  /** The bytes are valid UTF-8. */
+  readonly validUtf8: boolean;
+  /** The value as text, or `""` when it is not valid UTF-8 (Stalwart reads it that way). */
+  readonly text: string;
+}
+
+const NON_ASCII_RE = /[^\x00-\x7f]/;
+const infoMemo = new WeakMap<RawHeader, RawValueInfo>();
+const utf8Fatal = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * {@link RawValueInfo} of header `h` of `ctx`, computed once per header. The header text is lossy
+ * UTF-8: without U+FFFD it is exactly the bytes; with one, the original bytes decide (a literal
+ * U+FFFD is valid UTF-8, an invalid sequence is not).
+ */
+export function rawValueInfo(ctx: MessageContext, h: RawHeader): RawValueInfo {
+  let info = infoMemo.get(h);
+  if (info !== undefined) return info;
+  const nonAscii = NON_ASCII_RE.test(h.raw);
+  if (!nonAscii || !h.raw.includes('\ufffd')) info = { nonAscii, validUtf8: true, text: h.raw };
+  else {
+    const bytes = headerBytes(ctx, h);
+    let valid = false;
+    if (bytes !== undefined) {
+      try {
+        utf8Fatal.decode(bytes);
+        valid = true;
+      } catch {
+        valid = false;
+      }
+    }
+    info = { nonAscii, validUtf8: valid, text: valid ? h.raw : '' };
+  }
+  infoMemo.set(h, info);
+  return info;
+}
+
+const rangesMemo = new WeakMap<MessageContext, ({ start: number; end: number } | undefined)[]>();
+const utf8 = new TextDecoder('utf-8');
+
+/**
+ * The raw bytes of header `h`'s value, found by splitting the header block's bytes the way
+ * `splitHeaders` splits its text and checking that the bytes decode to `h.raw`. Undefined when the
+ * two splits disagree (then the caller treats U+FFFD as an invalid sequence).
+ */
+function headerBytes(ctx: MessageContext, h: RawHeader): Uint8Array | undefined {
+  const idx = ctx.headers.indexOf(h);
+  if (idx < 0) return undefined;
+  let ranges = rangesMemo.get(ctx);
+  if (ranges === undefined) {
+    ranges = splitHeaderBytes(ctx.raw, ctx.headers.length);
+    rangesMemo.set(ctx, ranges);
+  }
+  const r = ranges[idx];
+  if (r === undefined) return undefined;
+  const bytes = ctx.raw.subarray(r.start, r.end);
+  return utf8.decode(bytes) === h.raw ? bytes : undefined;
+}
+
+/** Byte ranges of header values, in order (same line rules as `splitHeaders`, on bytes). */
+function splitHeaderBytes(raw: Uint8Array, max: number): ({ start: number; end: number } | undefined)[] {
+  const out: ({ start: number; end: number } | undefined)[] = [];
+  const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  let pos = 0;
+  let open: { start: number } | undefined;
+  const close = (end: number): void => {
+    if (open !== undefined) out.push({ start: open.start, end });
+    open = undefined;
+  };
+  while (pos < b.length && out.length < max) {
+    const nl = b.indexOf(10, pos);
+    const lineEnd = nl < 0 ? b.length : nl + 1;
+    const c = b[pos];
+    if (c === 32 || c === 9) {
+      pos = lineEnd;
+      continue;
+    }
+    close(pos);
+    // The blank line ends the header block.
+    if (c === 10 || (c === 13 && b[pos + 1] === 10)) break;
+    const colon = b.indexOf(58, pos);
+    if (colon >= 0 && colon < lineEnd) {
+      const name = utf8.decode(b.subarray(pos, colon)).replace(/[ \t]+$/, '');
+      if (name.length > 0 && !/\s/.test(name)) open = { start: colon + 1 };
+    }
+    pos = lineEnd;
+  }
+  close(pos);
+  return out;
+}

@@ -1,0 +1,209 @@
+/**
+ * RFC 2047 encoded words and unstructured header text, decoded the way mail-parser (the Rust MIME
+ * parser Stalwart uses) decodes them: an encoded word is recognised wherever `=?` starts one (no
+ * white-space rule around it), charset `*language` suffixes are ignored, folded white space inside
+ * a Q word is skipped, and an unknown charset falls back to UTF-8. Works on header text already
+ * decoded as (lossy) UTF-8; delimiters are ASCII, so offsets need no byte mapping.
+ */
+
+import { TextDecoder } from 'node:util';
+
+const decoders = new Map<string, TextDecoder | null>();
+const utf8 = new TextDecoder('utf-8');
+
+/** A TextDecoder for a MIME charset label, or null when the label is unknown (cached, bounded). */
+function decoderFor(label: string): TextDecoder | null {
+  const key = label.toLowerCase();
+  let d = decoders.get(key);
+  if (d === undefined) {
+    try {
+      d = new TextDecoder(key);
+    } catch {
+      d = null;
+    }
+    if (decoders.size < 256) decoders.set(key, d);
+  }
+  return d;
+}
+
+function hexVal(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 70) return c - 55;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
+function pushChar(bytes: number[], s: string, i: number): number {
+  // Non-ASCII text inside an encoded word (not allowed, but seen) keeps its UTF-8 bytes.
+  const cp = s.codePointAt(i)!;
+  if (cp < 0x80) {
+    bytes.push(cp);
+    return 1;
+  }
+  for (const b of Buffer.from(String.fromCodePoint(cp), 'utf8')) bytes.push(b);
+  return cp > 0xffff ? 2 : 1;
+}
+
+/** Skips a fold (LF followed by white space, the white space included); returns the new index or -1. */
+function skipFold(s: string, i: number): number {
+  const c = s.charCodeAt(i + 1);
+  if (c !== 32 && c !== 9) return -1;
+  let j = i + 1;
+  while (j < s.length && (s.charCodeAt(j) === 32 || s.charCodeAt(j) === 9)) j++;
+  return j;
+}
+
+/** Q-encoded data from `i` up to `?=`: the bytes and the index after `?=`, or undefined on bad data. */
+function qWord(s: string, i: number): { bytes: number[]; end: number } | undefined {
+  const bytes: number[] = [];
+  while (i < s.length) {
+    const c = s.charCodeAt(i);
+    if (c === 63 /* ? */) {
+      if (s.charCodeAt(i + 1) === 61) return { bytes, end: i + 2 };
+      bytes.push(63);
+      i++;
+    } else if (c === 61 /* = */) {
+      const h1 = hexVal(s.charCodeAt(i + 1));
+      const h2 = hexVal(s.charCodeAt(i + 2));
+      if (h1 < 0 || h2 < 0) return undefined;
+      bytes.push((h1 << 4) | h2);
+      i += 3;
+    } else if (c === 10) {
+      const j = skipFold(s, i);
+      if (j < 0) return undefined;
+      i = j;
+    } else if (c === 95 /* _ */) {
+      bytes.push(32);
+      i++;
+    } else if (c === 13) {
+      i++;
+    } else {
+      i += pushChar(bytes, s, i);
+    }
+  }
+  return undefined;
+}
+
+const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** B-encoded data from `i` up to `?=`. */
+function bWord(s: string, i: number): { bytes: Uint8Array; end: number } | undefined {
+  let data = '';
+  while (i < s.length) {
+    const c = s.charCodeAt(i);
+    if (c === 63 && s.charCodeAt(i + 1) === 61) {
+      if (!B64.test(data)) return undefined;
+      return { bytes: Buffer.from(data, 'base64'), end: i + 2 };
+    }
+    if (c === 10) {
+      const j = skipFold(s, i);
+      if (j < 0) return undefined;
+      i = j;
+      continue;
+    }
+    if (c !== 13 && c !== 32 && c !== 9) data += s[i];
+    i++;
+  }
+  return undefined;
+}
+
+/**
+ * Decodes the encoded word starting at `s[i] === '='` (followed by `?`). Returns the decoded text
+ * and the index just after its closing `?=`, or undefined when it is not a well-formed encoded word
+ * (charset shorter than 2 characters, encoding other than Q/B, line end inside the charset, bad data).
+ */
+export function decodeEncodedWord(s: string, i: number): { text: string; end: number } | undefined {
+  if (s.charCodeAt(i) !== 61 || s.charCodeAt(i + 1) !== 63) return undefined;
+  let j = i + 2;
+  const csStart = j;
+  let csEnd = -1;
+  // Charsets are short; a cap keeps a hostile `=?aaaa…` from being rescanned at every `=?`.
+  const limit = Math.min(s.length, j + 80);
+  while (j < limit) {
+    const c = s.charCodeAt(j);
+    if (c === 63) break;
+    if (c === 10) return undefined;
+    if (c === 42 /* * */ && csEnd < 0) csEnd = j;
+    j++;
+  }
+  if (j >= limit) return undefined;
+  if (csEnd < 0) csEnd = j;
+  if (csEnd - csStart < 2) return undefined;
+  const enc = s.charCodeAt(j + 1);
+  if (s.charCodeAt(j + 2) !== 63) return undefined;
+  let bytes: Uint8Array | number[];
+  let end: number;
+  if (enc === 81 || enc === 113) {
+    const r = qWord(s, j + 3);
+    if (r === undefined) return undefined;
+    ({ bytes, end } = r);
+  } else if (enc === 66 || enc === 98) {
+    const r = bWord(s, j + 3);
+    if (r === undefined) return undefined;
+    ({ bytes, end } = r);
+  } else {
+    return undefined;
+  }
+  const buf = bytes instanceof Uint8Array ? bytes : Uint8Array.from(bytes);
+  const d = decoderFor(s.slice(csStart, csEnd)) ?? utf8;
+  let text: string;
+  try {
+    text = d.decode(buf);
+  } catch {
+    text = utf8.decode(buf);
+  }
+  return { text, end };
+}
+
+/**
+ * mail-parser's unstructured text (Subject, Comments): each line's text from its first to its last
+ * non-blank character, lines joined with one space; encoded words decoded, a space put between
+ * plain text and a following encoded word but not between two encoded words. White space produced
+ * by an encoded word is kept (so a Subject can end in a space). `raw` is the header value after the
+ * colon (folding kept). "" for an empty value.
+ */
+export function parseUnstructured(raw: string): string {
+  const s = raw.length > 65_536 ? raw.slice(0, 65_536) : raw;
+  const tokens: string[] = [];
+  let tokStart = -1;
+  let tokEnd = -1;
+  let lastIsEncoded = true;
+  const flush = (): void => {
+    if (tokStart < 0) return;
+    if (tokens.length > 0) tokens.push(' ');
+    tokens.push(s.slice(tokStart, tokEnd));
+    tokStart = -1;
+    lastIsEncoded = false;
+  };
+  let i = 0;
+  while (i < s.length) {
+    const c = s.charCodeAt(i);
+    if (c === 10) {
+      flush();
+      const n = s.charCodeAt(i + 1);
+      if (n !== 32 && n !== 9) break;
+      i++;
+      continue;
+    }
+    if (c === 32 || c === 9 || c === 13) {
+      i++;
+      continue;
+    }
+    if (c === 61 && s.charCodeAt(i + 1) === 63) {
+      const w = decodeEncodedWord(s, i);
+      if (w !== undefined) {
+        flush();
+        if (!lastIsEncoded) tokens.push(' ');
+        tokens.push(w.text);
+        lastIsEncoded = true;
+        i = w.end;
+        continue;
+      }
+    }
+    if (tokStart < 0) tokStart = i;
+    tokEnd = i + 1;
+    i++;
+  }
+  flush();
+  return tokens.join('');
+}
