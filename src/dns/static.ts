@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DnsConfigError } from './errors.js';
-import { normalizeName, parseIpStrict, ptrQueryName } from './names.js';
+import { DNS_TYPES, normalizeName, parseIpStrict, ptrQueryName } from './names.js';
 import type { DnsAnswer, DnsRecordMap, DnsType, MxRecord, Resolver } from './types.js';
 
 /**
@@ -117,6 +117,8 @@ export class StaticResolver implements Resolver {
   }
 
   private answer<T extends DnsType>(name: string, type: T): DnsAnswer<T> {
+    if (typeof name !== 'string') return { status: 'error', error: 'query name is not a string' };
+    if (!DNS_TYPES.includes(type)) return { status: 'error', error: `unsupported record type ${String(type)}` };
     const n = normalizeName(name);
     if (this.options.errorWhen?.(n, type)) return { status: 'error', error: `static error for ${n}` };
     let entry = this.names.get(keyOf(n));

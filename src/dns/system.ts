@@ -111,6 +111,7 @@ export class SystemResolver implements Resolver {
     if (!DNS_TYPES.includes(type)) {
       return Promise.resolve({ status: 'error', error: `unsupported record type ${String(type)}` });
     }
+    if (typeof name !== 'string') return Promise.resolve({ status: 'error', error: 'query name is not a string' });
     const key = `${type} ${normalizeName(name)}`;
     const cached = this.cache?.get(key);
     if (cached) {

@@ -76,6 +76,11 @@ describe('StaticResolver', () => {
     expect(await t.query('nothing.example', 'A')).toEqual({ status: 'nxdomain' });
   });
 
+  it('input outside the types (from JavaScript callers) answers error, never throws', async () => {
+    expect(await r.query(undefined as unknown as string, 'A')).toMatchObject({ status: 'error' });
+    expect(await r.query('example.com', 'CNAME' as 'A')).toMatchObject({ status: 'error' });
+  });
+
   it('answers are copies: changing one does not change the map', async () => {
     const a = await r.query('example.com', 'A');
     if (a.status === 'ok') a.records.push('203.0.113.1');

@@ -88,6 +88,7 @@ describe('answers per type', () => {
 
   it('an unsupported type answers error and sends nothing', async () => {
     expect(await r().query('example.test', 'SOA' as 'A')).toMatchObject({ status: 'error' });
+    expect(await r().query(42 as unknown as string, 'A')).toMatchObject({ status: 'error' });
     expect(server.received).toEqual([]);
   });
 });
