@@ -21,8 +21,12 @@ export type { Envelope, Scope, ScopeElement, AnalyzedMessage, Location } from '.
 export { LookupMap, MemoryStore, StaticLookupList } from './lookup/index.js';
 export type { LookupStore, LookupRegistry } from './lookup/types.js';
 export { createLookupStore, parseLookupStoreConfig, CachedLookupStore } from './lookup/index.js';
+// Errors a caller can meet: bad store configurations and secrets, failed or unsupported lookups.
+export { LookupConfigError, LookupStoreError, LookupNotSupportedError } from './lookup/index.js';
 export { createJmapServer, loadManagedRuleSet, TokenStore, PERMISSIONS } from './jmap/index.js';
-export { JmapClient, importRules } from './client/index.js';
+export { JmapClient, importRules, readStalwartBundle, formatSetError } from './client/index.js';
+// Errors of the JMAP client: transport and HTTP problems, method errors, refused changes.
+export { JmapError, JmapRequestError, JmapMethodError, JmapSetError } from './client/index.js';
 
 let defaultEngine: SpamEngine | undefined;
 

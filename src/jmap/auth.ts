@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { openSqlite } from './repo.js';
+import { openSqlite } from './sqlite-file.js';
 
 export const PERMISSIONS = [
   'sysSpamRuleGet',

@@ -7,6 +7,7 @@
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import { importPg, requireSqlite } from '../lookup/drivers.js';
+import { openSqlite } from './sqlite-file.js';
 import type { Data, ObjectType } from './objects.js';
 
 export interface Snapshot {
@@ -35,24 +36,6 @@ const TYPES: ObjectType[] = ['SpamRule', 'StoreLookup'];
 
 function emptyCache(): Record<ObjectType, Snapshot> {
   return { SpamRule: { state: 0, objects: new Map() }, StoreLookup: { state: 0, objects: new Map() } };
-}
-
-const SQLITE_SCHEMA = `
-CREATE TABLE IF NOT EXISTS jmap_object (type TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (type, id));
-CREATE TABLE IF NOT EXISTS jmap_state (type TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO jmap_state (type, value) VALUES ('SpamRule', 0), ('StoreLookup', 0);
-`;
-
-/** Opens (creating if needed) a SQLite database with the durability settings the facade relies on. */
-export function openSqlite(path: string): Database.Database {
-  const Sqlite = requireSqlite(); // loaded on first use, not when the package is imported
-  const db = new Sqlite(path);
-  db.pragma('journal_mode = WAL');
-  // FULL: a commit is on disk (WAL fsynced) before `transact` resolves, so an acknowledged change survives kill -9.
-  db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
-  db.exec(SQLITE_SCHEMA);
-  return db;
 }
 
 export class SqliteRepository implements ObjectRepository {

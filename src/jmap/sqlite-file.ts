@@ -1,0 +1,24 @@
+/**
+ * Opening the server's SQLite file (objects, state and tokens). Kept apart from `repo.ts` so the
+ * public declarations of the repositories name no better-sqlite3 type (it ships no types of its own).
+ */
+import type Database from 'better-sqlite3';
+import { requireSqlite } from '../lookup/drivers.js';
+
+const SQLITE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS jmap_object (type TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (type, id));
+CREATE TABLE IF NOT EXISTS jmap_state (type TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO jmap_state (type, value) VALUES ('SpamRule', 0), ('StoreLookup', 0);
+`;
+
+/** Opens (creating if needed) a SQLite database with the durability settings the facade relies on. */
+export function openSqlite(path: string): Database.Database {
+  const Sqlite = requireSqlite(); // loaded on first use, not when the package is imported
+  const db = new Sqlite(path);
+  db.pragma('journal_mode = WAL');
+  // FULL: a commit is on disk (WAL fsynced) before `transact` resolves, so an acknowledged change survives kill -9.
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  db.exec(SQLITE_SCHEMA);
+  return db;
+}
