@@ -139,6 +139,17 @@ export interface FileExtensionInput {
 export interface AnalysisConfig {
   /** `SpamDnsblServer` definitions (DNSBL evaluation, analysis-content.md). */
   dnsblServers?: readonly DnsblServerInput[];
+  /**
+   * Per-message DNSBL query limits per scope (Stalwart's `SpamDnsblSettings`: `ipLimit`, `domainLimit`,
+   * `emailLimit`, `urlLimit`; default 50 each).
+   */
+  dnsblLimits?: { ip?: number; domain?: number; email?: number; url?: number };
+  /**
+   * The server's own IP lists (Stalwart's security settings), as addresses or CIDR ranges: `allowedIps`
+   * are never DNSBL-checked nor taken from Received headers; `blockedIps` give IP_BLOCKED (ip module).
+   */
+  allowedIps?: readonly string[];
+  blockedIps?: readonly string[];
   /** `SpamFileExtension` table for the mime module. */
   fileExtensions?: readonly FileExtensionInput[];
   /** Follow URL redirects over HTTP for hosts in `url-redirectors` (off by default; DECISIONS.md §7). */

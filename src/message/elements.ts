@@ -60,7 +60,7 @@ class StringElement extends Element {
   }
 }
 
-class UrlElement extends Element {
+export class UrlElement extends Element {
   get scope(): 'Url' {
     return 'Url';
   }
@@ -90,7 +90,7 @@ class UrlElement extends Element {
   }
 }
 
-class EmailElement extends Element {
+export class EmailElement extends Element {
   get scope(): 'Email' {
     return 'Email';
   }
@@ -117,7 +117,7 @@ class EmailElement extends Element {
   }
 }
 
-class IpElement extends Element {
+export class IpElement extends Element {
   get scope(): 'Ip' {
     return 'Ip';
   }
@@ -269,8 +269,32 @@ function bodyLocation(loc: Location): Location {
   return loc === 'attachment' ? 'attachment' : 'body_text';
 }
 
+/**
+ * The per-message URL, email and IP sets, built once and shared by the Url/Email/Ip scopes and the
+ * analysis modules that read them (url, domain, ip); the url module adds redirect targets to the URL set.
+ */
+const urlSets = new WeakMap<MessageContext, ElementSet<UrlElement>>();
+const emailSets = new WeakMap<MessageContext, EmailElement[]>();
+const ipSets = new WeakMap<MessageContext, ElementSet<IpElement>>();
+
+/**
+ * Adds a URL (e.g. a redirect target, Stalwart's url module) to the message's URL set with `location`;
+ * an equal URL already in the set keeps its entry. Returns the element, or undefined when it was not added.
+ */
+export function addUrl(ctx: MessageContext, url: string, location: Location): ScopeElement | undefined {
+  const set = urlSets.get(ctx);
+  if (set === undefined) return undefined;
+  const key = url.trim().toLowerCase();
+  const n = set.items.length;
+  set.add(key, () => new UrlElement(ctx, location, urlParts(url, false)));
+  return set.items.length > n ? set.items[n] : undefined;
+}
+
 export function extractUrls(ctx: MessageContext, warn: (s: string) => void): ScopeElement[] {
+  const memo = urlSets.get(ctx);
+  if (memo !== undefined) return memo.items;
   const set = new ElementSet<UrlElement>();
+  urlSets.set(ctx, set);
   // The equality key is the normalised `url` (as urlParts computes it), so duplicates are
   // dropped before paying for the parse.
   const add = (u: string, schemeless: boolean, loc: Location): void => {
@@ -291,7 +315,10 @@ export function extractUrls(ctx: MessageContext, warn: (s: string) => void): Sco
 }
 
 export function extractEmails(ctx: MessageContext, warn: (s: string) => void): EmailElement[] {
+  const memo = emailSets.get(ctx);
+  if (memo !== undefined) return memo;
   const set = new ElementSet<EmailElement>();
+  emailSets.set(ctx, set.items);
   const add = (e: EmailAddress, loc: Location, name: string | undefined): void =>
     set.add(emailKey(e), () => new EmailElement(ctx, loc, e, name));
   for (const h of ctx.headers) {
@@ -340,6 +367,7 @@ export function extractDomains(ctx: MessageContext, emails: readonly EmailElemen
     const h = hostname(name);
     if (h.sld !== undefined) add(h.fqdn, loc);
   };
+  for (const d of ctx.envelope.dkimPassDomains ?? []) add(d.toLowerCase(), 'dkim_pass');
   // Header order: Received hosts and the Message-ID right side interleave as the headers do.
   const received = new Map(ctx.received().map((r) => [r.header, r.info]));
   for (const h of ctx.headers) {
@@ -368,7 +396,10 @@ export function extractDomains(ctx: MessageContext, emails: readonly EmailElemen
 }
 
 export function extractIps(ctx: MessageContext): ScopeElement[] {
+  const memo = ipSets.get(ctx);
+  if (memo !== undefined) return memo.items;
   const set = new ElementSet<IpElement>();
+  ipSets.set(ctx, set);
   const add = (ip: string, loc: Location): void => set.add(ip, () => new IpElement(ctx, loc, ip));
   add(ctx.remoteIp, 'tcp');
   for (const { info: r } of ctx.received()) {

@@ -29,6 +29,8 @@ export interface Envelope {
   country?: string;
   /** First PTR name of the iprev result (`remote_ip.ptr`). */
   iprevPtr?: string;
+  /** `d=` domains of the DKIM signatures that passed: the first Domain elements (location `dkim_pass`). */
+  dkimPassDomains?: string[];
 }
 
 /** One thing a scope iterates over: a URL, a domain, an address, an IP, a header, a body part. */
