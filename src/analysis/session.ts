@@ -107,7 +107,9 @@ export function resolveSession(input: SessionInput = {}, opts: { train?: boolean
     },
     dkim: dkim.map((d, n) => {
       if (d === null || typeof d !== 'object') throw new SessionError(`dkim/${n}`, 'must be {result, domain}');
-      return { result: oneOf(`dkim/${n}/result`, d.result, DKIM_RESULTS), domain: str(`dkim/${n}/domain`, d.domain ?? '').toLowerCase() };
+      const domain = str(`dkim/${n}/domain`, d.domain).trim().toLowerCase();
+      if (domain === '') throw new SessionError(`dkim/${n}/domain`, 'must be the signature\'s d= domain');
+      return { result: oneOf(`dkim/${n}/result`, d.result, DKIM_RESULTS), domain };
     }),
     arc: i.arc === undefined ? null : oneOf('arc.result', i.arc.result, DKIM_RESULTS),
     dmarc: {

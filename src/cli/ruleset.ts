@@ -46,6 +46,8 @@ export interface AnalysisFlags {
   /** Modules switched off. */
   disabled?: readonly string[];
   dns?: Resolver | undefined;
+  trustedAuthservIds?: readonly string[];
+  verify?: boolean;
 }
 
 export interface LoadedRuleSet {
@@ -151,5 +153,6 @@ export function buildEngine(
   if (set.fileExtensions !== undefined) config.fileExtensions = set.fileExtensions;
   const opts: EngineOptions = { rules: set.rules, tags: set.tags, thresholds, lookups, analysis: analysis.analysis === false ? false : config };
   if (analysis.dns !== undefined) opts.dns = analysis.dns;
+  opts.authResults = { trustedAuthservIds: analysis.trustedAuthservIds ?? [], verify: analysis.verify ?? false };
   return new SpamEngine(opts);
 }

@@ -7,7 +7,9 @@ import type { EvalContext, IfResult } from '../expr/types.js';
 import type { Value } from '../expr/value.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
 import type { LookupStore } from '../lookup/types.js';
+import { mergeAuth, trustedAuthResults } from '../analysis/auth-results.js';
 import { resolveSession, sessionFromEnvelope, envelopeOf } from '../analysis/session.js';
+import { verifyMessage } from '../analysis/verify.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
 import type { AnalysisConfig, Session } from '../analysis/types.js';
@@ -62,6 +64,12 @@ export interface EngineOptions {
    * answer `error`, which sets no tag.
    */
   dnsBudget?: DnsBudget;
+  /**
+   * Where authentication results come from when the session has none (in this order):
+   * `trustedAuthservIds`, the topmost `Authentication-Results` header (RFC 8601) of one of these
+   * authserv-ids; `verify: true`, SPF/DKIM/ARC/DMARC verification with mailauth over `dns`.
+   */
+  authResults?: { trustedAuthservIds?: readonly string[]; verify?: boolean };
 }
 
 /** The evaluation context of one element: a class, so the hot path allocates no closures. */
@@ -102,11 +110,13 @@ export class SpamEngine {
   /** DNS used by the analysis modules. */
   dns: Resolver;
   private readonly dnsBudget: DnsBudget;
+  private readonly authResults: { trustedAuthservIds?: readonly string[]; verify?: boolean };
 
   constructor(opts: EngineOptions = {}) {
     this.analysis = opts.analysis === false ? undefined : (opts.analysis ?? {});
     this.dns = opts.dns ?? new OffResolver();
     this.dnsBudget = { maxQueries: 64, deadlineMs: 5_000, ...opts.dnsBudget };
+    this.authResults = opts.authResults ?? {};
     this.lookups = opts.lookups ?? new LookupMap();
     const { byScope, report } = compileRuleSet(opts.rules ?? []);
     this.byScope = byScope;
@@ -215,6 +225,7 @@ export class SpamEngine {
     };
     let analysisMs = 0;
     let rulesMs = 0;
+    await this.fillAuthResults(run, warnings);
     for (const step of steps) {
       if (step === 'rules') {
         const tr = performance.now();
@@ -237,6 +248,24 @@ export class SpamEngine {
     for (const e of run.errors) errors.push({ source: `module:${e.module}`, message: e.message });
     const extractMs = msg.timings.extractMs;
     return this.finish(tags, matches, analysisMatches, errors, warnings, t0, msg.timings.parseMs, extractMs, analysisMs, rulesMs, skipped);
+  }
+
+  /** Fills the session's missing authentication results from a trusted header, then by verifying. */
+  private async fillAuthResults(run: AnalysisRun, warnings: string[]): Promise<void> {
+    const { trustedAuthservIds = [], verify = false } = this.authResults;
+    const s = run.session;
+    const missing = (): boolean => s.spf.mailFrom === null || s.dkim.length === 0 || s.dmarc.result === null || s.arc === null;
+    if (trustedAuthservIds.length > 0 && missing()) {
+      const f = trustedAuthResults(run.message.headers, trustedAuthservIds);
+      if (f !== undefined) mergeAuth(s, f);
+    }
+    if (verify && missing()) {
+      try {
+        mergeAuth(s, await verifyMessage(run.message.raw, s, run.dns));
+      } catch (e) {
+        warnings.push(`authentication: verification failed: ${errorMessage(e)}`);
+      }
+    }
   }
 
   /** Runs the rule set over the message's elements, scope by scope (Stalwart's order). */
