@@ -1,10 +1,88 @@
 /**
- * The `headers` module: Stalwart's generic header checks (docs/analysis.md). Sets one
- * `X_HDR_<NAME>` tag per top-level header name present.
+ * The `headers` module (Stalwart's generic header checks, docs/analysis.md): one `X_HDR_<NAME>` tag
+ * per top-level header name present (for rules such as `$X_HDR_DKIM_SIGNATURE`), repeated or badly
+ * delimited "unique" headers, a mailing-list score, X-Priority levels and missing essentials.
  */
-import { headerTag } from '../message/headers.js';
+import { headerTag, unfold } from '../message/headers.js';
 import type { AnalysisContext } from './types.js';
 
+/** Headers a message carries at most once (RFC 5322 §3.6 and RFC 2045 §3), lower case. */
+const UNIQUE = new Set([
+  'content-type', 'content-transfer-encoding', 'date', 'from', 'sender', 'to', 'cc', 'bcc', 'reply-to',
+  'subject', 'message-id', 'references', 'in-reply-to',
+]);
+
+/** Weight of each list header (lower case) in the mailing-list score; `MAILLIST` at ≥ 1.0. */
+const LIST_WEIGHT: ReadonlyMap<string, number> = new Map([
+  ['list-archive', 0.125], ['list-owner', 0.125], ['list-help', 0.125], ['list-post', 0.125],
+  ['list-id', 0.5125], ['list-subscribe', 0.25], ['list-unsubscribe', 0.25], ['x-loop', 0.125],
+]);
+
+/** Rust's `str::parse::<i32>`: optional sign, ASCII digits only, in range; else undefined. */
+const I32_RE = /^[+-]?[0-9]+$/;
+function parseI32(s: string): number | undefined {
+  if (!I32_RE.test(s)) return undefined;
+  const n = Number(s);
+  return n >= -2147483648 && n <= 2147483647 ? n : undefined;
+}
+
+/**
+ * Per header occurrence, in order: `X_HDR_<NAME>` (letters and digits upper-cased, `-` → `_`, any
+ * other character → a space); for the 13 unique headers `MULTIPLE_UNIQUE_HEADERS` on a repeat and
+ * `HEADER_EMPTY_DELIMITER` when the value does not start with a space or tab (line breaks skipped);
+ * list headers add to the list score (`HAS_LIST_UNSUB` for List-Unsubscribe, `PRECEDENCE_BULK` for
+ * `Precedence: bulk`); `X-Priority` 0/1/2/3–4/5–10000 → `HAS_X_PRIO_ZERO/ONE/TWO/THREE/FIVE`.
+ * After the loop: `MAILLIST` when the list score is ≥ 1.0, `MISSING_ESSENTIAL_HEADERS` when none of
+ * the unique headers occurred. Inputs: the top-level headers only.
+ */
 export async function headers(ctx: AnalysisContext): Promise<void> {
-  for (const h of ctx.message.headers) ctx.tag(headerTag(h.name));
+  let listScore = 0;
+  const seen = new Set<string>();
+  for (const h of ctx.message.headers) {
+    ctx.tag(headerTag(h.name));
+    const name = h.name.toLowerCase();
+    if (UNIQUE.has(name)) {
+      if (seen.has(name)) ctx.tag('MULTIPLE_UNIQUE_HEADERS');
+      else seen.add(name);
+      if (!startsWithBlank(h.raw)) ctx.tag('HEADER_EMPTY_DELIMITER');
+      continue;
+    }
+    const weight = LIST_WEIGHT.get(name);
+    if (weight !== undefined) {
+      listScore += weight;
+      if (name === 'list-unsubscribe') ctx.tag('HAS_LIST_UNSUB');
+    } else if (name === 'precedence') {
+      const v = unfold(h.raw).trim().toLowerCase();
+      if (v === 'bulk') {
+        listScore += 0.25;
+        ctx.tag('PRECEDENCE_BULK');
+      } else if (v === 'list') {
+        listScore += 0.25;
+      }
+    } else if (name === 'x-priority') {
+      const p = parseI32(unfold(h.raw).trim());
+      if (p === undefined) continue;
+      if (p === 0) ctx.tag('HAS_X_PRIO_ZERO');
+      else if (p === 1) ctx.tag('HAS_X_PRIO_ONE');
+      else if (p === 2) ctx.tag('HAS_X_PRIO_TWO');
+      else if (p === 3 || p === 4) ctx.tag('HAS_X_PRIO_THREE');
+      else if (p >= 5 && p <= 10000) ctx.tag('HAS_X_PRIO_FIVE');
+    }
+  }
+  if (listScore >= 1.0) ctx.tag('MAILLIST');
+  if (seen.size === 0) ctx.tag('MISSING_ESSENTIAL_HEADERS');
+}
+
+/**
+ * Does the value (the bytes after the colon) start with a space or tab once line breaks are
+ * skipped? A value made only of line breaks counts as "no": Stalwart reads on into whatever follows
+ * the header, which is the next header's name or the blank line and the body.
+ */
+function startsWithBlank(raw: string): boolean {
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === 32 || c === 9) return true;
+    if (c !== 13 && c !== 10) return false;
+  }
+  return false;
 }

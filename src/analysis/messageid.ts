@@ -1,8 +1,70 @@
 /**
- * The `messageid` module: Stalwart's built-in messageid analysis (docs/analysis.md). Not built yet.
+ * The `messageid` module (Stalwart's message_id analysis, docs/analysis.md): the sanity of the first
+ * `Message-ID` header and whether its right-hand side reveals the sender or a recipient.
  */
+import { hostname, type EmailAddress } from '../message/hostname.js';
+import { messageIdText } from '../message/msgid.js';
 import type { AnalysisContext } from './types.js';
 
-export async function messageid(_ctx: AnalysisContext): Promise<void> {
-  // not built yet
+/** Any character outside US-ASCII. */
+const NON_ASCII_RE = /[^\x00-\x7f]/;
+const utf8 = new TextEncoder();
+
+/**
+ * Reads the first Message-ID header (its id as mail-parser parses it, lower-cased, and its raw
+ * value trimmed). Tags:
+ * - `MISSING_MID`: no header or no id in it (nothing else then).
+ * - With an `@` (host = the text after the last one): host shape, first match of `MID_RHS_IP_LITERAL`
+ *   (`[1.2.3.4]`), `MID_BARE_IP`, `MID_RHS_NOT_FQDN` (no dot), `MID_RHS_WWW`; `INVALID_MSGID` when the
+ *   raw value is not ASCII, holds `(`, or the id starts with `@`; `MID_RHS_TOO_LONG` (host over 255
+ *   bytes); for the From address, then the envelope sender, first match of `MID_CONTAINS_<X>` (the id
+ *   contains the address), `MID_RHS_MATCH_<X>` (same host), `MID_RHS_MATCH_<X>TLD` (same registrable
+ *   domain), X = `FROM` / `ENV_FROM`; `MID_CONTAINS_TO` / `MID_RHS_MATCH_TO` for To/Cc/Bcc recipients.
+ * - Without an `@`: `INVALID_MSGID`.
+ * - Either way, `MID_MISSING_BRACKETS` when the raw value does not start with `<` or has no `>`.
+ */
+export async function messageid(ctx: AnalysisContext): Promise<void> {
+  const m = ctx.message;
+  const h = m.headers.find((x) => x.name.length === 10 && x.name.toLowerCase() === 'message-id');
+  const id = h === undefined ? '' : messageIdText(h.raw);
+  if (id === '') {
+    ctx.tag('MISSING_MID');
+    return;
+  }
+  // Raw bytes that are not valid UTF-8 read as "" (they show as U+FFFD in our decoded headers).
+  const raw = h!.raw.includes('\ufffd') ? '' : h!.raw.trim();
+  const mid = id.toLowerCase();
+  const at = mid.lastIndexOf('@');
+  if (at >= 0) {
+    const host = hostname(mid.slice(at + 1));
+    if (host.ip !== undefined) ctx.tag(host.fqdn.startsWith('[') ? 'MID_RHS_IP_LITERAL' : 'MID_BARE_IP');
+    else if (!host.fqdn.includes('.')) ctx.tag('MID_RHS_NOT_FQDN');
+    else if (host.fqdn.startsWith('www.')) ctx.tag('MID_RHS_WWW');
+
+    if (NON_ASCII_RE.test(raw) || raw.includes('(') || mid.startsWith('@')) ctx.tag('INVALID_MSGID');
+    if (host.fqdn.length > 255 && utf8.encode(host.fqdn).length > 255) ctx.tag('MID_RHS_TOO_LONG');
+
+    const senders: [string, EmailAddress | undefined][] = [['FROM', m.from?.email], ['ENV_FROM', m.envFrom]];
+    for (const [part, sender] of senders) {
+      if (sender === undefined || sender.address === '') continue;
+      if (mid.includes(sender.address)) ctx.tag(`MID_CONTAINS_${part}`);
+      else if (host.fqdn === sender.domain.fqdn) ctx.tag(`MID_RHS_MATCH_${part}`);
+      else if (host.sld !== undefined && host.sld === sender.domain.sld) ctx.tag(`MID_RHS_MATCH_${part}TLD`);
+    }
+
+    let contains = false;
+    let rhsMatch = false;
+    for (const list of [m.to, m.cc, m.bcc]) {
+      for (const r of list) {
+        if (mid.includes(r.email.address)) contains = true;
+        else if (host.fqdn === r.email.domain.fqdn) rhsMatch = true;
+        if (contains && rhsMatch) break;
+      }
+    }
+    if (contains) ctx.tag('MID_CONTAINS_TO');
+    if (rhsMatch) ctx.tag('MID_RHS_MATCH_TO');
+  } else {
+    ctx.tag('INVALID_MSGID');
+  }
+  if (!raw.startsWith('<') || !raw.includes('>')) ctx.tag('MID_MISSING_BRACKETS');
 }

@@ -259,7 +259,8 @@ export function headerTag(name: string): string {
     if ((c >= 48 && c <= 57) || (c >= 65 && c <= 90)) t += name[i];
     else if (c >= 97 && c <= 122) t += String.fromCharCode(c - 32);
     else if (c === 45) t += '_';
-    else t += ' ';
+    // One space per character, as Stalwart maps a UTF-8 sequence: the low half of a surrogate pair adds none.
+    else if (c < 0xdc00 || c > 0xdfff) t += ' ';
   }
   return t;
 }

@@ -1,0 +1,399 @@
+/**
+ * mail-parser's `Received` header parser (its tokenizer and field rules), which Stalwart's received
+ * analysis reads: the `from` host, the greeting host, the reverse-DNS name in the from clause's
+ * comment, the `for` address, the TLS version, and whether anything was recognised at all.
+ *
+ * The tokenizer classifies each word by character counts (letters, digits, hex letters, dots, `@`,
+ * …) and its alphanumerics, as mail-parser does, so odd headers parse the way Stalwart sees them,
+ * quirks included: a folded line's first word keeps the blank before it, and a fold followed by
+ * more blanks yields an empty word.
+ */
+import ipaddr from 'ipaddr.js';
+import { parseIp } from './hostname.js';
+import type { RawHeader } from './headers.js';
+
+/** A host as the parser records it: an IP address (canonical text) or a name as written. */
+export type ReceivedHost = { readonly ip: string; readonly name?: undefined } | { readonly name: string; readonly ip?: undefined };
+
+/** The fields of one `Received:` header that the analysis uses. */
+export interface ParsedReceived {
+  /** Was any field recognised (from, by, for, with, id, TLS, helo, via, date, …)? mail-parser's "not empty". */
+  readonly parsed: boolean;
+  /** The host after `from`. */
+  readonly from: ReceivedHost | undefined;
+  /** The host after a `helo=`/`ehlo=` greeting inside the from clause's comment. */
+  readonly helo: ReceivedHost | undefined;
+  /** The last domain name inside a comment of the from clause (usually the PTR name). */
+  readonly fromIprev: string | undefined;
+  /** The connecting IP of the from clause. */
+  readonly fromIp: string | undefined;
+  /** The host after `by`. */
+  readonly by: ReceivedHost | undefined;
+  /** The address after `for`, as written. */
+  readonly for: string | undefined;
+  /** The first TLS version token inside a comment (`TLSv1.3`, `TLS1_2`, `SSLv3`, …), normalised. */
+  readonly tlsVersion: string | undefined;
+}
+
+/** Characters of one Received value that are read (real ones are a few hundred). */
+export const MAX_RECEIVED_CHARS = 16_384;
+
+const enum K {
+  BracketOpen, BracketClose, AngleOpen, AngleClose, ParenOpen, ParenClose, Semicolon, Colon, Equal, Slash,
+  Quote, Comma, Ip, Integer, Text, Domain, Email, Month, Protocol, Greeting, Tls, Cipher, By, For, From, Id,
+  Via, With, Ident,
+}
+
+interface Tok {
+  k: K;
+  text: string;
+  comment: number;
+  bracket: number;
+  /** Ip: the address; Tls: the version. */
+  value?: string;
+}
+
+function isSeparator(k: K): boolean {
+  return k <= K.Comma;
+}
+
+const SEP: Tok[] = [];
+for (let k = K.BracketOpen; k <= K.Comma; k++) SEP.push({ k, text: '', comment: 0, bracket: 0 });
+
+/** Words recognised by their exact alphanumerics (no dots, `@`, or other punctuation). */
+const WORDS: ReadonlyMap<string, readonly [K, string?]> = new Map<string, readonly [K, string?]>([
+  ...['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'].map((m) => [m, [K.Month]] as const),
+  ['by', [K.By]], ['for', [K.For]], ['from', [K.From]], ['id', [K.Id]], ['via', [K.Via]], ['with', [K.With]],
+  ['ident', [K.Ident]], ['ehlo', [K.Greeting]], ['helo', [K.Greeting]], ['lhlo', [K.Greeting]],
+  ...['bsmtp', 'esmtp', 'esmtpa', 'esmtps', 'http', 'httprest', 'imap', 'lmtp', 'lmtpa', 'local', 'lsmtp', 'pop3',
+    'smtp', 'smtpd', 'smtpsvc', 'socket', 'stdin', 'asmtp', 'esmtpsa', 'lmtps', 'lmtpsa', 'mms', 'httpu', 'https',
+    'utf8smtp', 'utf8smtpa', 'utf8smtps', 'utf8smtpsa', 'utf8lmtp', 'utf8lmtpa', 'utf8lmtps', 'utf8lmtpsa',
+  ].map((p) => [p, [K.Protocol]] as const),
+  ['ssl2', [K.Tls, 'SSLv2']], ['ssl3', [K.Tls, 'SSLv3']], ['sslv2', [K.Tls, 'SSLv2']], ['sslv3', [K.Tls, 'SSLv3']],
+  ['tls1', [K.Tls, 'TLSv1.0']], ['tlsv1', [K.Tls, 'TLSv1.0']],
+]);
+/** Words recognised even with a `-` in them (`local-esmtp`, `esmtp-tls`). */
+const HYPHEN_WORDS: ReadonlySet<string> = new Set(['localesmtp', 'localesmtps', 'localbsmtp', 'esmtptls']);
+/** TLS versions written with punctuation allowed between the parts (`TLSv1.2`, `TLS1_2`, `DTLSv1.3`). */
+const TLS_WORDS: ReadonlyMap<string, string> = new Map([
+  ['tls10', 'TLSv1.0'], ['tls11', 'TLSv1.1'], ['tls12', 'TLSv1.2'], ['tls13', 'TLSv1.3'],
+  ['tlsv10', 'TLSv1.0'], ['tlsv11', 'TLSv1.1'], ['tlsv12', 'TLSv1.2'], ['tlsv13', 'TLSv1.3'],
+  ['dtls10', 'DTLSv1.0'], ['dtls12', 'DTLSv1.2'], ['dtls13', 'DTLSv1.3'],
+  ['dtlsv10', 'DTLSv1.0'], ['dtlsv12', 'DTLSv1.2'], ['dtlsv13', 'DTLSv1.3'],
+]);
+/** A cipher-suite word starts (alphanumerics) with one of these. */
+const CIPHER_PREFIXES: ReadonlySet<string> = new Set(['rsa', 'ecd', 'dhe', 'psk', 'srp', 'aes', 'des', 'tls']);
+const I64_RE = /^[+-]?[0-9]+$/;
+const I64_MAX = 9223372036854775807n;
+
+function isI64(s: string): boolean {
+  if (!I64_RE.test(s)) return false;
+  if (s.length < 19) return true;
+  const v = BigInt(s);
+  return v <= I64_MAX && v >= -I64_MAX - 1n;
+}
+
+/** Rust's `Ipv6Addr::from_str`: plain or with an embedded IPv4, no zone. */
+function parseIpv6(s: string): string | undefined {
+  if (!/^[0-9a-fA-F:.]+$/.test(s) || !ipaddr.IPv6.isValid(s)) return undefined;
+  try {
+    return ipaddr.IPv6.parse(s).toString();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Splits a Received value into mail-parser's tokens. */
+function tokenize(s: string): Tok[] {
+  const out: Tok[] = [];
+  const n = s.length;
+  let pos = 0;
+  let eof = false;
+  let inQuote = false;
+  let inDate = false;
+  let bracketDepth = 0;
+  let commentDepth = 0;
+  let pending: Tok | undefined;
+
+  for (;;) {
+    if (pending !== undefined) {
+      out.push(pending);
+      pending = undefined;
+      continue;
+    }
+    if (eof) break;
+    let alpha = 0, digit = 0, hex = 0, dot = 0, at = 0, other = 0, colon = 0, plus = 0, minus = 0, utf = 0;
+    let upper = 0, underscore = 0, total = 0;
+    let hash = '';
+    const comment = commentDepth;
+    const bracket = bracketDepth;
+    let start = pos;
+
+    while (pos < n) {
+      const c = s.charCodeAt(pos++);
+      if (c >= 48 && c <= 57) {
+        digit++;
+        if (hash.length < 16) hash += s[pos - 1];
+      } else if (c >= 97 && c <= 122) {
+        if (c <= 102) hex++;
+        else alpha++;
+        if (hash.length < 16) hash += s[pos - 1];
+      } else if (c >= 65 && c <= 90) {
+        if (c <= 70) hex++;
+        else alpha++;
+        upper++;
+        if (hash.length < 16) hash += String.fromCharCode(c + 32);
+      } else if (c === 64) at++;
+      else if (c === 46) dot++;
+      else if (c === 43) plus++;
+      else if (c === 45) minus++;
+      else if (c === 10) {
+        const nx = s.charCodeAt(pos);
+        if (nx !== 32 && nx !== 9) {
+          eof = true;
+          break;
+        }
+        pos++; // the folding blank goes with the line break
+        if (total > 0) break;
+        start++; // (mail-parser counts this as a character of the next word)
+      } else if (c === 40) {
+        if (!inQuote) commentDepth++;
+        pending = SEP[K.ParenOpen];
+        break;
+      } else if (c === 41) {
+        if (!inQuote) commentDepth = Math.max(0, commentDepth - 1);
+        pending = SEP[K.ParenClose];
+        break;
+      } else if (c === 60) {
+        pending = SEP[K.AngleOpen];
+        break;
+      } else if (c === 62) {
+        pending = SEP[K.AngleClose];
+        break;
+      } else if (c === 91) {
+        // mail-parser derives the bracket depth from the comment depth.
+        if (!inQuote) bracketDepth = commentDepth + 1;
+        pending = SEP[K.BracketOpen];
+        break;
+      } else if (c === 93) {
+        if (!inQuote) bracketDepth = Math.max(0, commentDepth - 1);
+        pending = SEP[K.BracketClose];
+        break;
+      } else if (c === 58) {
+        // Colons belong to the word only while it can still be an IPv6 address.
+        if (inDate || at > 0 || dot > 0 || alpha > 0 || other > 0 || plus > 0 || minus > 0 || utf > 0 || colon === 7) {
+          pending = SEP[K.Colon];
+          break;
+        }
+        colon++;
+      } else if (c === 61) {
+        pending = SEP[K.Equal];
+        break;
+      } else if (c === 59) {
+        if (commentDepth === 0) inDate = true;
+        pending = SEP[K.Semicolon];
+        break;
+      } else if (c === 47) {
+        pending = SEP[K.Slash];
+        break;
+      } else if (c === 34) {
+        inQuote = !inQuote;
+        pending = SEP[K.Quote];
+        break;
+      } else if (c === 44) {
+        pending = SEP[K.Comma];
+        break;
+      } else if (c === 32 || c === 9 || c === 13) {
+        if (total > 0) break;
+        start++;
+        continue;
+      } else if (c >= 0x7f) utf++;
+      else if (c === 95) {
+        underscore++;
+        other++;
+      } else other++;
+      total++;
+    }
+    if (total === 0) {
+      if (pending === undefined) break;
+      continue;
+    }
+    // The word ends one character before the read position (the character that ended it, or the
+    // last one of the value, which mail-parser drops the same way).
+    let text = s.slice(start, pos - 1);
+    if (text.includes('\ufffd')) text = ''; // not valid UTF-8 in the raw bytes
+    const tok: Tok = { k: K.Text, text, comment, bracket };
+    const plain = dot === 0 && at === 0 && other === 0 && colon === 0 && plus === 0 && utf === 0;
+    if (alpha === 0 && digit >= 4 && digit <= 12 && hex === 0 && dot === 3 && at === 0 && other === 0 && colon === 0 && plus === 0 && minus === 0 && utf === 0) {
+      const ip = /^[0-9.]+$/.test(text) ? parseIp(text) : undefined;
+      if (ip !== undefined) {
+        tok.k = K.Ip;
+        tok.value = ip;
+      }
+    } else if (alpha === 0 && at === 0 && other === 0 && plus === 0 && minus === 0 && utf === 0 && (
+      (dot === 0 && colon >= 2 && ((hex >= 1 && hex <= 32) || (digit >= 1 && digit <= 32)))
+      || (digit >= 4 && digit <= 12 && hex === 4 && dot === 3 && colon === 3))) {
+      const ip = parseIpv6(text);
+      if (ip !== undefined) {
+        tok.k = K.Ip;
+        tok.value = ip;
+      }
+    } else if (alpha === 0 && digit >= 1 && hex === 0 && dot === 0 && at === 0 && other === 0 && colon === 0 && utf === 0 && plus + minus <= 1) {
+      if (isI64(text) || isI64(text.trim())) tok.k = K.Integer;
+    } else if (at === 1 && (alpha >= 1 || hex >= 1)) {
+      tok.k = K.Email;
+    } else if (plain && minus === 0 && WORDS.has(hash)) {
+      const w = WORDS.get(hash)!;
+      tok.k = w[0];
+      if (w[1] !== undefined) tok.value = w[1];
+    } else if (plain && HYPHEN_WORDS.has(hash)) {
+      tok.k = K.Protocol;
+    } else if (at === 0 && colon === 0 && plus === 0 && utf === 0 && TLS_WORDS.has(hash)
+      && (minus === 0 || (hash.length === 5 && hash.startsWith('tls')))) {
+      tok.k = K.Tls;
+      tok.value = TLS_WORDS.get(hash)!;
+    } else if ((alpha >= 1 || hex >= 1) && dot >= 1 && at === 0 && other === 0 && colon === 0 && plus === 0) {
+      tok.k = K.Domain;
+    } else if (alpha + hex === upper && total > 6 && (underscore > 0 || minus > 0) && digit > 0 && dot === 0 && at === 0
+      && plus === 0 && (other === 0 || other === underscore) && colon === 0 && utf === 0 && CIPHER_PREFIXES.has(hash.slice(0, 3))) {
+      tok.k = K.Cipher;
+    }
+    out.push(tok);
+  }
+  return out;
+}
+
+const EMPTY: ParsedReceived = {
+  parsed: false, from: undefined, helo: undefined, fromIprev: undefined, fromIp: undefined, by: undefined,
+  for: undefined, tlsVersion: undefined,
+};
+
+const enum State { None, From, By, For, Id, With, Via, Date }
+
+/**
+ * Parses one Received value (the text after the colon, folding included) as mail-parser does.
+ * Only the first {@link MAX_RECEIVED_CHARS} characters are read. Never throws.
+ */
+export function parseReceivedValue(raw: string): ParsedReceived {
+  const toks = tokenize(raw.length > MAX_RECEIVED_CHARS ? raw.slice(0, MAX_RECEIVED_CHARS) : raw);
+  let state = State.None;
+  let from: ReceivedHost | undefined;
+  let helo: ReceivedHost | undefined;
+  let by: ReceivedHost | undefined;
+  let fromIp: string | undefined;
+  let fromIprev: string | undefined;
+  let forAddr: string | undefined;
+  let tlsVersion: string | undefined;
+  let other = false; // with, id, via, ident, cipher or the greeting command: they only count as "parsed"
+  let dateParts = 0;
+  const host = (t: Tok): ReceivedHost => (t.k === K.Ip ? { ip: t.value! } : { name: t.text });
+  let i = 0;
+  while (i < toks.length) {
+    const t = toks[i++]!;
+    switch (t.k) {
+      case K.From:
+        if (from !== undefined) break;
+        for (let p = toks[i]; p !== undefined; p = toks[i]) {
+          if (p.k === K.BracketOpen) { i++; continue; }
+          if (p.k === K.Ip || !isSeparator(p.k)) { from = host(p); i++; }
+          break;
+        }
+        state = State.From;
+        break;
+      case K.By:
+        if (t.comment !== 0) break;
+        for (let p = toks[i]; p !== undefined; p = toks[i]) {
+          if (p.k === K.BracketOpen || p.k === K.AngleOpen) { i++; continue; }
+          if (p.k === K.Ip || !isSeparator(p.k)) { by = host(p); i++; }
+          break;
+        }
+        state = State.By;
+        break;
+      case K.For:
+        if (t.comment !== 0) break;
+        for (let p = toks[i]; p !== undefined; p = toks[i]) {
+          if (p.k === K.Equal || p.k === K.AngleOpen) { i++; continue; }
+          if (p.k === K.Email) { forAddr = p.text; i++; }
+          break;
+        }
+        state = State.For;
+        break;
+      case K.Semicolon:
+        state = State.Date;
+        break;
+      case K.Id:
+      case K.Via:
+        if (t.comment !== 0) break;
+        for (let p = toks[i]; p !== undefined; p = toks[i]) {
+          if (p.k === K.Equal || (t.k === K.Id && (p.k === K.AngleOpen || p.k === K.BracketOpen || p.k === K.Colon))) { i++; continue; }
+          if (!isSeparator(p.k)) { other = true; i++; }
+          break;
+        }
+        state = t.k === K.Id ? State.Id : State.Via;
+        break;
+      case K.With:
+        if (t.comment !== 0) break;
+        for (let p = toks[i]; p !== undefined; p = toks[i]) {
+          if (p.k === K.Protocol) { other = true; i++; break; }
+          if (p.k === K.Semicolon || p.k === K.Tls || p.k === K.By || p.k === K.For || p.k === K.From || p.k === K.Id
+            || p.k === K.Via || p.k === K.With) break;
+          i++;
+        }
+        state = State.With;
+        break;
+      case K.Ident:
+        if (t.comment === 0) break;
+        for (let p = toks[i]; p !== undefined; p = toks[i]) {
+          if (p.k === K.Equal || p.k === K.AngleOpen || p.k === K.BracketOpen || p.k === K.Colon) { i++; continue; }
+          if (!isSeparator(p.k)) { other = true; i++; }
+          break;
+        }
+        break;
+      case K.Greeting:
+        if (state !== State.From || t.comment === 0) break;
+        other = true;
+        for (let p = toks[i]; p !== undefined; p = toks[i]) {
+          if (p.k === K.Equal || p.k === K.BracketOpen || p.k === K.Colon) { i++; continue; }
+          if (p.k === K.Ip || !isSeparator(p.k)) { helo = host(p); i++; }
+          break;
+        }
+        break;
+      case K.Ip:
+        if (state === State.From && (t.bracket > 0 || (t.comment > 0 && fromIp === undefined))) fromIp = t.value;
+        break;
+      case K.Domain:
+        if (state === State.From && t.comment > 0) fromIprev = t.text;
+        break;
+      case K.Email:
+        if (state === State.From) other = true; // the ident
+        break;
+      case K.Integer:
+      case K.Month:
+        if (state === State.Date) dateParts++;
+        break;
+      case K.Cipher:
+        other = true;
+        break;
+      case K.Tls:
+        if (t.comment > 0 && tlsVersion === undefined) tlsVersion = t.value;
+        break;
+    }
+  }
+  // The date counts once its seconds field was read (six numbers or month names after the `;`).
+  const parsed = from !== undefined || fromIp !== undefined || fromIprev !== undefined || by !== undefined
+    || forAddr !== undefined || tlsVersion !== undefined || helo !== undefined || other || dateParts >= 6;
+  if (!parsed) return EMPTY;
+  return { parsed, from, helo, fromIprev, fromIp, by, for: forAddr, tlsVersion };
+}
+
+const memo = new WeakMap<RawHeader, ParsedReceived>();
+
+/** {@link parseReceivedValue} of a `Received:` header, computed once per header. */
+export function parsedReceived(h: RawHeader): ParsedReceived {
+  let r = memo.get(h);
+  if (r === undefined) {
+    r = parseReceivedValue(h.raw);
+    memo.set(h, r);
+  }
+  return r;
+}
