@@ -29,7 +29,7 @@ export interface SuiteCase {
     dkim?: { result: string; domains?: string[] };
     arc?: string;
     dmarc?: { result?: string; policy?: string };
-    iprev?: { result?: string; ptr?: string };
+    iprev?: { result?: string; ptr?: string | string[] };
   };
   params?: { smtputf8?: boolean; '8bitmime'?: boolean };
   message: string;
@@ -166,7 +166,8 @@ export function caseSession(suite: SuiteFile, c: SuiteCase): SessionInput {
   }
   if (a.iprev !== undefined) {
     s.iprev = { result: (a.iprev.result ?? 'none') as never };
-    if (a.iprev.ptr !== undefined) s.iprev.ptr = [a.iprev.ptr];
+    // The suite writes the PTR names as a list (one name per `iprev.ptr` line).
+    if (a.iprev.ptr !== undefined) s.iprev.ptr = Array.isArray(a.iprev.ptr) ? a.iprev.ptr : [a.iprev.ptr];
   }
   return s;
 }
