@@ -116,12 +116,12 @@ export class SystemResolver implements Resolver {
     const cached = this.cache?.get(key);
     if (cached) {
       this.counters.cacheHits++;
-      return Promise.resolve(cached as DnsAnswer<T>);
+      return Promise.resolve(copy(cached) as DnsAnswer<T>);
     }
     const pending = this.inflight.get(key);
     if (pending) {
       this.counters.joined++;
-      return pending as Promise<DnsAnswer<T>>;
+      return pending.then(copy) as Promise<DnsAnswer<T>>;
     }
     const p = this.lookup(normalizeName(name), type).then((answer) => {
       this.inflight.delete(key);
@@ -129,7 +129,7 @@ export class SystemResolver implements Resolver {
       return answer;
     });
     this.inflight.set(key, p);
-    return p as Promise<DnsAnswer<T>>;
+    return p.then(copy) as Promise<DnsAnswer<T>>;
   }
 
   /** Counters since creation (a copy). */
@@ -237,6 +237,11 @@ export class SystemResolver implements Resolver {
       }
     }
   }
+}
+
+/** Each caller gets its own records array, so one caller changing it cannot alter the cache or other callers. */
+function copy(answer: DnsAnswer): DnsAnswer {
+  return answer.status === 'ok' ? { ...answer, records: [...answer.records] as typeof answer.records } : answer;
 }
 
 function toFailure(e: unknown): DnsAnswer {

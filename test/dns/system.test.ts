@@ -184,6 +184,14 @@ describe('cache', () => {
     expect(server.count('example.test', 'AAAA')).toBe(2);
   });
 
+  it('callers get their own records: changing one changes neither the cache nor the others', async () => {
+    const res = make();
+    const [a, b] = await Promise.all([res.query('example.test', 'A'), res.query('example.test', 'A')]);
+    if (a.status === 'ok') a.records.length = 0;
+    expect(b).toMatchObject({ records: ['192.0.2.1', '192.0.2.2'] });
+    expect(await res.query('example.test', 'A')).toMatchObject({ records: ['192.0.2.1', '192.0.2.2'] });
+  });
+
   it('clearCache() forgets every answer', async () => {
     const res = make();
     await res.query('example.test', 'A');
