@@ -1,8 +1,202 @@
 /**
- * The `recipient` module: Stalwart's built-in recipient analysis (docs/analysis.md). Not built yet.
+ * The `recipient` module: Stalwart's To/Cc/Bcc analysis (docs/analysis.md "recipient"). Reads the
+ * last To, Cc and Bcc headers' raw values, the recipients of all To/Cc/Bcc headers, List-Id /
+ * List-Unsubscribe presence, the decoded Subject, and the session's MAIL FROM (address and 8-bit
+ * parameters) and envelope recipients. No DNS.
+ *
+ * Tags: MISSING_TO, TO_NEEDS_ENCODING, INVALID_TO_8BIT, TO_EXCESS_QP, TO_EXCESS_BASE64,
+ * TO_WRAPPED_IN_SPACES, RCPT_COUNT_ZERO/ONE/TWO/THREE/FIVE/SEVEN/TWELVE/GT_50, RCPT_IN_SUBJECT,
+ * RCPT_LOCAL_IN_SUBJECT, TO_DN_NONE, TO_DN_ALL, TO_DN_SOME, TO_DN_EQ_ADDR_ALL, TO_DN_EQ_ADDR_SOME,
+ * TO_MATCH_ENVRCPT_ALL, TO_MATCH_ENVRCPT_SOME, FORGED_RECIPIENTS, RCPT_BOUNCEMOREONE,
+ * SORTED_RECIPS, SUSPICIOUS_RECIPS.
  */
+import type { Recipient } from '../message/context.js';
+import { headersByName, lastHeader, rawValueInfo } from '../message/header-facts.js';
+import type { RawHeader } from '../message/headers.js';
+import { emailKey } from '../message/hostname.js';
+import { checkEightBit, checkExcessEncoding, isAscii } from './encoding.js';
+import { envelopeFacts } from './envelope.js';
 import type { AnalysisContext } from './types.js';
 
-export async function recipient(_ctx: AnalysisContext): Promise<void> {
-  // not built yet
+/**
+ * SUSPICIOUS_RECIPS compares every pair of To/Cc entries; only the first this many entries are
+ * compared (Stalwart has no cap), keeping hostile recipient lists to ~31,000 pairs.
+ */
+export const MAX_SUSPICIOUS_RECIPS = 250;
+/** Local parts and domains are compared on at most this many characters. */
+const MAX_COMPARE_CHARS = 256;
+
+/** `RCPT_COUNT_*` by number of distinct recipients (Stalwart's buckets; ≥13 is `GT_50`, sic). */
+function countTag(n: number): string {
+  if (n === 1) return 'RCPT_COUNT_ONE';
+  if (n === 2) return 'RCPT_COUNT_TWO';
+  if (n === 3) return 'RCPT_COUNT_THREE';
+  if (n <= 5) return 'RCPT_COUNT_FIVE';
+  if (n <= 7) return 'RCPT_COUNT_SEVEN';
+  if (n <= 12) return 'RCPT_COUNT_TWELVE';
+  return 'RCPT_COUNT_GT_50';
+}
+
+/**
+ * Is the Levenshtein distance (over Unicode characters) of `a` and `b` below `k`? Banded
+ * (Ukkonen): only cells within `k` of the diagonal are computed, so the cost is O(len × k).
+ */
+export function levenshteinBelow(a: readonly string[], b: readonly string[], k: number): boolean {
+  const n = a.length;
+  const m = b.length;
+  if (Math.abs(n - m) >= k) return false;
+  const big = k; // any value ≥ k means "not below k"
+  let prev = new Array<number>(m + 1);
+  let cur = new Array<number>(m + 1);
+  for (let j = 0; j <= m; j++) prev[j] = j < big ? j : big;
+  for (let i = 1; i <= n; i++) {
+    const lo = Math.max(1, i - k);
+    const hi = Math.min(m, i + k);
+    cur.fill(big);
+    cur[0] = i < big ? i : big;
+    let rowMin = cur[0]!;
+    for (let j = lo; j <= hi; j++) {
+      const sub = prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
+      const del = prev[j]! + 1;
+      const ins = cur[j - 1]! + 1;
+      let v = sub < del ? sub : del;
+      if (ins < v) v = ins;
+      if (v > big) v = big;
+      cur[j] = v;
+      if (v < rowMin) rowMin = v;
+    }
+    if (rowMin >= k) return false;
+    [prev, cur] = [cur, prev];
+  }
+  return prev[m]! < k;
+}
+
+function chars(s: string): string[] {
+  const c = Array.from(s.length > MAX_COMPARE_CHARS * 2 ? s.slice(0, MAX_COMPARE_CHARS * 2) : s);
+  return c.length > MAX_COMPARE_CHARS ? c.slice(0, MAX_COMPARE_CHARS) : c;
+}
+
+/** `TO_WRAPPED_IN_SPACES`: an address written `< a@b >` or `<a@b >` in the raw value. */
+function wrappedInSpaces(text: string): boolean {
+  for (const piece of text.split('<')) {
+    const gt = piece.indexOf('>');
+    if (gt < 0) continue;
+    const inner = piece.slice(0, gt);
+    if (inner.startsWith(' ') || inner.endsWith(' ')) return true;
+  }
+  return false;
+}
+
+function checkRaw(ctx: AnalysisContext, raw: RawHeader | undefined, list: readonly Recipient[]): void {
+  if (raw === undefined || raw.raw.length === 0) return;
+  checkEightBit(ctx, raw, 'TO_NEEDS_ENCODING', 'INVALID_TO_8BIT');
+  const ascii = list.every((r) => (r.name === undefined || isAscii(r.name)) && isAscii(r.email.address));
+  checkExcessEncoding(ctx, raw, ascii, 'TO_EXCESS_QP', 'TO_EXCESS_BASE64');
+  if (wrappedInSpaces(rawValueInfo(ctx.message, raw).text)) ctx.tag('TO_WRAPPED_IN_SPACES');
+}
+
+export async function recipient(ctx: AnalysisContext): Promise<void> {
+  const msg = ctx.message;
+  const byName = headersByName(msg);
+  if (!byName.has('to')) ctx.tag('MISSING_TO');
+
+  checkRaw(ctx, lastHeader(msg, 'to'), msg.to);
+  checkRaw(ctx, lastHeader(msg, 'cc'), msg.cc);
+  checkRaw(ctx, lastHeader(msg, 'bcc'), msg.bcc);
+
+  // Distinct recipients with an address, first occurrence kept.
+  const unique = new Map<string, Recipient>();
+  for (const list of [msg.to, msg.cc, msg.bcc]) {
+    for (const r of list) {
+      if (r.email.address === '') continue;
+      const k = emailKey(r.email);
+      if (!unique.has(k)) unique.set(k, r);
+    }
+  }
+  const n = unique.size;
+  if (n === 0) {
+    ctx.tag('RCPT_COUNT_ZERO');
+    return;
+  }
+  ctx.tag(countTag(n));
+
+  const env = envelopeFacts(ctx.session);
+  const subjectLc = msg.subjectText.trim().toLowerCase();
+  let dn = 0;
+  let eqAddr = 0;
+  let match = 0;
+  for (const [k, r] of unique) {
+    if (r.name !== undefined) {
+      if (r.name === r.email.address) eqAddr++;
+      else dn++;
+    }
+    if (env.toOrig.has(k)) match++;
+    const local = r.email.local;
+    if (local !== '' && subjectLc !== '') {
+      if (subjectLc.includes(r.email.address)) ctx.tag('RCPT_IN_SUBJECT');
+      else if (Buffer.byteLength(local, 'utf8') > 3 && subjectLc.includes(local)) ctx.tag('RCPT_LOCAL_IN_SUBJECT');
+    }
+  }
+
+  if (dn === 0 && eqAddr === 0) ctx.tag('TO_DN_NONE');
+  else if (dn === n) ctx.tag('TO_DN_ALL');
+  else if (dn > 0) ctx.tag('TO_DN_SOME');
+  if (eqAddr === n) ctx.tag('TO_DN_EQ_ADDR_ALL');
+  else if (eqAddr > 0) ctx.tag('TO_DN_EQ_ADDR_SOME');
+
+  if (match === n) ctx.tag('TO_MATCH_ENVRCPT_ALL');
+  else {
+    if (match > 0) ctx.tag('TO_MATCH_ENVRCPT_SOME');
+    if (!byName.has('list-id') && !byName.has('list-unsubscribe')) {
+      const fromKey = emailKey(env.from);
+      for (const k of env.toOrig) {
+        if (!unique.has(k) && k !== fromKey) {
+          ctx.tag('FORGED_RECIPIENTS');
+          break;
+        }
+      }
+    }
+  }
+
+  if (n > 1 && env.fromPostmaster) ctx.tag('RCPT_BOUNCEMOREONE');
+
+  const L = [...msg.to, ...msg.cc];
+  let sorted = false;
+  if (L.length >= 6) {
+    sorted = true;
+    for (let i = 1; i < L.length; i++) {
+      if (compareBytes(L[i - 1]!.email.address, L[i]!.email.address) > 0) {
+        sorted = false;
+        break;
+      }
+    }
+    if (sorted) ctx.tag('SORTED_RECIPS');
+  }
+  if (!sorted && n >= 5) {
+    let list = L;
+    if (list.length > MAX_SUSPICIOUS_RECIPS) {
+      ctx.warn(`SUSPICIOUS_RECIPS compared the first ${MAX_SUSPICIOUS_RECIPS} of ${list.length} To/Cc entries`);
+      list = list.slice(0, MAX_SUSPICIOUS_RECIPS);
+    }
+    const locals = list.map((r) => chars(r.email.local));
+    const domains = list.map((r) => chars(r.email.domain.fqdn));
+    const fqdns = list.map((r) => r.email.domain.fqdn);
+    let hits = 0;
+    let pairs = 0;
+    for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        pairs++;
+        if (levenshteinBelow(locals[i]!, locals[j]!, 3) || (fqdns[i] !== fqdns[j] && levenshteinBelow(domains[i]!, domains[j]!, 4))) {
+          hits++;
+        }
+      }
+    }
+    if (pairs > 0 && hits / pairs > 0.65) ctx.tag('SUSPICIOUS_RECIPS');
+  }
+}
+
+/** Byte-order comparison of two strings' UTF-8 forms (Rust's `str` ordering). */
+function compareBytes(a: string, b: string): number {
+  if (a === b) return 0;
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
