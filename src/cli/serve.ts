@@ -1,17 +1,51 @@
 /**
- * `spamrule serve --db PATH [--listen 127.0.0.1:PORT] [--pg URL] [--capability URN]`: runs the JMAP
- * management API (src/jmap, DECISIONS.md §5) until SIGINT/SIGTERM.
+ * `spamrule serve`: the JMAP management API (src/jmap, `--db`/`--pg`) and the mail-path listeners
+ * (src/server: `--rspamd`, `--milter`, `--spamd`), each optional, until SIGINT/SIGTERM. Rules come
+ * from the managed registry (`--db`, live: a JMAP change reaches every worker before the next
+ * message) or, as for `classify`, from files (`--rules`, `--scores`, `--list`; default: the
+ * built-in rule set). `--config FILE` holds the same settings; flags override it.
  */
 import { parseArgs } from 'node:util';
+import { availableParallelism } from 'node:os';
+import type { JmapServer } from '../jmap/index.js';
+import type { RuleSetSpec } from '../server/ruleset.js';
+import type { ServeConfig } from '../server/config.js';
+import type { ServerLimits } from '../server/limits.js';
+import { loadScoresFile } from '../engine/load.js';
+import { readLists, readRuleSet, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 
-const USAGE = `usage: spamrule serve --db PATH [--listen HOST:PORT] [--pg postgres://…] [--capability URN]
+const USAGE = `usage: spamrule serve [--config FILE] [listeners] [rules] [options]
 
-  --db PATH          SQLite database for tokens (and objects unless --pg); created if missing
-  --listen HOST:PORT address to listen on (default 127.0.0.1:8080; port 0 = random)
-  --pg URL           keep SpamRules/StoreLookups in PostgreSQL; servers on one database see each other's changes
-  --capability URN   management capability URN (default urn:stalwart:jmap)
+Listeners (each optional; at least one):
+  --rspamd HOST:PORT    rspamd HTTP protocol (POST /checkv2, /ping; also /metrics, /healthz)
+  --milter HOST:PORT    milter protocol v6 (Postfix smtpd_milters, Sendmail); or unix:PATH
+  --spamd HOST:PORT     spamd protocol (SPAMC/1.5, spamc)
+  --metrics HOST:PORT   a separate HTTP listener for /metrics and /healthz
+  --listen HOST:PORT    JMAP management API (with --db; default 127.0.0.1:8080; port 0 = random)
 
-Create a token first: spamrule token create --db PATH --permissions all`;
+Rules:
+  --db PATH             the managed registry (SQLite; tokens, and rules unless --pg); serves JMAP
+  --pg URL              keep SpamRules/StoreLookups in PostgreSQL
+  --capability URN      management capability URN (default urn:stalwart:jmap)
+  --rules FILE          SpamRule JSON (repeatable); default the built-in rule set (no --db)
+  --scores FILE         scores.txt or SpamTag JSON (repeatable)
+  --list NS=FILE        a static lookup list (repeatable)
+  --score-spam N  --score-reject N  --score-discard N
+  --dns SPEC            off (default) | system | system:SERVER | static:FILE.json
+  --no-module NAME      switch a built-in analysis module off (repeatable); --no-analysis: rules only
+  --trust-authserv ID   read authentication results from this authserv-id's Authentication-Results
+
+Workers and limits:
+  --workers N           worker threads (default: CPU cores, here ${availableParallelism()})
+  --max-size SIZE       largest message scanned (default 50M); larger ones are passed unscanned
+  --scan-timeout MS     per-message time limit (default 30000; 0 = none)
+  --max-scans N         scans handed to the workers at once (default 4 per worker)
+  --idle-timeout MS     close connections idle this long (default 60000)
+  --log-level LEVEL     trace|debug|info|warn|error|silent (default info); JSON lines on stdout
+
+  --config FILE         JSON or TOML file with the settings above (docs/deployment.md)
+
+Create a token for the JMAP API first: spamrule token create --db PATH --permissions all`;
 
 /** Parses `host:port`, `[v6]:port` or a bare port. Throws `Error` for anything else. */
 export function parseListen(s: string): { host: string; port: number } {
@@ -21,50 +55,245 @@ export function parseListen(s: string): { host: string; port: number } {
   return { host: m[1] ?? m[2]!, port };
 }
 
+const OPTIONS = {
+  config: { type: 'string' },
+  db: { type: 'string' },
+  listen: { type: 'string' },
+  pg: { type: 'string' },
+  capability: { type: 'string' },
+  rspamd: { type: 'string' },
+  milter: { type: 'string' },
+  spamd: { type: 'string' },
+  metrics: { type: 'string' },
+  rules: { type: 'string', multiple: true },
+  scores: { type: 'string', multiple: true },
+  list: { type: 'string', multiple: true },
+  'score-spam': { type: 'string' },
+  'score-reject': { type: 'string' },
+  'score-discard': { type: 'string' },
+  dns: { type: 'string' },
+  'no-module': { type: 'string', multiple: true },
+  'no-analysis': { type: 'boolean' },
+  'trust-authserv': { type: 'string', multiple: true },
+  workers: { type: 'string' },
+  'max-size': { type: 'string' },
+  'scan-timeout': { type: 'string' },
+  'max-scans': { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
+
+class UsageError extends Error {}
+
+function int(flag: string, v: string | undefined, min = 0): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} expects an integer ≥ ${min}, got "${v}"`);
+  return n;
+}
+
+/** Flags over the config file: the effective settings. */
+function merge(v: Values, c: ServeConfig): ServeConfig {
+  const out: ServeConfig = { ...c };
+  for (const k of ['listen', 'rspamd', 'milter', 'spamd', 'metrics', 'db', 'pg', 'capability'] as const) if (v[k] !== undefined) out[k] = v[k];
+  if (v.rules !== undefined) out.rules = v.rules;
+  if (v.scores !== undefined) out.scores = v.scores;
+  if (v.list !== undefined) out.lists = [...((c.lists as string[] | undefined) ?? []), ...v.list];
+  const w = int('workers', v.workers, 1);
+  if (w !== undefined) out.workers = w;
+  out.thresholds = { ...c.thresholds, ...thresholdsFrom(v) };
+  const a = { ...c.analysis };
+  if (v.dns !== undefined) a.dns = v.dns;
+  if (v['no-module'] !== undefined) a.disabledModules = [...(a.disabledModules ?? []), ...v['no-module']];
+  if (v['no-analysis']) a.enabled = false;
+  if (v['trust-authserv'] !== undefined) a.trustedAuthservIds = v['trust-authserv'];
+  out.analysis = a;
+  const l = { ...c.limits };
+  if (v['max-size'] !== undefined) l.maxSize = v['max-size'];
+  const st = int('scan-timeout', v['scan-timeout']);
+  if (st !== undefined) l.scanTimeoutMs = st;
+  const ms = int('max-scans', v['max-scans'], 1);
+  if (ms !== undefined) l.maxConcurrentScans = ms;
+  const it = int('idle-timeout', v['idle-timeout'], 1);
+  if (it !== undefined) l.idleTimeoutMs = it;
+  out.limits = l;
+  if (v['log-level'] !== undefined) out.log = { level: v['log-level'] };
+  return out;
+}
+
+/** The rule material of file mode (or the `--scores`/`--list` additions of managed mode) as a pool spec. */
+function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
+  const lists = c.lists as string[] | undefined;
+  // Managed rule sets bring no scores or lists of their own: only --scores/--list (as `classify --db`).
+  const set: LoadedRuleSet = managed
+    ? { rules: [], tags: (c.scores ?? []).flatMap((f) => loadScoresFile(f)), lists: readLists(lists), dnsblServers: [], isDefault: false }
+    : readRuleSet({ rules: c.rules, scores: c.scores, list: lists });
+  const a = c.analysis ?? {};
+  const modules: Record<string, boolean> = {};
+  for (const m of a.disabledModules ?? []) modules[m] = false;
+  const spec: RuleSetSpec = {
+    rules: set.rules,
+    tags: set.tags,
+    thresholds: c.thresholds,
+    lists: [...set.lists],
+    stores: Object.entries(c.stores ?? {}).map(([namespace, config]) => ({ namespace, config })),
+    engine: {
+      analysis: a.enabled === false ? false : { dnsblServers: set.dnsblServers, modules, ...(set.fileExtensions ? { fileExtensions: set.fileExtensions } : {}) },
+      authResults: { trustedAuthservIds: a.trustedAuthservIds ?? [], verify: a.verify ?? false },
+    },
+  };
+  if (a.dns !== undefined) spec.dns = a.dns;
+  return spec;
+}
+
 export async function run(argv: string[]): Promise<number> {
-  let values;
+  let v: Values;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        db: { type: 'string' },
-        listen: { type: 'string', default: '127.0.0.1:8080' },
-        pg: { type: 'string' },
-        capability: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values: v } = parseArgs({ args: argv, options: OPTIONS }));
   } catch (e) {
     process.stderr.write(`spamrule serve: ${(e as Error).message}\n${USAGE}\n`);
     return 2;
   }
-  if (values.help) {
+  if (v.help) {
     process.stdout.write(USAGE + '\n');
     return 0;
   }
-  if (values.db === undefined) {
-    process.stderr.write(`spamrule serve: --db is required\n${USAGE}\n`);
-    return 2;
-  }
-  let listen;
+  const say = (line: string): void => void process.stdout.write(`spamrule serve: ${line}\n`);
+  const fail = (msg: string, code = 2): number => {
+    process.stderr.write(`spamrule serve: ${msg}\n`);
+    return code;
+  };
+
+  let c: ServeConfig;
   try {
-    listen = parseListen(values.listen);
+    let fileConfig: ServeConfig = {};
+    if (v.config !== undefined) {
+      const { readServeConfig } = await import('../server/config.js');
+      fileConfig = readServeConfig(v.config);
+    }
+    c = merge(v, fileConfig);
   } catch (e) {
-    process.stderr.write(`spamrule serve: ${(e as Error).message}\n`);
-    return 2;
+    return fail((e as Error).message);
   }
-  const { createJmapServer } = await import('../jmap/index.js');
-  const server = await createJmapServer({ db: values.db, pg: values.pg, capability: values.capability, ...listen });
-  // Tests and scripts read this line to learn the (possibly random) port.
-  process.stdout.write(`spamrule serve: listening on ${server.url}\n`);
+  const scanning = c.rspamd !== undefined || c.milter !== undefined || c.spamd !== undefined;
+  if (!scanning && c.db === undefined) return fail(`give --db (JMAP management) or a listener (--rspamd, --milter, --spamd)\n${USAGE}`);
+  if (c.db !== undefined && c.rules !== undefined && c.rules.length > 0) return fail('--rules and --db are two rule sources: give one');
+  let jmapListen;
+  try {
+    jmapListen = parseListen(c.listen ?? '127.0.0.1:8080');
+  } catch (e) {
+    return fail((e as Error).message);
+  }
+
+  // JMAP only: the management API, as before there were mail-path listeners.
+  if (!scanning) {
+    const { createJmapServer } = await import('../jmap/index.js');
+    const server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen });
+    // Tests and scripts read this line to learn the (possibly random) port.
+    say(`listening on ${server.url}`);
+    return untilSignal(() => server.close());
+  }
+
+  const server = await import('../server/index.js');
+  let spec: RuleSetSpec;
+  let limits: Partial<ServerLimits>;
+  let addrs: Record<'rspamd' | 'milter' | 'spamd' | 'metrics', ReturnType<typeof server.parseListenAddress> | undefined>;
+  try {
+    spec = specFrom(c, c.db !== undefined);
+    const { maxSize, ...rest } = c.limits ?? {};
+    limits = { ...rest, ...(maxSize !== undefined ? { maxSize: server.parseSize(maxSize) } : {}) };
+    const addr = (k: 'rspamd' | 'milter' | 'spamd' | 'metrics'): ReturnType<typeof server.parseListenAddress> | undefined => {
+      const s = c[k];
+      if (s === undefined) return undefined;
+      try {
+        return server.parseListenAddress(s);
+      } catch (e) {
+        throw new UsageError(`--${k}: ${(e as Error).message}`);
+      }
+    };
+    addrs = { rspamd: addr('rspamd'), milter: addr('milter'), spamd: addr('spamd'), metrics: addr('metrics') };
+  } catch (e) {
+    return fail((e as Error).message);
+  }
+
+  const logger = server.createLogger({ level: c.log?.level ?? 'info' });
+  const pool = new server.SpamEnginePool({ ...spec, workers: c.workers ?? availableParallelism(), timeoutMs: limits.scanTimeoutMs ?? 30_000 });
+  let jmap: JmapServer | undefined;
+  let scan: Awaited<ReturnType<typeof server.startScanServer>>;
+  try {
+    if (c.db !== undefined) jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m));
+    scan = await server.startScanServer({ pool, ...addrs, limits, logger });
+  } catch (e) {
+    await jmap?.close();
+    await pool.close();
+    return fail((e as Error).message, 1);
+  }
+  if (jmap) say(`listening on ${jmap.url}`);
+  for (const [name, address] of Object.entries(scan.addresses)) say(`${name} on ${address}`);
+  say(`ready (${pool.workers} workers)`);
+  return untilSignal(async () => {
+    logger.info('shutting down: finishing scans in flight');
+    await scan.close();
+    await jmap?.close();
+    await pool.close();
+  });
+}
+
+function untilSignal(stop: () => Promise<void>): Promise<number> {
   return new Promise<number>((resolve) => {
-    const stop = (): void => {
-      server.close().then(
+    const onSignal = (): void => {
+      stop().then(
         () => resolve(0),
         () => resolve(1),
       );
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+}
+
+/**
+ * The JMAP facade over the pool: rule changes and StoreLookup changes become pool updates, which
+ * reach every worker before its next message. Store connections are opened in the workers, so the
+ * facade only records each store's configuration.
+ */
+async function startManaged(
+  c: ServeConfig,
+  listen: { host: string; port: number },
+  pool: import('../server/pool.js').SpamEnginePool,
+  warn: (m: string) => void,
+): Promise<JmapServer> {
+  const { createJmapServer } = await import('../jmap/index.js');
+  const { parseLookupStoreConfig } = await import('../lookup/index.js');
+  const stores = new Map<string, unknown>(pool.ruleSet.stores?.map((s) => [s.namespace, s.config]) ?? []);
+  const pushStores = (): void => pool.update({ stores: [...stores].map(([namespace, config]) => ({ namespace, config })) });
+  type Recorded = { config: unknown; close(): Promise<void> };
+  return createJmapServer({
+    db: c.db!,
+    pg: c.pg,
+    capability: c.capability,
+    ...listen,
+    log: warn,
+    engine: {
+      loadRules: (rules) => pool.loadRules(rules as never),
+      lookups: {
+        set: (namespace: string, store: unknown) => {
+          stores.set(namespace, (store as Recorded).config);
+          pushStores();
+        },
+        delete: (namespace: string) => {
+          stores.delete(namespace);
+          pushStores();
+        },
+      },
+    },
+    createLookupStore: (namespace: string, config: unknown): Recorded => {
+      const parsed = parseLookupStoreConfig(config);
+      if (!parsed.ok) throw new Error(`store "${namespace}": ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+      return { config, close: async () => undefined };
+    },
   });
 }

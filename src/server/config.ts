@@ -1,0 +1,105 @@
+/**
+ * `spamrule serve --config FILE`: one JSON or TOML file (by extension: `.toml` is TOML, anything
+ * else JSON) for the listeners, the rule source, thresholds, analysis, limits and logging, so the
+ * operator need not write a long command line. Command-line flags override it. Relative paths in
+ * the file are relative to the file. The shape is documented in docs/deployment.md.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+
+const size = z.union([z.number().positive(), z.string()]);
+const strings = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
+
+export const ServeConfigSchema = z
+  .object({
+    /** JMAP management listener (with `db`). */
+    listen: z.string().optional(),
+    rspamd: z.string().optional(),
+    milter: z.string().optional(),
+    spamd: z.string().optional(),
+    metrics: z.string().optional(),
+    db: z.string().optional(),
+    pg: z.string().optional(),
+    capability: z.string().optional(),
+    workers: z.number().int().positive().optional(),
+    rules: strings.optional(),
+    scores: strings.optional(),
+    /** `{ "trusted-domains": "lists/trusted.txt" }` or `["trusted-domains=lists/trusted.txt"]`. */
+    lists: z.union([z.record(z.string(), strings), z.array(z.string())]).optional(),
+    thresholds: z
+      .object({ scoreSpam: z.number().optional(), scoreReject: z.number().optional(), scoreDiscard: z.number().optional() })
+      .strict()
+      .optional(),
+    /** Lookup stores for file-based rule sets: namespace → `x:StoreLookup` `store` configuration. */
+    stores: z.record(z.string(), z.unknown()).optional(),
+    analysis: z
+      .object({
+        enabled: z.boolean().optional(),
+        dns: z.string().optional(),
+        disabledModules: z.array(z.string()).optional(),
+        trustedAuthservIds: z.array(z.string()).optional(),
+        verify: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+    limits: z
+      .object({
+        maxSize: size.optional(),
+        scanTimeoutMs: z.number().nonnegative().optional(),
+        maxConcurrentScans: z.number().int().positive().optional(),
+        maxWaitingScans: z.number().int().nonnegative().optional(),
+        idleTimeoutMs: z.number().positive().optional(),
+        maxConnections: z.number().int().positive().optional(),
+      })
+      .strict()
+      .optional(),
+    log: z.object({ level: z.string().optional() }).strict().optional(),
+  })
+  .strict();
+
+export type ServeConfig = z.infer<typeof ServeConfigSchema>;
+
+/**
+ * Reads and validates a configuration file; relative paths (rules, scores, lists, db, unix
+ * sockets) become relative to the file. Throws `Error` naming the file and the offending key.
+ */
+export function readServeConfig(file: string): ServeConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read ${file}: ${(e as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = file.toLowerCase().endsWith('.toml') ? parseToml(text) : JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${file}: ${(e as Error).message}`);
+  }
+  const r = ServeConfigSchema.safeParse(data);
+  if (!r.success) {
+    const first = r.error.issues[0]!;
+    throw new Error(`${file}: ${first.path.join('.') || '(top level)'}: ${first.message}`);
+  }
+  const base = dirname(resolve(file));
+  const rel = (p: string): string => (isAbsolute(p) ? p : resolve(base, p));
+  const c = r.data;
+  if (c.rules) c.rules = c.rules.map(rel);
+  if (c.scores) c.scores = c.scores.map(rel);
+  if (c.db !== undefined && c.db !== ':memory:') c.db = rel(c.db);
+  if (c.lists !== undefined) {
+    const specs = Array.isArray(c.lists) ? c.lists : Object.entries(c.lists).flatMap(([ns, files]) => files.map((f) => `${ns}=${f}`));
+    c.lists = specs.map((s) => {
+      const eq = s.indexOf('=');
+      return eq <= 0 ? s : `${s.slice(0, eq)}=${rel(s.slice(eq + 1))}`;
+    });
+  }
+  for (const k of ['rspamd', 'milter', 'spamd'] as const) {
+    const v = c[k];
+    if (v?.startsWith('unix:')) c[k] = `unix:${rel(v.slice(5))}`;
+  }
+  if (c.analysis?.dns?.startsWith('static:')) c.analysis.dns = `static:${rel(c.analysis.dns.slice(7))}`;
+  return c;
+}

@@ -1,0 +1,13 @@
+/**
+ * The mail path (docs/deployment.md): spamrule behind the protocols MTAs already speak (rspamd
+ * HTTP, milter, spamd), classification in a pool of worker threads, limits, metrics and logs.
+ */
+export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorReason } from './pool.js';
+export { buildEngineFromSpec, type RuleSetSpec } from './ruleset.js';
+export { startScanServer, parseListenAddress, type ScanServer, type ScanServerOptions, type ListenAddress } from './server.js';
+export { defaultLimits, parseSize, type ServerLimits } from './limits.js';
+export { createLogger, type Logger, type LogOptions } from './log.js';
+export { ServerMetrics, type Protocol } from './metrics.js';
+export { Scanner, type Classifier, type ScanOutcome, type ScanRequest, type NotScanned } from './scan.js';
+export { toRspamdReply, sessionFromHeaders, RSPAMD_ACTIONS, type RspamdReply } from './rspamd.js';
+export { spamdReply } from './spamd.js';

@@ -1,0 +1,89 @@
+/**
+ * Limits of the scanning server: message size cap, per-message time limit, a bound on concurrent
+ * scans (back-pressure instead of an unbounded queue), connection idle timeouts.
+ */
+
+export interface ServerLimits {
+  /** Largest message scanned, in bytes (default 50 MiB). Larger ones are not scanned; each protocol says so its own way. */
+  maxSize: number;
+  /** Per-message time limit in ms (default 30 000; 0 = none). */
+  scanTimeoutMs: number;
+  /** Scans handed to the worker pool at once (default 4 per worker). */
+  maxConcurrentScans: number;
+  /** Scans that may wait for a slot beyond those (default 256); more are refused as busy. */
+  maxWaitingScans: number;
+  /** A connection idle (nothing read or written) this long is closed, in ms (default 60 000). */
+  idleTimeoutMs: number;
+  /** Open connections per listener (default 1024). */
+  maxConnections: number;
+}
+
+export function defaultLimits(workers: number): ServerLimits {
+  return {
+    maxSize: 50 * 1024 * 1024,
+    scanTimeoutMs: 30_000,
+    maxConcurrentScans: 4 * Math.max(1, workers),
+    maxWaitingScans: 256,
+    idleTimeoutMs: 60_000,
+    maxConnections: 1024,
+  };
+}
+
+/** Thrown by {@link ScanGate.acquire} when both the slots and the waiting room are full. */
+export class BusyError extends Error {
+  constructor() {
+    super('too many scans at once; try again later');
+    this.name = 'BusyError';
+  }
+}
+
+/**
+ * A counting semaphore with a bounded waiting room: `acquire` resolves to a release function once a
+ * slot is free, and throws {@link BusyError} at once when `maxWaiting` callers already wait.
+ */
+export class ScanGate {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly maxActive: number,
+    private readonly maxWaiting: number,
+  ) {}
+
+  /** Scans running plus scans waiting for a slot. */
+  get depth(): number {
+    return this.active + this.waiting.length;
+  }
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  async acquire(): Promise<() => void> {
+    if (this.active >= this.maxActive) {
+      if (this.waiting.length >= this.maxWaiting) throw new BusyError();
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else this.active++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      // The slot passes straight to the next waiter, so `active` stays as it is.
+      if (next !== undefined) next();
+      else this.active--;
+    };
+  }
+}
+
+/** Parses `50M`, `512k`, `1g` or a plain byte count. Throws `Error` for anything else. */
+export function parseSize(s: string | number): number {
+  if (typeof s === 'number') {
+    if (!Number.isFinite(s) || s <= 0) throw new Error(`expected a positive size, got ${s}`);
+    return Math.floor(s);
+  }
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmg]?)i?b?\s*$/i.exec(s);
+  if (!m) throw new Error(`expected a size such as 50M, 512k or 1048576, got "${s}"`);
+  const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
+  return Math.floor(Number(m[1]) * mult);
+}

@@ -1,0 +1,74 @@
+/**
+ * Prometheus metrics of the scanning server (`/metrics`, prom-client). Each server has its own
+ * registry, so several servers in one process (tests, embedding) do not collide.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ClassifyResult } from '../engine/types.js';
+
+export type Protocol = 'rspamd' | 'milter' | 'spamd';
+
+export class ServerMetrics {
+  readonly registry = new Registry();
+  /** Scans by protocol and action (`allow`, `spam`, `reject`, `discard`, or why it was not scanned: `too_large`, `timeout`, `busy`, `error`). */
+  readonly scans = new Counter({
+    name: 'spamrule_scans_total',
+    help: 'Messages handled, by protocol and action (or the reason they were not scanned)',
+    labelNames: ['protocol', 'action'] as const,
+    registers: [this.registry],
+  });
+  readonly scanSeconds = new Histogram({
+    name: 'spamrule_scan_duration_seconds',
+    help: 'Time from a complete message to its verdict, in seconds, by protocol',
+    labelNames: ['protocol'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly ruleErrors = new Counter({
+    name: 'spamrule_rule_errors_total',
+    help: 'Rules and analysis modules that failed at run time (reported in the verdict, the rest still ran)',
+    registers: [this.registry],
+  });
+  readonly storeErrors = new Counter({
+    name: 'spamrule_store_errors_total',
+    help: 'Lookup store failures during scans',
+    registers: [this.registry],
+  });
+  readonly protocolErrors = new Counter({
+    name: 'spamrule_protocol_errors_total',
+    help: 'Malformed requests and broken connections, by protocol',
+    labelNames: ['protocol'] as const,
+    registers: [this.registry],
+  });
+  readonly queueDepth = new Gauge({
+    name: 'spamrule_queue_depth',
+    help: 'Scans running or waiting for a worker',
+    registers: [this.registry],
+  });
+  readonly connections = new Gauge({
+    name: 'spamrule_connections',
+    help: 'Open connections, by protocol',
+    labelNames: ['protocol'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'spamrule_' });
+  }
+
+  /** Counts a verdict's rule and store errors (`lookup:<namespace>` sources are store errors). */
+  countErrors(r: ClassifyResult): void {
+    for (const e of r.errors) {
+      if (e.source.startsWith('lookup:')) this.storeErrors.inc();
+      else if (e.source !== 'message') this.ruleErrors.inc();
+    }
+  }
+
+  /** Text exposition format. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

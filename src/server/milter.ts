@@ -1,0 +1,311 @@
+/**
+ * The milter protocol, version 6 (Sendmail's libmilter wire format, as Postfix's `smtpd_milters`
+ * and Sendmail speak it): packets of a 4-byte big-endian length, a command byte and its data.
+ * The session is built from the SMTP stages (connect, HELO, MAIL FROM with `SMTPUTF8`/`BODY=`, RCPT
+ * TO) and the macros (`i` queue id, `j` host name, `{auth_authen}`, `{tls_version}`,
+ * `{daemon_addr}`, `{client_addr}`, `{client_name}`); the message is rebuilt from the headers and
+ * body chunks. At end of message:
+ *
+ * - `allow`/`spam`: earlier copies of `X-Spam-Result`/`X-Spam-Score` are deleted, ours added, continue;
+ * - `reject`: `550 5.7.1` reply (the MTA rejects at end of DATA); `discard`: discard;
+ * - not scanned (over the size cap, time limit, busy, worker failure): continue with an
+ *   `X-Spam-Note` header saying why (fail open; the MTA's `milter_default_action` covers a
+ *   milter that is down).
+ *
+ * A packet longer than 1 MiB, an unknown command, or a packet out of order ends the connection (a
+ * protocol error for the MTA, which applies its `milter_default_action`).
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import type { SessionInput } from '../analysis/types.js';
+import type { Scanner } from './scan.js';
+import { unbracket } from './scan.js';
+
+const MILTER_VERSION = 6;
+/** Largest packet accepted (libmilter's own limit with `SMFIP_MDS_1M` is 1 MiB of data). */
+const MAX_PACKET = 1024 * 1024 + 64;
+
+// Actions the filter asks for (SMFIF_*).
+const SMFIF_ADDHDRS = 0x01;
+const SMFIF_CHGHDRS = 0x10;
+// Protocol flags (SMFIP_*).
+const SMFIP_NOUNKNOWN = 0x100;
+const SMFIP_HDR_LEADSPC = 0x100000;
+
+const NOTE_HEADER = 'X-Spam-Note';
+const OUR_HEADERS = ['X-Spam-Result', 'X-Spam-Score'];
+
+interface MessageState {
+  parts: Buffer[];
+  size: number;
+  tooLarge: boolean;
+  inBody: boolean;
+  /** How many copies of each of our header names the message already has (to delete them). */
+  forged: Map<string, number>;
+}
+
+function newMessage(): MessageState {
+  return { parts: [], size: 0, tooLarge: false, inBody: false, forged: new Map() };
+}
+
+/** Splits NUL-terminated strings. */
+function cstrings(data: Buffer): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let i = 0; i < data.length; i++) {
+    if (data[i] === 0) {
+      out.push(data.toString('utf8', start, i));
+      start = i + 1;
+    }
+  }
+  if (start < data.length) out.push(data.toString('utf8', start));
+  return out;
+}
+
+function packet(cmd: string, data: Buffer | string = Buffer.alloc(0)): Buffer {
+  const body = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(body.length + 1, 0);
+  head.write(cmd, 4, 'latin1');
+  return Buffer.concat([head, body]);
+}
+
+const CONTINUE = packet('c');
+
+function cstr(...parts: string[]): Buffer {
+  return Buffer.from(parts.map((p) => p + '\0').join(''), 'utf8');
+}
+
+/**
+ * milter `h` (add header): libmilter folds with a bare LF. With `SMFIP_HDR_LEADSPC` negotiated
+ * the MTA copies the value verbatim after the colon, so the space is ours to send.
+ */
+function addHeader(name: string, value: string, leadingSpace: boolean): Buffer {
+  return packet('h', cstr(name, (leadingSpace ? ' ' : '') + value.replace(/\r\n/g, '\n')));
+}
+
+/** milter `m` (change header) with an empty value deletes occurrence `index` (1-based) of `name`. */
+function deleteHeader(name: string, index: number): Buffer {
+  const i = Buffer.alloc(4);
+  i.writeUInt32BE(index, 0);
+  return packet('m', Buffer.concat([i, cstr(name, '')]));
+}
+
+class MilterConnection {
+  private buf: Buffer = Buffer.alloc(0);
+  private macros = new Map<string, string>();
+  private session: SessionInput = {};
+  private msg = newMessage();
+  private leadingSpace = false;
+  /** Whether the MTA let us change (delete) headers. */
+  private canChange = false;
+  /** Packets are handled one at a time; the end-of-message scan holds the rest back. */
+  private busy = false;
+  private closed = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly scanner: Scanner,
+  ) {}
+
+  onData(chunk: Buffer): void {
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.busy && !this.closed && this.buf.length >= 4) {
+      const len = this.buf.readUInt32BE(0);
+      if (len === 0 || len > MAX_PACKET) return this.protocolError(`packet length ${len} out of range`);
+      if (this.buf.length < 4 + len) return; // the rest is on its way (bounded by MAX_PACKET)
+      const cmd = String.fromCharCode(this.buf[4]!);
+      const data = this.buf.subarray(5, 4 + len);
+      this.buf = this.buf.subarray(4 + len);
+      this.command(cmd, data);
+    }
+  }
+
+  private send(b: Buffer): void {
+    if (!this.closed && this.socket.writable) this.socket.write(b);
+  }
+
+  private protocolError(why: string): void {
+    this.scanner.metrics.protocolErrors.inc({ protocol: 'milter' });
+    this.scanner.log.warn({ protocol: 'milter', error: why }, 'milter protocol error');
+    this.closed = true;
+    this.socket.destroy();
+  }
+
+  private command(cmd: string, data: Buffer): void {
+    switch (cmd) {
+      case 'O': {
+        if (data.length < 12) return this.protocolError('short option negotiation');
+        const version = data.readUInt32BE(0);
+        if (version < 2) return this.protocolError(`milter protocol version ${version} is too old`);
+        const actions = data.readUInt32BE(4);
+        const protocol = data.readUInt32BE(8);
+        this.leadingSpace = (protocol & SMFIP_HDR_LEADSPC) !== 0;
+        this.canChange = (actions & SMFIF_CHGHDRS) !== 0;
+        const reply = Buffer.alloc(12);
+        reply.writeUInt32BE(Math.min(version, MILTER_VERSION), 0);
+        reply.writeUInt32BE(actions & (SMFIF_ADDHDRS | SMFIF_CHGHDRS), 4);
+        reply.writeUInt32BE(protocol & (SMFIP_HDR_LEADSPC | SMFIP_NOUNKNOWN), 8);
+        return this.send(packet('O', reply));
+      }
+      case 'D': {
+        const pairs = cstrings(data.subarray(1));
+        for (let i = 0; i + 1 < pairs.length; i += 2) this.macros.set(pairs[i]!, pairs[i + 1]!);
+        return;
+      }
+      case 'C': {
+        const nul = data.indexOf(0);
+        const host = data.toString('utf8', 0, nul < 0 ? data.length : nul);
+        const family = nul >= 0 ? String.fromCharCode(data[nul + 1] ?? 0) : 'U';
+        const addr = family === '4' || family === '6' ? cstrings(data.subarray(nul + 4))[0] : undefined;
+        this.session = {};
+        if (addr !== undefined && addr !== '') this.session.remoteIp = addr;
+        // Postfix says "unknown" and Sendmail "[ip]" when the name did not verify.
+        if (host !== '' && host.toLowerCase() !== 'unknown' && !host.startsWith('[')) this.session.iprev = { result: 'pass', ptr: [host] };
+        return this.send(CONTINUE);
+      }
+      case 'H':
+        this.session.heloDomain = cstrings(data)[0] ?? '';
+        return this.send(CONTINUE);
+      case 'M': {
+        const [from = '', ...args] = cstrings(data);
+        this.msg = newMessage();
+        this.session.mailFrom = unbracket(from);
+        this.session.rcptTo = [];
+        const up = args.map((a) => a.toUpperCase());
+        this.session.smtputf8 = up.includes('SMTPUTF8');
+        this.session.eightBitMime = up.includes('BODY=8BITMIME');
+        this.session.binaryMime = up.includes('BODY=BINARYMIME');
+        return this.send(CONTINUE);
+      }
+      case 'R': {
+        const to = unbracket(cstrings(data)[0] ?? '');
+        if (to !== '') (this.session.rcptTo ??= []).push(to);
+        return this.send(CONTINUE);
+      }
+      case 'T':
+      case 'U':
+        return this.send(CONTINUE);
+      case 'L': {
+        const [name = '', value = ''] = cstrings(data);
+        const known = OUR_HEADERS.find((h) => h.toLowerCase() === name.toLowerCase());
+        if (known !== undefined) this.msg.forged.set(known, (this.msg.forged.get(known) ?? 0) + 1);
+        const line = `${name}:${this.leadingSpace ? '' : ' '}${value.replace(/\r?\n/g, '\r\n')}\r\n`;
+        this.append(Buffer.from(line, 'utf8'));
+        return this.send(CONTINUE);
+      }
+      case 'N':
+        this.append(Buffer.from('\r\n'));
+        this.msg.inBody = true;
+        return this.send(CONTINUE);
+      case 'B':
+        this.append(data);
+        return this.send(CONTINUE);
+      case 'E':
+        if (data.length > 0) this.append(data);
+        return void this.endOfMessage();
+      case 'A':
+        this.msg = newMessage();
+        return;
+      case 'K':
+        // QUIT_NC: the MTA reuses this connection for a new SMTP session.
+        this.macros = new Map();
+        this.session = {};
+        this.msg = newMessage();
+        return;
+      case 'Q':
+        this.closed = true;
+        this.socket.end();
+        return;
+      default:
+        return this.protocolError(`unknown milter command ${JSON.stringify(cmd)}`);
+    }
+  }
+
+  private append(b: Buffer): void {
+    const m = this.msg;
+    if (m.tooLarge) return;
+    m.size += b.length;
+    if (m.size > this.scanner.limits.maxSize) {
+      m.tooLarge = true;
+      m.parts = [];
+      return;
+    }
+    // Body chunks are views of the receive buffer: copy so that buffer can be freed.
+    m.parts.push(Buffer.from(b));
+  }
+
+  private sessionWithMacros(): SessionInput {
+    const s: SessionInput = { ...this.session };
+    const mac = (n: string): string | undefined => {
+      const v = this.macros.get(n) ?? this.macros.get(`{${n}}`);
+      return v === undefined || v === '' ? undefined : v;
+    };
+    const auth = mac('auth_authen');
+    if (auth !== undefined) s.authenticatedAs = auth;
+    const tls = mac('tls_version');
+    if (tls !== undefined) s.tls = tls;
+    const host = mac('j');
+    if (host !== undefined) s.hostname = host;
+    const local = mac('daemon_addr');
+    if (local !== undefined) s.localIp = local;
+    if (s.remoteIp === undefined) {
+      const client = mac('client_addr');
+      if (client !== undefined) s.remoteIp = client;
+    }
+    return s;
+  }
+
+  private async endOfMessage(): Promise<void> {
+    this.busy = true;
+    this.socket.pause();
+    const m = this.msg;
+    this.msg = newMessage();
+    const queueId = this.macros.get('i');
+    const scanner = this.scanner;
+    let replies: Buffer[];
+    if (m.tooLarge) {
+      const o = scanner.refuse('milter', 'too_large', scanner.tooLargeMessage(), m.size, queueId);
+      replies = [addHeader(NOTE_HEADER, o.ok ? '' : o.message, this.leadingSpace), CONTINUE];
+    } else {
+      const raw = Buffer.concat(m.parts, m.size);
+      const o = await scanner.scan({ protocol: 'milter', raw, session: this.sessionWithMacros(), queueId });
+      if (!o.ok) replies = [addHeader(NOTE_HEADER, `not scanned: ${o.message}`, this.leadingSpace), CONTINUE];
+      else if (o.result.action === 'reject') replies = [packet('y', cstr('550 5.7.1 Message rejected as spam'))];
+      else if (o.result.action === 'discard') replies = [packet('d')];
+      else {
+        replies = [];
+        if (this.canChange) for (const [name, count] of m.forged) for (let i = count; i >= 1; i--) replies.push(deleteHeader(name, i));
+        replies.push(
+          addHeader('X-Spam-Result', o.result.headers['X-Spam-Result'], this.leadingSpace),
+          addHeader('X-Spam-Score', o.result.headers['X-Spam-Score'], this.leadingSpace),
+          CONTINUE,
+        );
+      }
+    }
+    for (const r of replies) this.send(r);
+    this.busy = false;
+    if (!this.closed) {
+      this.socket.resume();
+      this.pump();
+    }
+  }
+}
+
+/** Creates the milter server (not yet listening; `listen` on a TCP port or a unix socket path). */
+export function createMilterServer(scanner: Scanner): Server {
+  const { limits, metrics } = scanner;
+  const server = createServer((socket) => {
+    metrics.connections.inc({ protocol: 'milter' });
+    socket.once('close', () => metrics.connections.dec({ protocol: 'milter' }));
+    socket.setTimeout(limits.idleTimeoutMs, () => socket.destroy());
+    socket.on('error', () => undefined);
+    const conn = new MilterConnection(socket, scanner);
+    socket.on('data', (c: Buffer) => conn.onData(c));
+  });
+  server.maxConnections = limits.maxConnections;
+  return server;
+}

@@ -1,0 +1,189 @@
+/**
+ * `SpamEnginePool`: `classify()` on a pool of worker threads (piscina), so that scanning a large
+ * message never blocks the caller's event loop (an SMTP server, a milter, a Haraka plugin). Each
+ * thread compiles the rule set itself; {@link SpamEnginePool.update} reaches every thread before
+ * the next message is classified.
+ *
+ * ```ts
+ * const pool = new SpamEnginePool({ rules: DEFAULT_RULES, tags: DEFAULT_TAGS, workers: 2 });
+ * const verdict = await pool.classify(raw, { envelope: { remoteIp: '203.0.113.7' } });
+ * await pool.close();
+ * ```
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { BroadcastChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { SpamRuleInput, ClassifyOptions, ClassifyResult } from '../engine/types.js';
+import type { RuleSetSpec } from './ruleset.js';
+import type { RuleSetUpdate, ScanReply, ScanTask, WorkerInit } from './worker.js';
+
+export interface SpamEnginePoolOptions extends RuleSetSpec {
+  /** Worker threads (default: the number of CPU cores). */
+  workers?: number;
+  /**
+   * Per-message time limit in ms (default 0 = none). A scan that exceeds it is abandoned and its
+   * thread restarted (a compiled rule cannot be interrupted any other way).
+   */
+  timeoutMs?: number;
+}
+
+/** Why {@link SpamEnginePool.classify} could not produce a verdict (never the message's fault). */
+export type ScanErrorReason = 'timeout' | 'worker' | 'closed' | 'session';
+
+/** Thrown by {@link SpamEnginePool.classify} when no verdict could be computed. */
+export class ScanError extends Error {
+  constructor(
+    readonly reason: ScanErrorReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ScanError';
+  }
+}
+
+/**
+ * Where the worker module is. Under the compiled package (`dist/`) it is `worker.js` next to this
+ * file; when this file runs from TypeScript sources (tests, `tsx`), the worker is `worker.ts` and
+ * worker-ts.mjs registers tsx's loader in the thread first.
+ */
+function workerEntry(): { filename: string; execArgv: string[] } {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.ts')) {
+    return { filename: fileURLToPath(new URL('./worker-ts.mjs', import.meta.url)), execArgv: [] };
+  }
+  const js = fileURLToPath(new URL('./worker.js', import.meta.url));
+  if (!existsSync(js)) throw new Error(`spamrule worker module not found at ${js}`);
+  return { filename: js, execArgv: [] };
+}
+
+let channelSeq = 0;
+
+function snapshot(spec: RuleSetSpec): RuleSetSpec {
+  // Lists may be a Map (cloneable as is) or entries; normalise to entries for a stable shape.
+  return {
+    rules: spec.rules,
+    tags: spec.tags,
+    thresholds: spec.thresholds,
+    lists: spec.lists === undefined ? undefined : [...spec.lists],
+    stores: spec.stores,
+    system: spec.system,
+    dns: spec.dns,
+    engine: spec.engine,
+  };
+}
+
+export class SpamEnginePool {
+  private readonly piscina: Piscina;
+  private readonly channel: BroadcastChannel;
+  private spec: RuleSetSpec;
+  private gen = 0;
+  private readonly timeoutMs: number;
+  private closed = false;
+  private running = 0;
+  private drained: (() => void) | undefined;
+
+  /** Starts the threads. Throws `Error` when the worker module cannot be found. */
+  constructor(opts: SpamEnginePoolOptions) {
+    const { workers, timeoutMs, ...spec } = opts;
+    this.spec = snapshot(spec);
+    this.timeoutMs = timeoutMs ?? 0;
+    const threads = Math.max(1, Math.floor(workers ?? availableParallelism()));
+    const name = `spamrule-pool-${process.pid}-${++channelSeq}-${Math.random().toString(36).slice(2)}`;
+    this.channel = new BroadcastChannel(name);
+    const { filename, execArgv } = workerEntry();
+    const workerData: WorkerInit = { channel: name, gen: 0, spec: this.spec };
+    this.piscina = new Piscina({
+      filename,
+      execArgv,
+      workerData,
+      minThreads: threads,
+      maxThreads: threads,
+      // One message per thread at a time: a timeout ends the thread, which must not take other
+      // messages with it; and classification is CPU-bound, so more would not be faster.
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Number.MAX_SAFE_INTEGER,
+    });
+    // A thread that dies is replaced by piscina; its task is rejected and reported per scan.
+    this.piscina.on('error', () => undefined);
+  }
+
+  /** Number of threads. */
+  get workers(): number {
+    return this.piscina.options.maxThreads;
+  }
+
+  /** Messages waiting for a free thread. */
+  get queueSize(): number {
+    return this.piscina.queueSize;
+  }
+
+  /** Messages being classified or waiting. */
+  get pending(): number {
+    return this.running;
+  }
+
+  /** The rule set in force (the last one given to the constructor or {@link update}). */
+  get ruleSet(): RuleSetSpec {
+    return this.spec;
+  }
+
+  /**
+   * Replaces parts of the rule set (fields left out keep their value). The change is posted to
+   * every thread at once, and any `classify` called after `update` returns uses it.
+   */
+  update(change: Partial<RuleSetSpec>): void {
+    this.spec = snapshot({ ...this.spec, ...change });
+    this.gen++;
+    const msg: RuleSetUpdate = { gen: this.gen, spec: this.spec };
+    this.channel.postMessage(msg);
+  }
+
+  /** Replaces the rules (the engine's `loadRules`, for the JMAP facade). */
+  loadRules(rules: readonly SpamRuleInput[]): void {
+    this.update({ rules });
+  }
+
+  /**
+   * Classifies one raw RFC 5322 message in a worker thread, as `SpamEngine.classify` does (same
+   * arguments, same result; `opts` must be structured-cloneable). Never throws for a bad message.
+   * Throws {@link ScanError}: `session` for unusable `opts.session` (the engine's `SessionError`),
+   * `timeout` after `timeoutMs`, `worker` when the thread failed, `closed` after {@link close}.
+   */
+  async classify(raw: Uint8Array | string, opts: ClassifyOptions = {}): Promise<ClassifyResult> {
+    if (this.closed) throw new ScanError('closed', 'the pool is closed');
+    const o: ClassifyOptions = opts.tags === undefined || Array.isArray(opts.tags) ? opts : { ...opts, tags: [...opts.tags] };
+    this.running++;
+    try {
+      let reply = await this.run({ gen: this.gen, raw, opts: o });
+      if (reply.stale) reply = await this.run({ gen: this.gen, raw, opts: o, spec: this.spec });
+      if (reply.stale) throw new ScanError('worker', 'the worker did not take the rule set');
+      if ('error' in reply) throw new ScanError(reply.error.name === 'SessionError' ? 'session' : 'worker', reply.error.message);
+      return reply.result;
+    } finally {
+      this.running--;
+      if (this.running === 0) this.drained?.();
+    }
+  }
+
+  private async run(task: ScanTask): Promise<ScanReply> {
+    const signal = this.timeoutMs > 0 ? AbortSignal.timeout(this.timeoutMs) : undefined;
+    try {
+      return (await this.piscina.run(task, signal ? { signal } : {})) as ScanReply;
+    } catch (e) {
+      if (signal?.aborted) throw new ScanError('timeout', `scan timed out after ${this.timeoutMs} ms`);
+      if (this.closed) throw new ScanError('closed', 'the pool is closed');
+      throw new ScanError('worker', `worker failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** Waits for the scans in flight, then stops the threads. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.running > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    this.channel.close();
+    await this.piscina.destroy();
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * The rspamd HTTP protocol (what `rspamc`, Haraka's `rspamd` plugin, Exim's `spam = …:variant=rspamd`
+ * and rspamd's proxy speak): `POST /checkv2` with the message as the body and the SMTP session in
+ * request headers (`IP`, `Helo`, `From`, `Rcpt` repeated, `User`, `Queue-Id`, `Hostname`, `MTA-Name`,
+ * `TLS-Version`/`TLS-Cipher`), answered with rspamd's JSON verdict; `/ping` answers `pong`. The same
+ * listener serves `/metrics` (Prometheus) and `/healthz`.
+ *
+ * Actions map to rspamd's names: `allow` → `no action`, `spam` → `add header`, `reject` and
+ * `discard` → `reject`. `required_score` is the spam threshold. Errors are rspamd-style
+ * `{"error": "…"}` bodies: 400 malformed request, 413 message over the size cap, 415 compressed
+ * body, 503 busy or shutting down, 504 scan time limit, 500 worker failure.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { SessionInput } from '../analysis/types.js';
+import type { Action, ClassifyResult } from '../engine/types.js';
+import { unbracket, type NotScanned, type Scanner } from './scan.js';
+
+/** rspamd's action names for ours. */
+export const RSPAMD_ACTIONS: Record<Action, string> = {
+  allow: 'no action',
+  spam: 'add header',
+  reject: 'reject',
+  discard: 'reject',
+};
+
+export interface RspamdSymbol {
+  name: string;
+  score: number;
+  metric_score: number;
+  options?: string[];
+}
+
+/** The `/checkv2` reply (the subset of rspamd's that its clients read). */
+export interface RspamdReply {
+  is_skipped: boolean;
+  score: number;
+  required_score: number;
+  action: string;
+  symbols: Record<string, RspamdSymbol>;
+  messages: Record<string, string>;
+  time_real: number;
+  milter: { add_headers: Record<string, { value: string; order: number }>; remove_headers: Record<string, number> };
+}
+
+const MAX_OPTIONS = 10;
+
+/** Builds rspamd's JSON verdict from ours. Options of a symbol are the elements its rules fired on. */
+export function toRspamdReply(r: ClassifyResult, requiredScore: number, ms: number): RspamdReply {
+  const options = new Map<string, Set<string>>();
+  for (const m of r.matches) {
+    if (m.element === '') continue;
+    const set = options.get(m.tag) ?? options.set(m.tag, new Set()).get(m.tag)!;
+    if (set.size < MAX_OPTIONS) set.add(m.element);
+  }
+  const symbols: Record<string, RspamdSymbol> = {};
+  for (const tag of r.tags) {
+    const score = r.scores[tag] ?? 0;
+    const sym: RspamdSymbol = { name: tag, score, metric_score: score };
+    const o = options.get(tag);
+    if (o !== undefined && o.size > 0) sym.options = [...o];
+    symbols[tag] = sym;
+  }
+  const messages: Record<string, string> = {};
+  if (r.action === 'reject' || r.action === 'discard') messages.smtp_message = 'Message rejected as spam';
+  return {
+    is_skipped: false,
+    score: r.score,
+    required_score: requiredScore,
+    action: RSPAMD_ACTIONS[r.action],
+    symbols,
+    messages,
+    time_real: ms / 1000,
+    milter: {
+      add_headers: {
+        'X-Spam-Result': { value: r.headers['X-Spam-Result'], order: 0 },
+        'X-Spam-Score': { value: r.headers['X-Spam-Score'], order: 0 },
+      },
+      // Copies of our headers already in the message (forged upstream) go first.
+      remove_headers: { 'X-Spam-Result': 0, 'X-Spam-Score': 0 },
+    },
+  };
+}
+
+function one(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s.trim() === '' ? undefined : s.trim();
+}
+
+/** The SMTP session from rspamd request headers. */
+export function sessionFromHeaders(req: IncomingMessage): SessionInput {
+  const s: SessionInput = {};
+  const ip = one(req, 'ip');
+  if (ip !== undefined) s.remoteIp = ip;
+  const helo = one(req, 'helo');
+  if (helo !== undefined) s.heloDomain = helo;
+  const from = req.headers.from;
+  if (typeof from === 'string') s.mailFrom = unbracket(from);
+  const rcpt = req.headersDistinct.rcpt;
+  if (rcpt !== undefined) s.rcptTo = rcpt.flatMap((r) => r.split(',')).map(unbracket).filter((r) => r !== '');
+  const user = one(req, 'user');
+  if (user !== undefined) s.authenticatedAs = user;
+  const host = one(req, 'hostname');
+  // rspamd's convention: "unknown" when the MTA could not resolve (or verify) the client's name.
+  if (host !== undefined && host.toLowerCase() !== 'unknown') s.iprev = { result: 'pass', ptr: [host] };
+  const mta = one(req, 'mta-name');
+  if (mta !== undefined) s.hostname = mta;
+  const tls = one(req, 'tls-version') ?? (one(req, 'tls-cipher') !== undefined ? 'TLS' : undefined);
+  if (tls !== undefined) s.tls = tls;
+  return s;
+}
+
+const STATUS: Record<NotScanned, number> = { too_large: 413, timeout: 504, busy: 503, closing: 503, session: 400, error: 500 };
+
+function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
+  const text = JSON.stringify(body);
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+  if (close) headers.connection = 'close';
+  res.writeHead(status, headers);
+  res.end(text);
+}
+
+class TooLarge extends Error {}
+
+/** Reads the request body up to `max` bytes into one exact-size buffer. Rejects `TooLarge` past it. */
+function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer): void => {
+      size += c.length;
+      if (size > max) {
+        req.off('data', onData);
+        reject(new TooLarge());
+        return;
+      }
+      chunks.push(c);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks, size)));
+    req.once('error', reject);
+    req.once('aborted', () => reject(new Error('the client closed the connection')));
+  });
+}
+
+export interface OpsHandler {
+  /** Serves `/metrics` and `/healthz`; returns false for other paths. */
+  (req: IncomingMessage, res: ServerResponse): boolean;
+}
+
+/** Creates the rspamd-protocol HTTP server (not yet listening). */
+export function createRspamdServer(scanner: Scanner, ops: OpsHandler, requiredScore: () => number): Server {
+  const { limits, metrics } = scanner;
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (path === '/ping') {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 6 });
+      res.end('pong\r\n');
+      req.resume();
+      return;
+    }
+    if (ops(req, res)) return;
+    if (path !== '/checkv2' && path !== '/check' && path !== '/symbols') {
+      req.resume();
+      sendJson(res, 404, { error: `unknown command ${path}` });
+      return;
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      sendJson(res, 405, { error: `use POST on ${path}` });
+      return;
+    }
+    const queueId = one(req, 'queue-id');
+    const enc = one(req, 'content-encoding') ?? one(req, 'compression');
+    if (enc !== undefined && enc.toLowerCase() !== 'identity') {
+      metrics.protocolErrors.inc({ protocol: 'rspamd' });
+      sendJson(res, 415, { error: `compressed requests (${enc}) are not supported; send the message uncompressed` }, true);
+      res.once('finish', () => req.destroy());
+      return;
+    }
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (declared > limits.maxSize) {
+      const o = scanner.refuse('rspamd', 'too_large', scanner.tooLargeMessage(), declared, queueId);
+      sendJson(res, 413, { error: o.ok ? '' : o.message }, true);
+      res.once('finish', () => req.destroy());
+      return;
+    }
+    let raw: Uint8Array;
+    try {
+      raw = await readBody(req, limits.maxSize);
+    } catch (e) {
+      if (e instanceof TooLarge) {
+        const o = scanner.refuse('rspamd', 'too_large', scanner.tooLargeMessage(), limits.maxSize + 1, queueId);
+        sendJson(res, 413, { error: o.ok ? '' : o.message }, true);
+        res.once('finish', () => req.destroy());
+      } else metrics.protocolErrors.inc({ protocol: 'rspamd' });
+      return;
+    }
+    if (raw.length === 0) {
+      metrics.protocolErrors.inc({ protocol: 'rspamd' });
+      sendJson(res, 400, { error: 'empty message: send the message as the request body' });
+      return;
+    }
+    const o = await scanner.scan({ protocol: 'rspamd', raw, session: sessionFromHeaders(req), queueId });
+    if (res.destroyed) return;
+    if (o.ok) sendJson(res, 200, toRspamdReply(o.result, requiredScore(), o.ms));
+    else sendJson(res, STATUS[o.reason], { error: o.message });
+  };
+  const server = createServer({ requestTimeout: 0, headersTimeout: limits.idleTimeoutMs, keepAliveTimeout: 5_000 }, (req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      scanner.log.error({ protocol: 'rspamd', err: e instanceof Error ? e.message : String(e) }, 'request failed');
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' }, true);
+    });
+  });
+  // Socket inactivity (nothing read or written: a stalled client) ends the connection.
+  server.setTimeout(limits.idleTimeoutMs, (socket) => socket.destroy());
+  server.maxConnections = limits.maxConnections;
+  server.on('connection', (socket) => {
+    metrics.connections.inc({ protocol: 'rspamd' });
+    socket.once('close', () => metrics.connections.dec({ protocol: 'rspamd' }));
+  });
+  server.on('clientError', (_err, socket) => {
+    metrics.protocolErrors.inc({ protocol: 'rspamd' });
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+  return server;
+}

@@ -1,0 +1,62 @@
+/**
+ * The rule material a worker thread needs to build its own `SpamEngine`: plain data only (rules,
+ * scores, thresholds, static lists, lookup-store configurations), because engines, compiled
+ * closures and database connections cannot cross a thread boundary. Each worker compiles the rules
+ * and opens its own store connections from this description.
+ */
+import { createResolver } from '../dns/index.js';
+import { SpamEngine, type EngineOptions } from '../engine/engine.js';
+import type { SpamRuleInput, SpamTagInput, SpamThresholds } from '../engine/types.js';
+import { createLookupStore, LookupMap, parseLookupStoreConfig, StaticLookupList, type StaticEntry } from '../lookup/index.js';
+
+/** A rule set as data. Every field is structured-cloneable (it is posted to worker threads). */
+export interface RuleSetSpec {
+  rules: readonly SpamRuleInput[];
+  /** SpamTag scores (`Score`, `Reject`, `Discard`). */
+  tags?: readonly SpamTagInput[];
+  thresholds?: SpamThresholds;
+  /** Static lookup lists by namespace (MemoryLookupKey entries, `--list NS=FILE`). */
+  lists?: ReadonlyMap<string, readonly StaticEntry[]> | readonly (readonly [string, readonly StaticEntry[]])[];
+  /** Lookup stores by namespace: an `x:StoreLookup` `store` configuration (src/lookup/config.ts). */
+  stores?: readonly { namespace: string; config: unknown }[];
+  /** Values for `system('hostname')` etc. */
+  system?: Record<string, string | number>;
+  /** DNS for the analysis modules, as a `--dns` spec (`system`, `system:SERVER`, `off`, `static:FILE`; src/dns). Default off. */
+  dns?: string;
+  /**
+   * Further `SpamEngine` options, passed through unchanged; they must be structured-cloneable
+   * (no functions, no store instances).
+   */
+  engine?: Omit<EngineOptions, 'rules' | 'tags' | 'thresholds' | 'lookups' | 'system' | 'dns'>;
+}
+
+/**
+ * Builds an engine from a spec. A store whose configuration is refused or cannot be created is
+ * reported through `warn` and left out (its lookups then answer `""`, as for an unknown namespace).
+ * Throws `DnsConfigError` for a bad `dns` spec.
+ */
+export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => void = () => {}): SpamEngine {
+  const lookups = new LookupMap();
+  for (const [ns, entries] of spec.lists ?? []) lookups.set(ns, new StaticLookupList(ns, [...entries]));
+  for (const s of spec.stores ?? []) {
+    const parsed = parseLookupStoreConfig(s.config);
+    if (!parsed.ok) {
+      warn(`store "${s.namespace}" skipped: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+      continue;
+    }
+    try {
+      lookups.set(s.namespace, createLookupStore(s.namespace, parsed.value));
+    } catch (e) {
+      warn(`store "${s.namespace}" skipped: ${(e as Error).message}`);
+    }
+  }
+  return new SpamEngine({
+    ...spec.engine,
+    rules: spec.rules,
+    tags: spec.tags,
+    thresholds: spec.thresholds,
+    lookups,
+    system: spec.system,
+    ...(spec.dns !== undefined ? { dns: createResolver(spec.dns) } : {}),
+  });
+}

@@ -1,0 +1,170 @@
+/**
+ * The scanning server: the rspamd, milter and spamd listeners (each optional) in front of one
+ * worker pool, with `/metrics` and `/healthz`, and a graceful shutdown that stops accepting, lets
+ * the scans in flight finish, then closes connections and the pool.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { AddressInfo, Server, Socket } from 'node:net';
+import { defaultLimits, type ServerLimits } from './limits.js';
+import { createLogger, type Logger } from './log.js';
+import { ServerMetrics } from './metrics.js';
+import { createMilterServer } from './milter.js';
+import { SpamEnginePool } from './pool.js';
+import { createRspamdServer, type OpsHandler } from './rspamd.js';
+import { Scanner } from './scan.js';
+import { createSpamdServer } from './spamd.js';
+
+/** `{ host, port }` for TCP (port 0 = random) or `{ path }` for a unix socket. */
+export type ListenAddress = { host: string; port: number } | { path: string };
+
+/**
+ * Parses `HOST:PORT`, `[V6]:PORT`, a bare port, `inet:HOST:PORT` / `inet:PORT@HOST` (Postfix and
+ * Sendmail milter notation) or `unix:PATH`. Throws `Error` for anything else.
+ */
+export function parseListenAddress(s: string): ListenAddress {
+  if (s.startsWith('unix:')) {
+    const path = s.slice(5);
+    if (path === '') throw new Error(`expected unix:PATH, got "${s}"`);
+    return { path };
+  }
+  let t = s.startsWith('inet:') ? s.slice(5) : s;
+  const at = /^(\d+)@(.+)$/.exec(t);
+  if (at) t = `${at[2]}:${at[1]}`;
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(t) ?? (/^\d+$/.test(t) ? [t, undefined, '127.0.0.1', t] : null);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`expected HOST:PORT or unix:PATH, got "${s}"`);
+  return { host: m[1] ?? m[2]!, port };
+}
+
+export interface ScanServerOptions {
+  /** The pool that classifies (its rule set gives the spam threshold reported to clients). */
+  pool: SpamEnginePool;
+  rspamd?: ListenAddress;
+  milter?: ListenAddress;
+  spamd?: ListenAddress;
+  /** A separate HTTP listener for `/metrics` and `/healthz` (the rspamd listener serves them too). */
+  metrics?: ListenAddress;
+  limits?: Partial<ServerLimits>;
+  logger?: Logger;
+}
+
+export interface ScanServer {
+  /** Bound addresses: `http://127.0.0.1:PORT` (rspamd, metrics), `127.0.0.1:PORT` or `unix:PATH` (milter, spamd). */
+  addresses: { rspamd?: string; milter?: string; spamd?: string; metrics?: string };
+  scanner: Scanner;
+  metrics: ServerMetrics;
+  /**
+   * Stops accepting, waits up to `graceMs` (default 30 000) for the scans in flight, then closes
+   * every connection. The pool is left to its owner.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+function listen(server: Server, addr: ListenAddress): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    const done = (): void => {
+      server.off('error', reject);
+      if ('path' in addr) return resolve(`unix:${addr.path}`);
+      const a = server.address() as AddressInfo;
+      resolve(`${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`);
+    };
+    if ('path' in addr) server.listen(addr.path, done);
+    else server.listen(addr.port, addr.host, done);
+  });
+}
+
+/** Starts the listeners named in `opts`. Throws when an address cannot be bound. */
+export async function startScanServer(opts: ScanServerOptions): Promise<ScanServer> {
+  const limits: ServerLimits = { ...defaultLimits(opts.pool.workers), ...opts.limits };
+  const log = opts.logger ?? createLogger();
+  const metrics = new ServerMetrics();
+  const scanner = new Scanner(opts.pool, limits, metrics, log);
+  const threshold = (): number => opts.pool.ruleSet.thresholds?.scoreSpam ?? 5;
+  let closing = false;
+
+  const ops: OpsHandler = (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (path === '/metrics') {
+      req.resume();
+      metrics.queueDepth.set(scanner.depth);
+      metrics.render().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': metrics.contentType });
+          res.end(text);
+        },
+        () => {
+          res.writeHead(500).end();
+        },
+      );
+      return true;
+    }
+    if (path === '/healthz') {
+      req.resume();
+      const body = JSON.stringify({ status: closing ? 'stopping' : 'ok', workers: opts.pool.workers, queue: scanner.depth });
+      res.writeHead(closing ? 503 : 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return true;
+    }
+    return false;
+  };
+
+  const servers: { name: keyof ScanServer['addresses']; server: Server; sockets: Set<Socket> }[] = [];
+  const add = (name: keyof ScanServer['addresses'], server: Server): void => {
+    const sockets = new Set<Socket>();
+    server.on('connection', (s: Socket) => {
+      sockets.add(s);
+      s.once('close', () => sockets.delete(s));
+    });
+    servers.push({ name, server, sockets });
+  };
+  if (opts.rspamd) add('rspamd', createRspamdServer(scanner, ops, threshold));
+  if (opts.milter) add('milter', createMilterServer(scanner));
+  if (opts.spamd) add('spamd', createSpamdServer(scanner, threshold));
+  if (opts.metrics) {
+    const http: HttpServer = createHttpServer((req, res) => {
+      if (!ops(req, res)) {
+        req.resume();
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      }
+    });
+    add('metrics', http);
+  }
+
+  const addresses: ScanServer['addresses'] = {};
+  try {
+    for (const s of servers) {
+      const a = await listen(s.server, opts[s.name]!);
+      addresses[s.name] = s.name === 'rspamd' || s.name === 'metrics' ? `http://${a}` : a;
+    }
+  } catch (e) {
+    for (const s of servers) s.server.close();
+    throw e;
+  }
+  for (const [name, address] of Object.entries(addresses)) log.info({ listener: name, address }, 'listening');
+
+  return {
+    addresses,
+    scanner,
+    metrics,
+    async close(graceMs = 30_000) {
+      if (closing) return;
+      closing = true;
+      const closed = servers.map((s) => new Promise<void>((resolve) => s.server.close(() => resolve())));
+      // Idle keep-alive HTTP connections would hold close() open; connections mid-scan stay.
+      for (const s of servers) if ('closeIdleConnections' in s.server) (s.server as HttpServer).closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([scanner.drain(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+      // Let the replies of the last scans flush, then end whatever is left.
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const s of servers)
+        for (const sock of s.sockets) {
+          sock.end();
+          setTimeout(() => sock.destroy(), 1000).unref();
+        }
+      await Promise.all(closed);
+      log.info('stopped');
+    },
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * The spamd protocol (`SPAMC/1.5`, what SpamAssassin's `spamc` and many MTAs' spamd clients speak):
+ * one request per connection, `VERB SPAMC/1.x`, headers (`Content-length`, `User`, `Compress:
+ * zlib`), a blank line, the message. Verbs: `CHECK`, `SYMBOLS`, `REPORT`, `REPORT_IFSPAM`,
+ * `HEADERS`, `PROCESS`, `PING`, `SKIP`. Replies start `SPAMD/1.1 0 EX_OK` with
+ * `Spam: True ; SCORE / THRESHOLD` (True for every action but `allow`; threshold = the spam threshold).
+ *
+ * Errors use spamd's sysexits codes: 76 `EX_PROTOCOL` (malformed request, Content-length that does
+ * not match the body, unusable session), 65 `EX_DATAERR` (message over the size cap: not scanned),
+ * 69 `EX_UNAVAILABLE` (`TELL`: learning is not supported), 75 `EX_TEMPFAIL` (busy, time limit,
+ * shutting down), 70 `EX_SOFTWARE` (worker failure). spamc then passes the message through
+ * unchanged, as it does when spamd is down.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { inflateSync } from 'node:zlib';
+import type { ClassifyResult } from '../engine/types.js';
+import { splitMessage, withVerdictHeaders } from './headers.js';
+import type { NotScanned, Scanner } from './scan.js';
+
+const MAX_HEAD = 64 * 1024;
+const VERBS = new Set(['CHECK', 'SYMBOLS', 'REPORT', 'REPORT_IFSPAM', 'HEADERS', 'PROCESS', 'PING', 'SKIP', 'TELL']);
+
+const EX: Record<number, string> = {
+  0: 'EX_OK',
+  65: 'EX_DATAERR',
+  69: 'EX_UNAVAILABLE',
+  70: 'EX_SOFTWARE',
+  75: 'EX_TEMPFAIL',
+  76: 'EX_PROTOCOL',
+};
+
+const CODE: Record<NotScanned, number> = { too_large: 65, timeout: 75, busy: 75, closing: 75, session: 76, error: 70 };
+
+function errorReply(code: number, text: string): string {
+  return `SPAMD/1.1 ${code} ${EX[code]} ${text.replace(/[\r\n]+/g, ' ')}\r\n\r\n`;
+}
+
+function spamLine(r: ClassifyResult, threshold: number): string {
+  return `Spam: ${r.action === 'allow' ? 'False' : 'True'} ; ${r.score.toFixed(2)} / ${threshold.toFixed(2)}`;
+}
+
+/** The `REPORT` body: one line per scored tag with the rule (or module) that set it. */
+function report(r: ClassifyResult, threshold: number): string {
+  const why = new Map<string, string>();
+  for (const m of r.matches) if (!why.has(m.tag)) why.set(m.tag, `rule ${m.rule} on ${m.element === '' ? m.scope : `${m.scope} ${JSON.stringify(m.element)}`}`);
+  const lines = [
+    `spamrule verdict: ${r.action}`,
+    '',
+    `Content analysis details:   (${r.score.toFixed(2)} points, ${threshold.toFixed(2)} required)`,
+    '',
+    '   pts rule name                    description',
+    '------ ---------------------------- --------------------------------------------------',
+  ];
+  for (const tag of r.tags) {
+    const s = r.scores[tag] ?? 0;
+    if (s === 0 && tag.startsWith('X_')) continue;
+    lines.push(`${s.toFixed(2).padStart(6)} ${tag.padEnd(28)} ${why.get(tag) ?? 'message analysis'}`);
+  }
+  return lines.join('\r\n') + '\r\n';
+}
+
+function withBody(r: ClassifyResult, threshold: number, body: Buffer): Buffer {
+  const head = `SPAMD/1.1 0 EX_OK\r\nContent-length: ${body.length}\r\n${spamLine(r, threshold)}\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+}
+
+/** The reply to a scanned message for one verb. */
+export function spamdReply(verb: string, r: ClassifyResult, threshold: number, raw: Uint8Array): Buffer {
+  switch (verb) {
+    case 'SYMBOLS':
+      return withBody(r, threshold, Buffer.from(r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0)).join(','), 'utf8'));
+    case 'REPORT':
+      return withBody(r, threshold, Buffer.from(report(r, threshold), 'utf8'));
+    case 'REPORT_IFSPAM':
+      return withBody(r, threshold, r.action === 'allow' ? Buffer.alloc(0) : Buffer.from(report(r, threshold), 'utf8'));
+    case 'HEADERS':
+    case 'PROCESS': {
+      const { head, rest, eol } = splitMessage(raw);
+      const newHead = withVerdictHeaders(head, r.headers, eol);
+      return withBody(r, threshold, verb === 'HEADERS' ? newHead : Buffer.concat([newHead, rest]));
+    }
+    default:
+      return Buffer.from(`SPAMD/1.1 0 EX_OK\r\n${spamLine(r, threshold)}\r\n\r\n`, 'latin1');
+  }
+}
+
+interface Request {
+  verb: string;
+  headers: Map<string, string>;
+}
+
+function parseHead(text: string): Request | string {
+  const lines = text.split('\r\n');
+  const m = /^([A-Z_]+) SPAMC\/(\d+\.\d+)$/.exec(lines[0] ?? '');
+  if (!m) return `bad request line ${JSON.stringify((lines[0] ?? '').slice(0, 80))}`;
+  if (!VERBS.has(m[1]!)) return `unknown command ${m[1]}`;
+  const headers = new Map<string, string>();
+  for (const line of lines.slice(1)) {
+    if (line === '') continue;
+    const colon = line.indexOf(':');
+    if (colon <= 0) return `bad header line ${JSON.stringify(line.slice(0, 80))}`;
+    headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+  }
+  return { verb: m[1]!, headers };
+}
+
+/** Creates the spamd-protocol server (not yet listening). */
+export function createSpamdServer(scanner: Scanner, threshold: () => number): Server {
+  const { limits, metrics } = scanner;
+  const handle = (socket: Socket): void => {
+    metrics.connections.inc({ protocol: 'spamd' });
+    socket.once('close', () => metrics.connections.dec({ protocol: 'spamd' }));
+    socket.setTimeout(limits.idleTimeoutMs, () => socket.destroy());
+    socket.on('error', () => undefined);
+    let buf: Buffer = Buffer.alloc(0);
+    let req: Request | undefined;
+    let want = -1;
+    const chunks: Buffer[] = [];
+    let got = 0;
+    let done = false;
+
+    const fail = (code: number, text: string, protocolError = true): void => {
+      if (done) return;
+      done = true;
+      if (protocolError) metrics.protocolErrors.inc({ protocol: 'spamd' });
+      socket.end(errorReply(code, text));
+      // A client still sending (a 60 MB body) is not read further.
+      socket.once('finish', () => socket.destroy());
+    };
+
+    const finish = async (): Promise<void> => {
+      done = true;
+      socket.pause();
+      const r = req!;
+      let raw: Uint8Array = Buffer.concat(chunks, got);
+      if (want >= 0 && raw.length > want) raw = raw.subarray(0, want);
+      if ((r.headers.get('compress') ?? '').toLowerCase() === 'zlib') {
+        try {
+          raw = inflateSync(raw, { maxOutputLength: limits.maxSize + 1 });
+        } catch (e) {
+          const tooBig = (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
+          if (tooBig) scanner.refuse('spamd', 'too_large', scanner.tooLargeMessage(), limits.maxSize + 1);
+          done = false;
+          fail(tooBig ? 65 : 76, tooBig ? scanner.tooLargeMessage() : 'the zlib-compressed body does not inflate', !tooBig);
+          return;
+        }
+      }
+      const o = await scanner.scan({ protocol: 'spamd', raw, session: {} });
+      if (socket.destroyed) return;
+      if (o.ok) socket.end(spamdReply(r.verb, o.result, threshold(), raw));
+      else socket.end(errorReply(CODE[o.reason], o.message));
+    };
+
+    const onBody = (): void => {
+      if (want >= 0 && got >= want) void finish();
+    };
+
+    socket.on('data', (chunk: Buffer) => {
+      if (done) return;
+      if (req === undefined) {
+        buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) {
+          if (buf.length > MAX_HEAD) fail(76, 'request headers too long');
+          else if (/^PING SPAMC\/\d+\.\d+\r\n$/.test(buf.toString('latin1'))) {
+            // Some clients send PING without the blank line.
+            done = true;
+            socket.end('SPAMD/1.5 0 PONG\r\n');
+          }
+          return;
+        }
+        const parsed = parseHead(buf.toString('latin1', 0, end));
+        const rest = buf.subarray(end + 4);
+        buf = Buffer.alloc(0);
+        if (typeof parsed === 'string') return fail(76, parsed);
+        req = parsed;
+        if (req.verb === 'PING') {
+          done = true;
+          socket.end('SPAMD/1.5 0 PONG\r\n');
+          return;
+        }
+        if (req.verb === 'SKIP') {
+          done = true;
+          socket.end();
+          return;
+        }
+        if (req.verb === 'TELL') return fail(69, 'learning (TELL) is not supported', false);
+        const cl = req.headers.get('content-length');
+        if (cl !== undefined) {
+          if (!/^\d+$/.test(cl)) return fail(76, `bad Content-length ${JSON.stringify(cl)}`);
+          want = Number(cl);
+          if (want > limits.maxSize) {
+            scanner.refuse('spamd', 'too_large', scanner.tooLargeMessage(), want);
+            return fail(65, scanner.tooLargeMessage(), false);
+          }
+        }
+        chunk = rest;
+      }
+      if (chunk.length > 0) {
+        got += chunk.length;
+        if (got > limits.maxSize) {
+          scanner.refuse('spamd', 'too_large', scanner.tooLargeMessage(), got);
+          return fail(65, scanner.tooLargeMessage(), false);
+        }
+        chunks.push(chunk);
+      }
+      onBody();
+    });
+    socket.on('end', () => {
+      if (done) return;
+      if (req === undefined) return fail(76, 'connection closed before the request was complete');
+      if (want < 0) return void finish(); // no Content-length: the body is everything until EOF
+      if (got < want) return fail(76, `Content-length says ${want} bytes but the body has ${got}`);
+    });
+  };
+  // spamc half-closes its side after sending the message and then reads the reply.
+  const server = createServer({ allowHalfOpen: true }, handle);
+  server.maxConnections = limits.maxConnections;
+  return server;
+}
