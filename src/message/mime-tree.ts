@@ -1,0 +1,539 @@
+/**
+ * The MIME part tree as mail-parser (the Rust crate Stalwart parses mail with) builds it: every part
+ * of the message in depth-first document order (index 0 is the root, multipart containers are parts
+ * too), each with its own headers (raw name and value), parsed Content-Type / Content-Disposition,
+ * raw byte offsets, decoded content and `len()`, plus the RFC 8621 body lists `textBody`, `htmlBody`
+ * and `attachments` by mail-parser's rules. A `message/rfc822` (or `message/global`) part holds a
+ * separate nested message whose parts are not in the parent's list.
+ *
+ * Why not postal-mime (which `parse.ts` uses for the rules): it keeps no raw offsets or raw header
+ * names, classifies attachments differently from mail-parser, and gives up on deep nesting; the
+ * mime/html modules need mail-parser's view exactly (docs/analysis.md, "mime").
+ *
+ * Limits: {@link MAX_MIME_PARTS} parts per message and {@link MAX_MIME_PART_DEPTH} levels of nesting;
+ * past them the rest is not split further and `warnings` says so. Never throws.
+ */
+import { decodeWords } from 'postal-mime';
+
+/** One header of a part: the name as written (up to the colon) and the raw value after the colon. */
+export interface PartHeader {
+  /** Bytes before the colon, as written (white space before the colon kept). */
+  readonly rawName: string;
+  /** Lower-cased, trimmed name. */
+  readonly name: string;
+  /**
+   * Everything after the colon up to the end of the header, folding kept, final line break removed;
+   * one character per byte (latin1), so byte-level checks see the raw bytes.
+   */
+  readonly value: string;
+}
+
+/** A parsed Content-Type or Content-Disposition: type and subtype lower-cased, attribute names lower-cased. */
+export interface ContentType {
+  readonly type: string;
+  readonly subtype: string | undefined;
+  /** Attribute values unquoted, RFC 2231/2047-decoded. */
+  readonly attributes: ReadonlyMap<string, string>;
+}
+
+/** mail-parser's `PartType`: what a part's body is. */
+export type PartKind = 'text' | 'html' | 'binary' | 'inline-binary' | 'message' | 'multipart';
+
+export interface MimePart {
+  /** Position in the message's `parts`. */
+  readonly index: number;
+  readonly headers: readonly PartHeader[];
+  /** The last Content-Type header, parsed; undefined when absent or unparsable (e.g. `; tag=1`). */
+  readonly contentType: ContentType | undefined;
+  /** The last Content-Disposition header, parsed. */
+  readonly contentDisposition: ContentType | undefined;
+  /** The last Content-Transfer-Encoding value, trimmed (case kept); undefined when absent. */
+  readonly transferEncoding: string | undefined;
+  readonly kind: PartKind;
+  /** Child part indexes of a multipart container (in order). */
+  readonly children: readonly number[];
+  /** The nested message of a `message/rfc822` part. */
+  readonly nested: MimeMessage | undefined;
+  /** Byte offsets in `MimeMessage.raw`: header start, body start, body end (encoded bytes). */
+  readonly headerStart: number;
+  readonly bodyStart: number;
+  readonly bodyEnd: number;
+  /** Transfer-decoded content (empty for multipart and message parts). */
+  readonly decoded: Uint8Array;
+  /** Charset-decoded text of `text` and `html` parts. */
+  readonly text: string | undefined;
+  /** mail-parser's `len()`: UTF-8 bytes of the text, decoded bytes, the nested message's size, or 0. */
+  readonly len: number;
+  /** `Content-Disposition` filename, else `Content-Type` name; undefined when neither. */
+  readonly attachmentName: string | undefined;
+}
+
+export interface MimeMessage {
+  /** The bytes the offsets refer to (the message, or a decoded nested message). */
+  readonly raw: Uint8Array;
+  readonly parts: readonly MimePart[];
+  readonly textBody: readonly number[];
+  readonly htmlBody: readonly number[];
+  readonly attachments: readonly number[];
+}
+
+/** Parts parsed per message at most (nested messages included). */
+export const MAX_MIME_PARTS = 5_000;
+/** Multipart / nested-message levels followed at most. */
+export const MAX_MIME_PART_DEPTH = 64;
+
+type Container = 'message' | 'mixed' | 'alternative' | 'related' | 'digest' | 'other';
+type LeafMime = 'plain' | 'html' | 'text-other' | 'inline' | 'message' | 'other';
+
+interface State {
+  readonly container: Container;
+  readonly inAlternative: boolean;
+  parts: number;
+  readonly htmlParts: number;
+  readonly textParts: number;
+  needHtml: boolean;
+  needText: boolean;
+}
+
+const latin1 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+const utf8 = (s: string): string => Buffer.from(s, 'latin1').toString('utf8');
+
+/** Parses `raw` into mail-parser's part tree. Never throws; `warnings` collects applied limits. */
+export function parseMimeTree(raw: Uint8Array): { message: MimeMessage; warnings: string[] } {
+  const budget = { parts: 0, warnings: [] as string[], capped: false, deep: false };
+  return { message: parseMessage(raw, 0, budget), warnings: budget.warnings };
+}
+
+interface Budget {
+  parts: number;
+  warnings: string[];
+  capped: boolean;
+  deep: boolean;
+}
+
+class Builder {
+  readonly parts: MimePart[] = [];
+  readonly textBody: number[] = [];
+  readonly htmlBody: number[] = [];
+  readonly attachments: number[] = [];
+  constructor(
+    readonly raw: Uint8Array,
+    readonly bin: string,
+    readonly budget: Budget,
+  ) {}
+}
+
+function parseMessage(raw: Uint8Array, depth: number, budget: Budget): MimeMessage {
+  const b = new Builder(raw, latin1(raw), budget);
+  const st: State = { container: 'message', inAlternative: false, parts: 0, htmlParts: 0, textParts: 0, needHtml: true, needText: true };
+  entity(b, depth, 0, raw.length, st, undefined);
+  return { raw, parts: b.parts, textBody: b.textBody, htmlBody: b.htmlBody, attachments: b.attachments };
+}
+
+/** Reads the header block at `start`; returns the headers and where the body starts. */
+function readHeaders(bin: string, start: number, end: number): { headers: PartHeader[]; bodyStart: number } {
+  const headers: PartHeader[] = [];
+  let pos = start;
+  let cur: { rawName: string; valueStart: number; valueEnd: number } | undefined;
+  const flush = (): void => {
+    if (cur === undefined) return;
+    headers.push({ rawName: cur.rawName, name: cur.rawName.trim().toLowerCase(), value: bin.slice(cur.valueStart, cur.valueEnd) });
+    cur = undefined;
+  };
+  while (pos < end) {
+    let nl = bin.indexOf('\n', pos);
+    if (nl < 0 || nl >= end) nl = end;
+    let lineEnd = nl;
+    if (lineEnd > pos && bin.charCodeAt(lineEnd - 1) === 13) lineEnd--;
+    if (lineEnd === pos) {
+      flush();
+      return { headers, bodyStart: Math.min(nl + 1, end) };
+    }
+    const c = bin.charCodeAt(pos);
+    if (c === 32 || c === 9) {
+      if (cur !== undefined) cur.valueEnd = lineEnd;
+    } else {
+      flush();
+      const colon = bin.indexOf(':', pos);
+      if (colon >= 0 && colon < lineEnd) cur = { rawName: bin.slice(pos, colon), valueStart: colon + 1, valueEnd: lineEnd };
+    }
+    pos = nl + 1;
+    if (headers.length > 10_000) break;
+  }
+  flush();
+  return { headers, bodyStart: end };
+}
+
+function lastHeader(headers: readonly PartHeader[], name: string): PartHeader | undefined {
+  for (let i = headers.length - 1; i >= 0; i--) if (headers[i]!.name === name) return headers[i];
+  return undefined;
+}
+
+function leafMime(ct: ContentType | undefined, parent: Container): { multipart: Container | undefined; inline: boolean; text: boolean; mime: LeafMime } {
+  if (ct === undefined) {
+    return parent === 'digest' ? { multipart: undefined, inline: false, text: false, mime: 'message' } : { multipart: undefined, inline: true, text: true, mime: 'plain' };
+  }
+  switch (ct.type) {
+    case 'multipart': {
+      const sub = ct.subtype;
+      const c: Container = sub === 'mixed' || sub === 'alternative' || sub === 'related' || sub === 'digest' ? sub : 'other';
+      return { multipart: c, inline: false, text: false, mime: 'other' };
+    }
+    case 'text':
+      if (ct.subtype === 'plain') return { multipart: undefined, inline: true, text: true, mime: 'plain' };
+      if (ct.subtype === 'html') return { multipart: undefined, inline: true, text: true, mime: 'html' };
+      return { multipart: undefined, inline: false, text: true, mime: 'text-other' };
+    case 'image': case 'audio': case 'video':
+      return { multipart: undefined, inline: true, text: false, mime: 'inline' };
+    case 'message':
+      if (ct.subtype === 'rfc822' || ct.subtype === 'global') return { multipart: undefined, inline: false, text: false, mime: 'message' };
+      return { multipart: undefined, inline: false, text: false, mime: 'other' };
+    default:
+      return { multipart: undefined, inline: false, text: false, mime: 'other' };
+  }
+}
+
+interface Delimiter {
+  /** Where the previous segment ends (before the line break preceding the delimiter). */
+  prevEnd: number;
+  /** Where the next segment starts (after the delimiter line). */
+  next: number;
+  close: boolean;
+}
+
+/** The delimiter lines `--boundary` inside [from, to), up to and including the closing one. */
+function delimiters(bin: string, from: number, to: number, boundary: string): Delimiter[] {
+  const out: Delimiter[] = [];
+  const marker = '--' + boundary;
+  let p: number;
+  if (bin.startsWith(marker, from)) p = from;
+  else {
+    const i = bin.indexOf('\n' + marker, from);
+    p = i < 0 || i + 1 + marker.length > to ? -1 : i + 1;
+  }
+  while (p >= 0) {
+    let prevEnd = p;
+    if (p > from && bin.charCodeAt(p - 1) === 10) prevEnd = p > from + 1 && bin.charCodeAt(p - 2) === 13 ? p - 2 : p - 1;
+    const after = p + marker.length;
+    const close = bin.startsWith('--', after) && after + 2 <= to;
+    let nl = bin.indexOf('\n', after);
+    if (nl < 0 || nl >= to) nl = to - 1;
+    out.push({ prevEnd, next: Math.min(nl + 1, to), close });
+    if (close || out.length > MAX_MIME_PARTS) break;
+    const i = bin.indexOf('\n' + marker, after);
+    p = i < 0 || i + 1 + marker.length > to ? -1 : i + 1;
+  }
+  return out;
+}
+
+function newPart(b: Builder, p: Omit<MimePart, 'index'>): number {
+  const index = b.parts.length;
+  b.parts.push({ index, ...p });
+  return index;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Parses one entity (headers + body) in [start, end); `siblings` collects the container's child ids. */
+function entity(b: Builder, depth: number, start: number, end: number, st: State, siblings: number[] | undefined): void {
+  const budget = b.budget;
+  if (budget.parts >= MAX_MIME_PARTS) {
+    if (!budget.capped) {
+      budget.capped = true;
+      budget.warnings.push(`MIME part limit: parts beyond ${MAX_MIME_PARTS} ignored`);
+    }
+    return;
+  }
+  budget.parts++;
+  const bin = b.bin;
+  const { headers, bodyStart } = readHeaders(bin, start, end);
+  st.parts++;
+  siblings?.push(b.parts.length);
+  const ctH = lastHeader(headers, 'content-type');
+  const ct = ctH === undefined ? undefined : parseContentType(ctH.value);
+  const cdH = lastHeader(headers, 'content-disposition');
+  const cd = cdH === undefined ? undefined : parseContentType(cdH.value);
+  const cteH = lastHeader(headers, 'content-transfer-encoding');
+  const cte = cteH === undefined ? undefined : utf8(cteH.value).trim();
+  const attachmentName = cd?.attributes.get('filename') ?? ct?.attributes.get('name');
+  let { multipart, inline, text, mime } = leafMime(ct, st.container);
+  const common = { headers, contentType: ct, contentDisposition: cd, transferEncoding: cte, headerStart: start, bodyStart, attachmentName };
+
+  if (multipart !== undefined) {
+    const boundary = ct === undefined ? undefined : rawAttribute(ctH!.value, 'boundary');
+    if (boundary !== undefined && boundary.length > 0) {
+      const delims = delimiters(bin, bodyStart, end, boundary);
+      if (delims.length > 0 && depth + 1 < MAX_MIME_PART_DEPTH) {
+        const children: number[] = [];
+        newPart(b, { ...common, kind: 'multipart', children, nested: undefined, bodyEnd: end, decoded: EMPTY, text: undefined, len: 0 });
+        const child: State = {
+          container: multipart,
+          inAlternative: st.inAlternative || multipart === 'alternative',
+          parts: 0,
+          htmlParts: b.htmlBody.length,
+          textParts: b.textBody.length,
+          needHtml: st.needHtml,
+          needText: st.needText,
+        };
+        for (let i = 0; i < delims.length; i++) {
+          const d = delims[i]!;
+          if (d.close) break;
+          const segEnd = i + 1 < delims.length ? delims[i + 1]!.prevEnd : end;
+          entity(b, depth + 1, d.next, Math.max(d.next, segEnd), child, children);
+        }
+        if (multipart === 'alternative' && child.needHtml && child.needText) {
+          // An alternative that gave only HTML parts lists them as text too, and vice versa.
+          if (child.textParts === b.textBody.length && child.htmlParts !== b.htmlBody.length) {
+            for (const pid of b.htmlBody.slice(child.htmlParts)) b.textBody.push(pid);
+          }
+          if (child.htmlParts === b.htmlBody.length && child.textParts !== b.textBody.length) {
+            // mail-parser slices text_body from the html count here; kept as it does.
+            for (const pid of b.textBody.slice(child.htmlParts)) b.htmlBody.push(pid);
+          }
+        }
+        return;
+      }
+      if (delims.length > 0 && !budget.deep) {
+        budget.deep = true;
+        budget.warnings.push(`MIME nesting limit: parts deeper than ${MAX_MIME_PART_DEPTH} levels are not split`);
+      }
+      // No delimiter found: mail-parser keeps the body as a text attachment.
+      mime = 'text-other';
+      text = true;
+      inline = false;
+    }
+  }
+
+  const bodyEnd = Math.max(bodyStart, end);
+  const enc = cte === undefined ? 'none' : cte.toLowerCase() === 'base64' ? 'base64' : cte.toLowerCase() === 'quoted-printable' ? 'qp' : 'none';
+  const id = b.parts.length;
+
+  if (mime === 'message') {
+    b.attachments.push(id);
+    const body = enc === 'none' ? b.raw.subarray(bodyStart, bodyEnd) : decodeBody(bin, bodyStart, bodyEnd, enc);
+    if (depth + 1 < MAX_MIME_PART_DEPTH) {
+      const nested = parseMessage(body, depth + 1, budget);
+      newPart(b, { ...common, kind: 'message', children: [], nested, bodyEnd, decoded: EMPTY, text: undefined, len: body.length });
+    } else {
+      if (!budget.deep) {
+        budget.deep = true;
+        budget.warnings.push(`MIME nesting limit: messages deeper than ${MAX_MIME_PART_DEPTH} levels are not parsed`);
+      }
+      newPart(b, { ...common, kind: 'binary', children: [], nested: undefined, bodyEnd, decoded: body, text: undefined, len: body.length });
+    }
+    return;
+  }
+
+  const decoded = decodeBody(bin, bodyStart, bodyEnd, enc);
+  const isInline = inline
+    && !(cd !== undefined && cd.type === 'attachment')
+    && (st.parts === 1 || (st.container !== 'related' && (mime === 'inline' || !(ct?.attributes.has('name') ?? false))));
+  let addHtml = false;
+  let addText = false;
+  if (st.container === 'alternative') {
+    addHtml = mime === 'html';
+    addText = mime === 'plain';
+  } else if (isInline) {
+    if (st.inAlternative && (st.needText || st.needHtml)) {
+      if (mime === 'html') st.needText = false;
+      else if (mime === 'plain') st.needHtml = false;
+    }
+    addHtml = st.needHtml;
+    addText = st.needText;
+  }
+  if (text) {
+    const isHtml = mime === 'html';
+    const t = decodeText(decoded, ct?.attributes.get('charset'));
+    if (addHtml && !isHtml) b.htmlBody.push(id);
+    else if (addText && isHtml) b.textBody.push(id);
+    if (addHtml && isHtml) b.htmlBody.push(id);
+    else if (addText && !isHtml) b.textBody.push(id);
+    else b.attachments.push(id);
+    newPart(b, { ...common, kind: isHtml ? 'html' : 'text', children: [], nested: undefined, bodyEnd, decoded, text: t, len: Buffer.byteLength(t, 'utf8') });
+  } else {
+    if (addHtml) b.htmlBody.push(id);
+    if (addText) b.textBody.push(id);
+    b.attachments.push(id);
+    newPart(b, { ...common, kind: isInline ? 'inline-binary' : 'binary', children: [], nested: undefined, bodyEnd, decoded, text: undefined, len: decoded.length });
+  }
+}
+
+function decodeBody(bin: string, start: number, end: number, enc: 'none' | 'base64' | 'qp'): Uint8Array {
+  if (enc === 'base64') return new Uint8Array(Buffer.from(bin.slice(start, end), 'base64'));
+  if (enc === 'qp') return decodeQuotedPrintable(bin, start, end);
+  return new Uint8Array(Buffer.from(bin.slice(start, end), 'latin1'));
+}
+
+function hexVal(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 70) return c - 55;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
+/** RFC 2045 §6.7 quoted-printable; malformed `=` sequences are kept as written. */
+function decodeQuotedPrintable(bin: string, start: number, end: number): Uint8Array {
+  const out = new Uint8Array(end - start);
+  let o = 0;
+  let i = start;
+  while (i < end) {
+    const c = bin.charCodeAt(i);
+    if (c !== 61 /* = */) {
+      out[o++] = c;
+      i++;
+      continue;
+    }
+    // Soft line break: '=' then optional white space, then CRLF or LF.
+    let j = i + 1;
+    while (j < end && (bin.charCodeAt(j) === 32 || bin.charCodeAt(j) === 9)) j++;
+    if (j < end && bin.charCodeAt(j) === 13 && j + 1 < end && bin.charCodeAt(j + 1) === 10) {
+      i = j + 2;
+      continue;
+    }
+    if (j < end && bin.charCodeAt(j) === 10) {
+      i = j + 1;
+      continue;
+    }
+    if (j >= end) {
+      i = end; // '=' (and white space) ending the body
+      continue;
+    }
+    const h = i + 2 < end ? hexVal(bin.charCodeAt(i + 1)) : -1;
+    const l = i + 2 < end ? hexVal(bin.charCodeAt(i + 2)) : -1;
+    if (h >= 0 && l >= 0) {
+      out[o++] = (h << 4) | l;
+      i += 3;
+    } else {
+      out[o++] = c;
+      i++;
+    }
+  }
+  return out.subarray(0, o);
+}
+
+/** Charset decoding as mail-parser does: the declared charset when known, else lossy UTF-8. */
+export function decodeText(bytes: Uint8Array, charset: string | undefined): string {
+  if (charset !== undefined && charset.length > 0) {
+    try {
+      return new TextDecoder(charset.trim().toLowerCase()).decode(bytes);
+    } catch {
+      // Unknown label: fall through to UTF-8.
+    }
+  }
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+function unfoldValue(v: string): string {
+  return v.replace(/\r?\n(?=[ \t])/g, '');
+}
+
+interface RawParams {
+  type: string;
+  subtype: string | undefined;
+  params: [string, string][];
+}
+
+/** Splits `type/subtype; a=b; c="d"` (latin1 text); undefined when there is no type. */
+function splitContentType(value: string): RawParams | undefined {
+  const s = unfoldValue(value).replace(/\([^()]*\)/g, ' ');
+  const n = s.length;
+  let i = 0;
+  while (i < n && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;
+  let j = i;
+  while (j < n && !'/;'.includes(s[j]!)) j++;
+  const type = s.slice(i, j).trim().toLowerCase();
+  if (type.length === 0 || /\s/.test(type)) return undefined;
+  let subtype: string | undefined;
+  i = j;
+  if (s[i] === '/') {
+    j = i + 1;
+    while (j < n && s[j] !== ';') j++;
+    subtype = s.slice(i + 1, j).trim().toLowerCase();
+    i = j;
+  }
+  const params: [string, string][] = [];
+  while (i < n && params.length < 256) {
+    // at ';'
+    i++;
+    let k = i;
+    while (k < n && s[k] !== '=' && s[k] !== ';') k++;
+    const name = s.slice(i, k).trim().toLowerCase();
+    if (k >= n || s[k] === ';') {
+      i = k;
+      continue;
+    }
+    k++;
+    while (k < n && (s[k] === ' ' || s[k] === '\t')) k++;
+    let v = '';
+    if (s[k] === '"') {
+      k++;
+      while (k < n && s[k] !== '"') {
+        if (s[k] === '\\' && k + 1 < n) k++;
+        v += s[k];
+        k++;
+      }
+      while (k < n && s[k] !== ';') k++;
+    } else {
+      const e = s.indexOf(';', k);
+      const stop = e < 0 ? n : e;
+      v = s.slice(k, stop).trim();
+      k = stop;
+    }
+    if (name.length > 0) params.push([name, v]);
+    i = k;
+  }
+  return { type, subtype, params };
+}
+
+/** An attribute's raw (latin1) value, unquoted: the multipart boundary as it appears in the body. */
+function rawAttribute(value: string, name: string): string | undefined {
+  const p = splitContentType(value);
+  if (p === undefined) return undefined;
+  for (const [k, v] of p.params) if (k === name) return v;
+  return undefined;
+}
+
+/** Parses a Content-Type / Content-Disposition value; undefined when it has no type. */
+export function parseContentType(value: string): ContentType | undefined {
+  const p = splitContentType(value);
+  if (p === undefined) return undefined;
+  const attributes = new Map<string, string>();
+  // RFC 2231: name*0, name*1*, … continuations and name*=charset'lang'value.
+  const cont = new Map<string, { parts: Map<number, string>; charset: string | undefined }>();
+  for (const [k, v] of p.params) {
+    const m = /^([^*]+)\*(?:(\d{1,3})\*?)?$/.exec(k);
+    if (m === null) {
+      if (!attributes.has(k)) attributes.set(k, decodeHeaderWords(utf8(v)));
+      continue;
+    }
+    const base = m[1]!;
+    const extended = k.endsWith('*');
+    const idx = m[2] === undefined ? 0 : Number(m[2]);
+    let e = cont.get(base);
+    if (e === undefined) cont.set(base, (e = { parts: new Map(), charset: undefined }));
+    let val = v;
+    if (extended && idx === 0) {
+      const q1 = val.indexOf("'");
+      const q2 = q1 < 0 ? -1 : val.indexOf("'", q1 + 1);
+      if (q2 >= 0) {
+        e.charset = val.slice(0, q1);
+        val = val.slice(q2 + 1);
+      }
+    }
+    e.parts.set(idx, extended ? val.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))) : val);
+  }
+  for (const [base, e] of cont) {
+    const joined = [...e.parts.entries()].sort((a, b) => a[0] - b[0]).map((x) => x[1]).join('');
+    attributes.set(base, decodeText(new Uint8Array(Buffer.from(joined, 'latin1')), e.charset || undefined));
+  }
+  return { type: p.type, subtype: p.subtype, attributes };
+}
+
+function decodeHeaderWords(s: string): string {
+  if (!s.includes('=?')) return s;
+  try {
+    return decodeWords(s);
+  } catch {
+    return s;
+  }
+}
