@@ -10,6 +10,7 @@
 import { BINARY_OPS, opNeg, opNot } from './ops.js';
 import { flattenChain, optimizeTree } from './optimize.js';
 import { resolveExpression, type Expr } from './resolve.js';
+import type { RustRegex } from './regex.js';
 import { isSyncTree, slotScopeFor, usesCaptures, type SlotScope } from './slots.js';
 import { specializeKeyExists, specializeSyncCall, type AsyncFn, type Captures, type SyncFn } from './specialize.js';
 import type { CompiledExpression, CompileOptions, EvalContext } from './types.js';
@@ -63,7 +64,7 @@ function fold(c: Compiled, children: Compiled[]): Compiled {
 const asyncC = (f: AsyncFn): Compiled => ({ sync: false, f });
 
 /** `$N` / system / metric / matches helpers shared with the interpreter. */
-export function runMatches(regex: RegExp, subject: Value, caps: Captures): Value {
+export function runMatches(regex: RustRegex, subject: Value, caps: Captures): Value {
   const s = toStr(subject);
   caps.length = 0;
   const m = regex.exec(s);

@@ -8,14 +8,14 @@ import { readIndex, readMetric, readSystem, runMatches, type Captures } from './
 import { BINARY_OPS, opNeg, opNot } from './ops.js';
 import type { Node } from '../../grammar/index.js';
 import { FUNCTIONS } from './functions/index.js';
-import { compileRustRegex } from './regex.js';
+import { compileRustRegex, type RustRegex } from './regex.js';
 import { parseExpression, resolveExpression } from './resolve.js';
 import type { CompileOptions, EvalContext } from './types.js';
 import { Constant, Float, toBool, type Value } from './value.js';
 import { isExpressionVariable } from './variables.js';
 
 /** Per-parse data the walker needs: the regex of each `matches` call, compiled once. */
-type Regexes = Map<Node, RegExp>;
+type Regexes = Map<Node, RustRegex>;
 
 function nameValue(ctx: EvalContext, name: string): Value {
   // The resolver has already checked the name; variables win over constants (spec §3.1).

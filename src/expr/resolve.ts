@@ -7,7 +7,7 @@
  */
 import { parse, GrammarError, positionAt, type Node } from '../../grammar/index.js';
 import { FUNCTIONS, type FunctionDef } from './functions/index.js';
-import { compileRustRegex, RegexError } from './regex.js';
+import { compileRustRegex, RegexError, type RustRegex } from './regex.js';
 import { ExprParseError, type CompileOptions } from './types.js';
 import { Constant, Float, type Value } from './value.js';
 import { isExpressionVariable, SYSTEM_VARIABLES } from './variables.js';
@@ -22,7 +22,7 @@ export type Expr =
   | { k: 'unary'; op: '!' | '-'; operand: Expr }
   | { k: 'binary'; op: string; left: Expr; right: Expr }
   | { k: 'call'; name: string; def: FunctionDef; args: Expr[] }
-  | { k: 'matches'; source: string; regex: RegExp; subject: Expr }
+  | { k: 'matches'; source: string; regex: RustRegex; subject: Expr }
   | { k: 'system'; name: string }
   | { k: 'metric'; name: string };
 
@@ -113,7 +113,7 @@ function resolveCall(
     const lit = n.args[0]!;
     if (lit.type !== 'Str') fail(src, `the first argument of ${JSON.stringify(name)} must be a string literal`, lit.start);
     if (name === 'matches') {
-      let regex: RegExp;
+      let regex: RustRegex;
       try {
         regex = compileRustRegex(lit.value);
       } catch (e) {
