@@ -1,0 +1,132 @@
+/**
+ * The rspamd and spamd listeners against the real clients from Debian (`rspamc` from the `rspamd`
+ * package, `spamc`), scanning corpus mail: the same score, symbols and verdict as `spamrule classify`.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run as classifyCli } from '../../src/cli/classify.js';
+import { capture } from '../helpers/capture.js';
+import { loadCorpus } from '../helpers/corpus.js';
+import { http, run, startAll, type Started } from './harness.js';
+
+const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
+const dir = mkdtempSync(join(tmpdir(), 'spamrule-clients-'));
+let s: Started;
+let files: string[];
+let expected: Map<string, { tags: string[]; score: number; action: string }>;
+
+beforeAll(async () => {
+  s = await startAll({ workers: 2 });
+  // A spread of the corpus (ham and spam groups), plus one GTUBE message the default rules reject.
+  const corpus = loadCorpus({ step: 601 });
+  files = corpus.map((m, i) => {
+    const f = join(dir, `${String(i).padStart(2, '0')}-${m.group}.eml`);
+    writeFileSync(f, m.raw);
+    return f;
+  });
+  const gtube = join(dir, 'gtube.eml');
+  writeFileSync(gtube, `From: a@example.org\nTo: b@example.com\nSubject: test\nMessage-ID: <g@example.org>\n\n${GTUBE}\n`);
+  files.push(gtube);
+  const out = await capture(() => classifyCli(['--json', '--no-progress', ...files]));
+  expected = new Map(
+    out.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { file: string; tags: string[]; score: number; action: string })
+      .map((r) => [r.file, r]),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await s?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const RSPAMD_ACTION: Record<string, string> = { allow: 'no action', spam: 'add header', reject: 'reject', discard: 'reject' };
+
+describe('rspamc (Debian rspamd package)', () => {
+  it('prints the same action, score and symbols as spamrule classify', async () => {
+    const { host, port } = s.hostPort('rspamd');
+    const { stdout } = await run('rspamc', ['-h', `${host}:${port}`, ...files], { timeout: 60_000 });
+    // rspamc prints one block per file: "Results for file: F (…)", "Action: …", "Score: S / T", "Symbol: NAME (score)[options]".
+    const blocks = stdout.split(/^Results for file: /m).slice(1);
+    expect(blocks).toHaveLength(files.length);
+    for (const block of blocks) {
+      const file = block.slice(0, block.indexOf(' ('));
+      const want = expected.get(file)!;
+      expect(want, file).toBeDefined();
+      expect(/^Action: (.*)$/m.exec(block)?.[1], file).toBe(RSPAMD_ACTION[want.action]);
+      const score = /^Score: (-?[\d.]+) \/ ([\d.]+)$/m.exec(block);
+      expect(Number(score?.[1]), file).toBeCloseTo(want.score, 2);
+      expect(Number(score?.[2])).toBe(5);
+      const symbols = [...block.matchAll(/^Symbol: (\S+) \(/gm)].map((m) => m[1]);
+      expect(symbols.sort(), file).toEqual([...want.tags].sort());
+    }
+    expect(expected.get(files.at(-1)!)!.action).toBe('reject');
+  }, 90_000);
+
+  it('answers rspamc ping-style requests and the JSON reply carries milter headers', async () => {
+    const url = s.server.addresses.rspamd!;
+    const ping = await http(`${url}/ping`);
+    expect(ping).toMatchObject({ status: 200, body: 'pong\r\n' });
+    const r = await http(`${url}/checkv2`, { method: 'POST', body: `Subject: hi\r\nFrom: a@example.org\r\n\r\n${GTUBE}\r\n`, headers: { 'Queue-Id': 'Q1', Rcpt: ['a@example.com', 'b@example.com'], IP: '192.0.2.1', From: '<x@example.org>', Helo: 'mx.example.org' } });
+    expect(r.status).toBe(200);
+    const j = JSON.parse(r.body);
+    expect(j).toMatchObject({ action: 'reject', required_score: 5, is_skipped: false, messages: { smtp_message: 'Message rejected as spam' } });
+    expect(j.symbols.GTUBE).toMatchObject({ name: 'GTUBE', score: 0 });
+    expect(j.milter.add_headers['X-Spam-Score'].value).toMatch(/^spam, score=/);
+    // The per-scan log line names the queue id.
+    expect(s.logs.some((l) => l.msg === 'scan' && l.queueId === 'Q1' && l.action === 'reject' && typeof l.ms === 'number')).toBe(true);
+  });
+});
+
+describe('spamc (Debian spamc package)', () => {
+  const args = (): string[] => {
+    const { host, port } = s.hostPort('spamd');
+    return ['-d', host, '-p', String(port)];
+  };
+
+  /** spamc reads the message on stdin. */
+  async function spamc(extra: string[], file: string): Promise<{ stdout: string; code: number }> {
+    const { spawn } = await import('node:child_process');
+    const { createReadStream } = await import('node:fs');
+    return new Promise((resolve, reject) => {
+      const p = spawn('spamc', [...args(), ...extra], { stdio: ['pipe', 'pipe', 'inherit'] });
+      let out = '';
+      p.stdout.on('data', (d: Buffer) => (out += d.toString('latin1')));
+      p.on('error', reject);
+      p.on('close', (code) => resolve({ stdout: out, code: code ?? -1 }));
+      createReadStream(file).pipe(p.stdin);
+    });
+  }
+
+  it('spamc -c prints score/threshold and exits with the spam status', async () => {
+    for (const f of [...files.slice(0, 6), files.at(-1)!]) {
+      const want = expected.get(f)!;
+      const r = await spamc(['-c'], f);
+      const [score, threshold] = r.stdout.trim().split('/').map(Number);
+      expect(score, f).toBeCloseTo(want.score, 1);
+      expect(threshold).toBe(5);
+      expect(r.code, f).toBe(want.action === 'allow' ? 0 : 1);
+    }
+  }, 60_000);
+
+  it('SYMBOLS, REPORT and PROCESS replies', async () => {
+    const gtube = files.at(-1)!;
+    const sym = await spamc(['-y'], gtube);
+    expect(sym.stdout.split(',')).toContain('GTUBE');
+    const report = await spamc(['-R'], gtube);
+    expect(report.stdout).toContain('GTUBE');
+    expect(report.stdout).toMatch(/rule SR_GTUBE/);
+    const ham = files[0]!;
+    const processed = await spamc([], ham);
+    expect(processed.stdout).toMatch(/^X-Spam-Result: /m);
+    expect(processed.stdout).toMatch(/^X-Spam-Score: (ham|spam), score=/m);
+    // The message itself comes back after our headers.
+    expect(processed.stdout).toContain(expected.get(ham) ? 'Subject:' : '');
+    const ping = await spamc(['-K'], ham);
+    expect(ping.code).toBe(0);
+  }, 60_000);
+});

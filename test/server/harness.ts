@@ -1,0 +1,202 @@
+/**
+ * Shared setup for the mail-path suites: a worker pool and the protocol listeners on loopback,
+ * plus small raw clients (HTTP, spamd, milter, SMTP) for the cases real clients cannot produce.
+ */
+import { execFile } from 'node:child_process';
+import { request } from 'node:http';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
+import { readRuleSet } from '../../src/cli/ruleset.js';
+import { createLogger, SpamEnginePool, startScanServer, type RuleSetSpec, type ScanServer, type ServerLimits } from '../../src/server/index.js';
+
+export const run = promisify(execFile);
+
+/** The rule set `spamrule classify` uses without flags (the built-in default rules). */
+export function defaultSpec(): RuleSetSpec {
+  const set = readRuleSet({});
+  return { rules: set.rules, tags: set.tags, lists: [...set.lists], engine: { analysis: { dnsblServers: set.dnsblServers } } };
+}
+
+export interface Started {
+  pool: SpamEnginePool;
+  server: ScanServer;
+  logs: Record<string, unknown>[];
+  /** host and port of a listener. */
+  hostPort(name: 'rspamd' | 'milter' | 'spamd'): { host: string; port: number };
+  close(): Promise<void>;
+}
+
+export async function startAll(opts: { workers?: number; limits?: Partial<ServerLimits>; spec?: RuleSetSpec; timeoutMs?: number } = {}): Promise<Started> {
+  const pool = new SpamEnginePool({ ...(opts.spec ?? defaultSpec()), workers: opts.workers ?? 2, timeoutMs: opts.timeoutMs });
+  const logs: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString().split('\n')) if (line !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  const any = { host: '127.0.0.1', port: 0 };
+  const server = await startScanServer({ pool, rspamd: any, milter: any, spamd: any, limits: opts.limits, logger: createLogger({ destination }) });
+  return {
+    pool,
+    server,
+    logs,
+    hostPort(name) {
+      const a = server.addresses[name]!.replace(/^http:\/\//, '');
+      const i = a.lastIndexOf(':');
+      return { host: a.slice(0, i), port: Number(a.slice(i + 1)) };
+    },
+    async close() {
+      await server.close(2000);
+      await pool.close();
+    },
+  };
+}
+
+export interface HttpReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One HTTP request on its own connection. */
+export function http(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string | string[]>; body?: Uint8Array | string } = {},
+): Promise<HttpReply> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+/** Sends raw bytes on a new TCP connection (optionally half-closing), and collects everything until the server closes. */
+export function raw(host: string, port: number, data: Uint8Array | string, opts: { halfClose?: boolean; timeoutMs?: number } = {}): Promise<{ reply: Buffer; closedBy: 'server' | 'timeout' }> {
+  return new Promise((resolve) => {
+    const s = connect(port, host);
+    const chunks: Buffer[] = [];
+    let done = false;
+    const finish = (closedBy: 'server' | 'timeout'): void => {
+      if (done) return;
+      done = true;
+      s.destroy();
+      resolve({ reply: Buffer.concat(chunks), closedBy });
+    };
+    const timer = setTimeout(() => finish('timeout'), opts.timeoutMs ?? 10_000);
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('close', () => {
+      clearTimeout(timer);
+      finish('server');
+    });
+    s.on('error', () => undefined);
+    s.write(data, () => {
+      if (opts.halfClose) s.end();
+    });
+  });
+}
+
+/** A free TCP port on loopback (for daemons that bind themselves, such as Postfix). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+/** A tiny SMTP server that accepts everything and keeps each message's DATA. */
+export async function startSmtpSink(): Promise<{ port: number; messages: string[]; close(): Promise<void> }> {
+  const messages: string[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+    s.write('220 sink.test ESMTP\r\n');
+    let buf = '';
+    let inData = false;
+    s.on('data', (d: Buffer) => {
+      buf += d.toString('latin1');
+      for (;;) {
+        if (inData) {
+          const e = buf.indexOf('\r\n.\r\n');
+          if (e < 0) return;
+          messages.push(buf.slice(0, e + 2).replace(/^\.\./gm, '.'));
+          buf = buf.slice(e + 5);
+          inData = false;
+          s.write('250 2.0.0 kept\r\n');
+          continue;
+        }
+        const i = buf.indexOf('\r\n');
+        if (i < 0) return;
+        const verb = buf.slice(0, 4).toUpperCase();
+        buf = buf.slice(i + 2);
+        if (verb === 'EHLO' || verb === 'HELO') s.write('250 sink.test\r\n');
+        else if (verb === 'DATA') {
+          inData = true;
+          s.write('354 go on\r\n');
+        } else if (verb === 'QUIT') s.end('221 bye\r\n');
+        else s.write('250 ok\r\n');
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as AddressInfo).port,
+    messages,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/**
+ * One SMTP transaction (EHLO, MAIL, RCPT, DATA, QUIT) with dot-stuffing; resolves to every reply
+ * line the server sent.
+ */
+export function sendSmtp(port: number, from: string, to: string, message: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1');
+    const body = message.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..');
+    const steps: (string | (() => string))[] = ['EHLO client.example.net', `MAIL FROM:<${from}>`, `RCPT TO:<${to}>`, 'DATA', () => `${body}${body.endsWith('\r\n') ? '' : '\r\n'}.`, 'QUIT'];
+    const lines: string[] = [];
+    let buf = '';
+    let i = 0;
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new Error(`SMTP timed out; got ${JSON.stringify(lines)}`));
+    }, 30_000);
+    s.on('data', (d: Buffer) => {
+      buf += d.toString('latin1');
+      let k;
+      while ((k = buf.indexOf('\r\n')) >= 0) {
+        const line = buf.slice(0, k);
+        buf = buf.slice(k + 2);
+        lines.push(line);
+        if (line[3] === '-') continue;
+        const step = steps[i++];
+        if (step === undefined) continue;
+        // After a failed RCPT there is no point in DATA: quit.
+        if (/^[45]/.test(line) && i > 1 && i < steps.length) {
+          i = steps.length;
+          s.write('QUIT\r\n');
+          continue;
+        }
+        s.write((typeof step === 'function' ? step() : step) + '\r\n');
+      }
+    });
+    s.on('error', reject);
+    s.on('close', () => {
+      clearTimeout(timer);
+      resolve(lines);
+    });
+  });
+}
