@@ -249,6 +249,8 @@ export async function checkDnsbl(ctx: AnalysisContext, scope: DnsblScope, own: E
     }
     let answer = state.answers.get(zone);
     if (answer === undefined) {
+      // Checked again here: other elements' checks run concurrently and may have used up the limit meanwhile.
+      if (state.counters[scope] >= limit) break;
       state.counters[scope]++;
       answer = ctx.dns.query(zone, 'A').then(
         (a) => (a.status === 'ok' ? (a.records.find((r) => parseIp(r)?.includes('.') === true) ?? '255.255.255.255') : undefined),
