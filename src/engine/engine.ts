@@ -35,13 +35,16 @@ import type {
   SpamThresholds,
 } from './types.js';
 
-// Backstop against catastrophic regex backtracking: rule regexes are already screened at compile
-// time (src/expr/regex.ts), but V8 can also fall back to its linear-time engine (anchors.md §1.5).
+// Backstop against catastrophic backtracking in the project's own regexes (message parsing): V8
+// falls back to its linear-time engine. Rule regexes run on re2js, linear already (src/expr/regex.ts).
 try {
   setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 } catch {
-  /* flag unavailable on this V8: the compile-time screen still applies */
+  /* flag unavailable on this V8 */
 }
+
+/** Default of `EngineOptions.timeBudgetMs`. */
+export const DEFAULT_TIME_BUDGET_MS = 5_000;
 
 export interface EngineOptions {
   rules?: readonly SpamRuleInput[];
@@ -70,6 +73,12 @@ export interface EngineOptions {
    * authserv-ids; `verify: true`, SPF/DKIM/ARC/DMARC verification with mailauth over `dns`.
    */
   authResults?: { trustedAuthservIds?: readonly string[]; verify?: boolean };
+  /**
+   * Time budget of one `classify`, in ms from its start (default {@link DEFAULT_TIME_BUDGET_MS}):
+   * past it, the rules not yet evaluated are skipped, each reported in `errors` (source: the rule
+   * name), and a rule still waiting on a store is abandoned. `0` or `Infinity`: no budget.
+   */
+  timeBudgetMs?: number;
 }
 
 /** The evaluation context of one element: a class, so the hot path allocates no closures. */
@@ -93,6 +102,19 @@ type Prefetched = IfResult | undefined | Promise<IfResult | undefined>;
 
 const THRESHOLD_DEFAULTS: Required<SpamThresholds> = { scoreSpam: 5, scoreReject: 0, scoreDiscard: 0 };
 
+const BUDGET_EXCEEDED = Symbol('time budget exceeded');
+
+/** A rule's pending evaluation, abandoned (rejecting with BUDGET_EXCEEDED) once the deadline passes. */
+function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
+  if (deadline === Infinity) return p;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(BUDGET_EXCEEDED), Math.max(0, deadline - performance.now()));
+    timer.unref();
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -111,12 +133,14 @@ export class SpamEngine {
   dns: Resolver;
   private readonly dnsBudget: DnsBudget;
   private readonly authResults: { trustedAuthservIds?: readonly string[]; verify?: boolean };
+  private readonly timeBudgetMs: number;
 
   constructor(opts: EngineOptions = {}) {
     this.analysis = opts.analysis === false ? undefined : (opts.analysis ?? {});
     this.dns = opts.dns ?? new OffResolver();
     this.dnsBudget = { maxQueries: 64, deadlineMs: 5_000, ...opts.dnsBudget };
     this.authResults = opts.authResults ?? {};
+    this.timeBudgetMs = opts.timeBudgetMs === undefined ? DEFAULT_TIME_BUDGET_MS : opts.timeBudgetMs > 0 ? opts.timeBudgetMs : Infinity;
     this.lookups = opts.lookups ?? new LookupMap();
     const { byScope, report } = compileRuleSet(opts.rules ?? []);
     this.byScope = byScope;
@@ -230,7 +254,7 @@ export class SpamEngine {
       if (step === 'rules') {
         const tr = performance.now();
         const ex = msg.timings.extractMs;
-        await this.runRules(byScope, msg, tags, matches, errors);
+        await this.runRules(byScope, msg, tags, matches, errors, t0 + this.timeBudgetMs);
         rulesMs += performance.now() - tr - (msg.timings.extractMs - ex);
       } else if (step.startsWith('retain:') || step.startsWith('remove:')) {
         const glob = new Glob(step.slice(7));
@@ -269,11 +293,19 @@ export class SpamEngine {
   }
 
   /** Runs the rule set over the message's elements, scope by scope (Stalwart's order). */
-  private async runRules(byScope: RulesByScope, msg: AnalyzedMessage, tags: Set<string>, matches: RuleMatch[], errors: ClassifyError[]): Promise<void> {
+  private async runRules(
+    byScope: RulesByScope, msg: AnalyzedMessage, tags: Set<string>, matches: RuleMatch[], errors: ClassifyError[], deadline: number,
+  ): Promise<void> {
     const system = (name: string): string | number => this.system[name] ?? '';
+    const skipped = new Set<string>();
+    const overBudget = (): boolean => deadline !== Infinity && performance.now() > deadline;
     for (const scope of SCOPE_ORDER) {
       const rules = byScope[scope];
       if (rules.length === 0) continue;
+      if (skipped.size > 0 || overBudget()) {
+        for (const rule of rules) skipped.add(rule.name);
+        continue;
+      }
       let elements: readonly ScopeElement[];
       try {
         elements = msg.elements(scope);
@@ -290,18 +322,21 @@ export class SpamEngine {
         const ctx = ctxs[ei]!;
         for (let ri = 0; ri < rules.length; ri++) {
           const rule = rules[ri]!;
+          if (skipped.size > 0 || overBudget()) {
+            skipped.add(rule.name);
+            continue;
+          }
           let r: IfResult | undefined;
           try {
             const row = prefetched?.[ri];
-            if (row !== undefined) {
-              const p = row[ei];
-              r = p instanceof Promise ? await p : p;
-            } else {
-              // Static lists answer synchronously, so most "async" rules never yield to the loop.
-              const v = rule.block.evalMaybe(ctx);
-              r = v instanceof Promise ? await v : v;
-            }
+            // Static lists answer synchronously, so most "async" rules never yield to the loop.
+            const v = row !== undefined ? row[ei] : rule.block.evalMaybe(ctx);
+            r = v instanceof Promise ? await withDeadline(v, deadline) : v;
           } catch (e) {
+            if (e === BUDGET_EXCEEDED) {
+              skipped.add(rule.name);
+              continue;
+            }
             errors.push({ source: rule.name, scope, element: el.label, message: errorMessage(e) });
             continue;
           }
@@ -312,6 +347,9 @@ export class SpamEngine {
           }
         }
       }
+    }
+    for (const name of skipped) {
+      errors.push({ source: name, message: `skipped: the classify time budget of ${this.timeBudgetMs} ms was exceeded` });
     }
   }
 

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
+import { LookupMap, type LookupStore } from '../../src/lookup/index.js';
+
+const MESSAGE = ['From: a@sender.example', 'To: b@receiver.example', `Subject: ${'a'.repeat(100_000)}`, '', 'body', ''].join('\r\n');
+
+/** A store whose lookups never answer (a server that accepted the connection and went silent). */
+const silentStore: LookupStore = {
+  type: 'Silent',
+  keyGet: () => new Promise(() => {}),
+  keyExists: () => new Promise(() => {}),
+  keySet: () => new Promise(() => {}),
+  counterGet: () => new Promise(() => {}),
+  counterIncr: () => new Promise(() => {}),
+  close: async () => {},
+};
+
+const rule = (name: string, cond: string, priority = 500): SpamRuleInput => ({
+  '@type': 'Any', name, priority, condition: { match: [{ if: cond, then: `'${name.toUpperCase()}'` }], else: 'false' },
+});
+
+describe('classify time budget', () => {
+  it('abandons a rule stuck on a store past the budget and reports the rules it skipped', async () => {
+    const lookups = new LookupMap();
+    lookups.set('silent', silentStore);
+    const engine = new SpamEngine({
+      analysis: false, lookups, timeBudgetMs: 300,
+      rules: [rule('first', 'true', 1), rule('stuck', "key_exists('silent', 'someone@example.org')", 2), rule('after', 'true', 3)],
+    });
+    const started = performance.now();
+    const r = await engine.classify(MESSAGE);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(r.tags).toContain('FIRST');
+    expect(r.tags).not.toContain('AFTER');
+    expect(r.errors.map((e) => e.source).sort()).toEqual(['after', 'stuck']);
+    expect(r.errors[0]!.message).toBe('skipped: the classify time budget of 300 ms was exceeded');
+  });
+
+  it('skips the remaining rules once hostile regex work has used up the budget', async () => {
+    const rules = Array.from({ length: 400 }, (_, i) => rule(`r${i}`, "matches('(?:a|b)+c?[0-9]', subject) || matches('(a|aa)+[xy]', subject)", i));
+    const engine = new SpamEngine({ analysis: false, timeBudgetMs: 100, rules });
+    const started = performance.now();
+    const r = await engine.classify(MESSAGE);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(r.errors.length).toBeGreaterThan(0);
+    expect(r.errors.every((e) => e.message.startsWith('skipped: the classify time budget'))).toBe(true);
+  });
+
+  it('has no budget with timeBudgetMs 0', async () => {
+    const engine = new SpamEngine({ analysis: false, timeBudgetMs: 0, rules: [rule('one', 'true')] });
+    const r = await engine.classify(MESSAGE);
+    expect(r.tags).toEqual(['ONE']);
+    expect(r.errors).toEqual([]);
+  });
+});
