@@ -108,9 +108,11 @@ export async function from(ctx: AnalysisContext): Promise<void> {
 
   if (!E0) {
     if (isValidEmail(E)) {
+      // In Stalwart's order: the MX query is only made when the A/AAAA answer is a definite "no".
       const name = E.domain.fqdn;
-      const [ip, mx] = await Promise.all([ipExists(ctx.dns, name), mxExists(ctx.dns, name)]);
-      if (ip === false && mx === false) ctx.tag('FROMHOST_NORES_A_OR_MX');
+      if ((await ipExists(ctx.dns, name)) === false && (await mxExists(ctx.dns, name)) === false) {
+        ctx.tag('FROMHOST_NORES_A_OR_MX');
+      }
     } else {
       ctx.tag('ENV_FROM_INVALID');
     }

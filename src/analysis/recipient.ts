@@ -181,17 +181,21 @@ export async function recipient(ctx: AnalysisContext): Promise<void> {
     const locals = list.map((r) => chars(r.email.local));
     const domains = list.map((r) => chars(r.email.domain.fqdn));
     const fqdns = list.map((r) => r.email.domain.fqdn);
+    const pairs = (list.length * (list.length - 1)) / 2;
+    const suspicious = (h: number): boolean => h / pairs > 0.65;
     let hits = 0;
-    let pairs = 0;
-    for (let i = 0; i < list.length; i++) {
+    let remaining = pairs;
+    // Stops as soon as the outcome is decided either way (the ratio is reached, or can no longer be).
+    outer: for (let i = 0; i < list.length; i++) {
       for (let j = i + 1; j < list.length; j++) {
-        pairs++;
         if (levenshteinBelow(locals[i]!, locals[j]!, 3) || (fqdns[i] !== fqdns[j] && levenshteinBelow(domains[i]!, domains[j]!, 4))) {
           hits++;
         }
+        remaining--;
+        if (suspicious(hits) || !suspicious(hits + remaining)) break outer;
       }
     }
-    if (pairs > 0 && hits / pairs > 0.65) ctx.tag('SUSPICIOUS_RECIPS');
+    if (pairs > 0 && suspicious(hits)) ctx.tag('SUSPICIOUS_RECIPS');
   }
 }
 

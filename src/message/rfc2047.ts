@@ -56,7 +56,8 @@ function skipFold(s: string, i: number): number {
 /** Q-encoded data from `i` up to `?=`: the bytes and the index after `?=`, or undefined on bad data. */
 function qWord(s: string, i: number): { bytes: number[]; end: number } | undefined {
   const bytes: number[] = [];
-  while (i < s.length) {
+  const limit = Math.min(s.length, i + MAX_WORD_CHARS);
+  while (i < limit) {
     const c = s.charCodeAt(i);
     if (c === 63 /* ? */) {
       if (s.charCodeAt(i + 1) === 61) return { bytes, end: i + 2 };
@@ -84,12 +85,19 @@ function qWord(s: string, i: number): { bytes: number[]; end: number } | undefin
   return undefined;
 }
 
+/**
+ * Longest encoded-text scanned for the closing `?=` (RFC 2047 allows 75 characters per word; real
+ * mail exceeds that, never by this much). Bounds the work on a hostile header full of `=?` openers.
+ */
+export const MAX_WORD_CHARS = 16_384;
+
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** B-encoded data from `i` up to `?=`. */
 function bWord(s: string, i: number): { bytes: Uint8Array; end: number } | undefined {
   let data = '';
-  while (i < s.length) {
+  const limit = Math.min(s.length, i + MAX_WORD_CHARS);
+  while (i < limit) {
     const c = s.charCodeAt(i);
     if (c === 63 && s.charCodeAt(i + 1) === 61) {
       if (!B64.test(data)) return undefined;
