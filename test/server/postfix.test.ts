@@ -1,0 +1,192 @@
+/**
+ * The milter listener behind a real Postfix (Debian `postfix`): a private instance configured under
+ * a temporary directory (own config, queue and data directories, loopback only, a random smtpd
+ * port, `smtpd_milters` pointed at spamrule, relaying to an SMTP sink the test runs). Mail sent
+ * over SMTP arrives with `X-Spam-Result`/`X-Spam-Score`; GTUBE mail is rejected at end of DATA.
+ *
+ * Postfix's master runs in the foreground (`postfix start-fg`) as a child of the test, so it ends
+ * with the test even when `postfix stop` is not reached. It must run as root (it drops to
+ * `mail_owner` itself), as on CI.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, run, sendSmtp, startAll, startSmtpSink, type Started } from './harness.js';
+
+const POSTFIX = '/usr/sbin/postfix';
+const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
+// Outside CI a machine without Postfix (or without root) skips; under CI=true that is a failure.
+const available = process.env.CI === 'true' || (existsSync(POSTFIX) && userInfo().uid === 0);
+
+const dir = mkdtempSync(join(tmpdir(), 'spamrule-postfix-'));
+let s: Started;
+let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let master: ChildProcess | undefined;
+let smtpPort: number;
+let readLog = (): string => '';
+let exited = '';
+const log = (): string => `${readLog()}\n${exited}`;
+
+async function postfixUid(): Promise<{ uid: number; gid: number }> {
+  const { stdout } = await run('id', ['-u', 'postfix']);
+  const { stdout: g } = await run('id', ['-g', 'postfix']);
+  return { uid: Number(stdout.trim()), gid: Number(g.trim()) };
+}
+
+function waitForPort(port: number, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const attempt = (): void => {
+      const c = connect(port, '127.0.0.1');
+      c.once('connect', () => {
+        c.destroy();
+        resolve();
+      });
+      c.once('error', () => {
+        c.destroy();
+        if (Date.now() > until) reject(new Error(`Postfix did not listen on ${port}: ${log()}`));
+        else setTimeout(attempt, 100);
+      });
+    };
+    attempt();
+  });
+}
+
+beforeAll(async () => {
+  if (!available) return;
+  s = await startAll({ workers: 1 });
+  sink = await startSmtpSink();
+  smtpPort = await freePort();
+  const conf = join(dir, 'conf');
+  const queue = join(dir, 'queue');
+  const data = join(dir, 'data');
+  for (const d of [conf, queue, data]) mkdirSync(d, { recursive: true });
+  const { uid, gid } = await postfixUid();
+  // mkdtemp makes a 0700 directory; Postfix's daemons run as mail_owner and must reach the queue.
+  chmodSync(dir, 0o755);
+  chownSync(data, uid, gid);
+  const milter = s.hostPort('milter');
+  writeFileSync(
+    join(conf, 'main.cf'),
+    [
+      'compatibility_level = 3.6',
+      `queue_directory = ${queue}`,
+      `data_directory = ${data}`,
+      'mail_owner = postfix',
+      'myhostname = mx.spamrule.test',
+      'mydomain = spamrule.test',
+      'mydestination =',
+      'inet_interfaces = 127.0.0.1',
+      'inet_protocols = ipv4',
+      'mynetworks = 127.0.0.0/8',
+      `relayhost = [127.0.0.1]:${sink.port}`,
+      'smtp_dns_support_level = disabled',
+      `smtpd_milters = inet:${milter.host}:${milter.port}`,
+      'milter_default_action = tempfail',
+      'milter_protocol = 6',
+      'maillog_file = /dev/stdout',
+      'alias_maps =',
+      'alias_database =',
+      'local_recipient_maps =',
+      'smtpd_relay_restrictions = permit_mynetworks, reject',
+      'smtp_tls_security_level = none',
+      'smtpd_tls_security_level = none',
+      'biff = no',
+      '',
+    ].join('\n'),
+  );
+  // Only the services this test needs, none chrooted (the queue is not a chroot jail).
+  writeFileSync(
+    join(conf, 'master.cf'),
+    [
+      `127.0.0.1:${smtpPort} inet n - n - - smtpd`,
+      'pickup    fifo  n - n 60 1 pickup',
+      'cleanup   unix  n - n - 0 cleanup',
+      'qmgr      unix  n - n 300 1 qmgr',
+      'rewrite   unix  - - n - - trivial-rewrite',
+      'bounce    unix  - - n - 0 bounce',
+      'defer     unix  - - n - 0 bounce',
+      'trace     unix  - - n - 0 bounce',
+      'verify    unix  - - n - 1 verify',
+      'flush     unix  n - n 1000? 0 flush',
+      'proxymap  unix  - - n - - proxymap',
+      'smtp      unix  - - n - - smtp',
+      'relay     unix  - - n - - smtp',
+      'showq     unix  n - n - - showq',
+      'error     unix  - - n - - error',
+      'retry     unix  - - n - - error',
+      'discard   unix  - - n - - discard',
+      'anvil     unix  - - n - 1 anvil',
+      'scache    unix  - - n - 1 scache',
+      'postlog   unix-dgram n - n - 1 postlogd',
+      '',
+    ].join('\n'),
+  );
+  // Postfix logs to its stdout (maillog_file = /dev/stdout), which must be a file: with a pipe
+  // there, `start-fg` exits at once with status 1 and no message.
+  const logFile = join(dir, 'postfix.log');
+  const fd = openSync(logFile, 'w');
+  master = spawn(POSTFIX, ['-c', conf, 'start-fg'], { stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  readLog = () => readFileSync(logFile, 'utf8');
+  master.on('exit', (code) => (exited = `(postfix exited with ${code})`));
+  await waitForPort(smtpPort, 30_000);
+}, 90_000);
+
+afterAll(async () => {
+  if (master !== undefined) {
+    await run(POSTFIX, ['-c', join(dir, 'conf'), 'stop']).catch(() => undefined);
+    if (master.exitCode === null) master.kill('SIGTERM');
+  }
+  await sink?.close();
+  await s?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function delivered(n: number, ms = 20_000): Promise<string> {
+  const until = Date.now() + ms;
+  while (sink.messages.length < n) {
+    if (Date.now() > until) throw new Error(`nothing delivered; postfix log:\n${log()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return sink.messages[n - 1]!;
+}
+
+describe.skipIf(!available)('Postfix with smtpd_milters = spamrule', () => {
+  it('delivers mail with X-Spam-Result and X-Spam-Score, replacing forged copies', async () => {
+    const msg = [
+      'From: Alice <alice@example.org>',
+      'To: bob@example.com',
+      'Subject: quarterly figures',
+      'Date: Mon, 23 Nov 2026 18:00:00 +0000',
+      'Message-ID: <q1@example.org>',
+      'X-Spam-Score: ham, score=-100.00',
+      '',
+      'Please find the figures below.',
+      '',
+    ].join('\r\n');
+    const replies = await sendSmtp(smtpPort, 'alice@example.org', 'bob@example.com', msg);
+    expect(replies.some((l) => /^250 .*queued as/.test(l)), replies.join('\n')).toBe(true);
+    const got = await delivered(1);
+    expect(got).toMatch(/^X-Spam-Result: \S/m);
+    expect(got).toMatch(/^X-Spam-Score: ham, score=\d/m);
+    expect(got.match(/^X-Spam-Score:/gm)).toHaveLength(1);
+    expect(got).not.toContain('score=-100.00');
+    expect(got).toContain('Please find the figures below.');
+    // The scan was logged with Postfix's queue id.
+    const queued = /queued as (\w+)/.exec(replies.join('\n'))![1];
+    expect(s.logs.some((l) => l.msg === 'scan' && l.protocol === 'milter' && l.queueId === queued)).toBe(true);
+  }, 60_000);
+
+  it('rejects GTUBE mail at end of DATA with 550 5.7.1', async () => {
+    const msg = ['From: spammer@example.net', 'To: bob@example.com', 'Subject: offer', '', GTUBE, ''].join('\r\n');
+    const before = sink.messages.length;
+    const replies = await sendSmtp(smtpPort, 'spammer@example.net', 'bob@example.com', msg);
+    expect(replies.some((l) => l.startsWith('550 5.7.1 Message rejected as spam')), replies.join('\n')).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sink.messages.length).toBe(before);
+  }, 60_000);
+});
