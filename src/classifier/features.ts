@@ -1,0 +1,161 @@
+/**
+ * Stalwart's classifier token builder (`spam_build_tokens`; docs/classifier.md "Tokens"): sender,
+ * authentication and network facts, URLs, host names, MIME types and attachment names, subject, body
+ * text and HTML attributes become a map from token to count.
+ *
+ * It reads what the message analysis already built and shares it with the url and domain modules: the
+ * URL set (`extractUrls`), the e-mail set (`extractEmails`), the Domain set (`extractDomains`) and the
+ * MIME tree with its text parts (`mimeView`, whose HTML parts carry Stalwart's `html_to_tokens`).
+ */
+import type { MessageContext } from '../message/context.js';
+import { threadName } from '../message/context.js';
+import { extractDomains, extractEmails, extractUrls, type EmailElement, type UrlElement } from '../message/elements.js';
+import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
+import { mimeView } from '../message/text-parts.js';
+import { WordStemTokenizer } from './language.js';
+import { T, typesTokenize } from './tokenizer.js';
+import { add, addIfMissing, byteToken, KIND, strToken, truncate16, type TokenMap } from './tokens.js';
+import { insertType } from './words.js';
+
+/** Facts of the SMTP session the builder reads (train mode: recovered from `X-Spam-Result`). */
+export interface TokenFacts {
+  /** DMARC result: `pass`, another result, or null (none known). */
+  dmarcPass: boolean | null;
+  asn: number | null;
+  /** Envelope sender (empty: none). */
+  envFrom: string;
+}
+
+/** Is this domain trusted (`trusted-domains`, local domains)? May answer asynchronously. */
+export type TrustCheck = (domain: string) => boolean | Promise<boolean>;
+
+/**
+ * Train mode (Stalwart's `from_message(..).train_mode()`): no envelope; DMARC and ASN from the words
+ * of the first header named exactly `X-Spam-Result` (`DMARC_POLICY_ALLOW` → pass, any other `DMARC_*`
+ * → not pass, `SOURCE_ASN_<n>` → ASN).
+ */
+export function trainFacts(m: MessageContext): TokenFacts {
+  const facts: TokenFacts = { dmarcPass: null, asn: null, envFrom: '' };
+  const h = m.headers.find((x) => x.name === 'X-Spam-Result');
+  if (h === undefined) return facts;
+  for (const w of h.raw.split(/[\t\n\v\f\r ]+/)) {
+    if (w.startsWith('DMARC_')) facts.dmarcPass = w === 'DMARC_POLICY_ALLOW';
+    else if (w.startsWith('SOURCE_ASN_') && /^[0-9]{1,10}$/.test(w.slice(11))) {
+      const n = Number(w.slice(11));
+      if (n <= 0xffffffff) facts.asn = n;
+    }
+  }
+  return facts;
+}
+
+const HOST_LOCATIONS = new Set(['received', 'message_id', 'ehlo', 'tcp']);
+const EMAIL_LOCATIONS = new Set(['body_text', 'body_html', 'attachment', 'subject']);
+const ALPHA_RE = /^\p{Alphabetic}+$/u;
+
+/** Builds the token map of an analysed message. Never throws for a bad message (limits bound the work). */
+export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
+  const map: TokenMap = new Map();
+  const noWarn = (): void => {};
+
+  // Sender, authentication and network facts.
+  if (facts.dmarcPass === false) add(map, strToken(KIND.sender, '!'));
+  const senderTokens = (e: EmailAddress, kind: number): void => {
+    if (e.address === '') return;
+    addIfMissing(map, strToken(kind, e.address));
+    addIfMissing(map, strToken(kind, e.domain.fqdn));
+    const sld = e.domain.sld;
+    if (sld !== undefined && sld !== e.domain.fqdn) addIfMissing(map, strToken(kind, sld));
+  };
+  if (facts.envFrom !== '') senderTokens(emailAddress(facts.envFrom), KIND.sender);
+  if (m.from !== undefined) senderTokens(m.from.email, KIND.sender);
+  const emails = extractEmails(m, noWarn) as EmailElement[];
+  for (const e of emails) {
+    if (e.location === 'reply_to' || e.location === 'dnt') senderTokens(e.email, KIND.sender);
+    else if (EMAIL_LOCATIONS.has(e.location)) {
+      const s = sldOrDefault(e.email.domain);
+      if (s !== '' && e.email.domain.sld !== undefined && !(await trusted(s))) senderTokens(e.email, KIND.email);
+    }
+  }
+  for (const u of extractUrls(m, noWarn) as UrlElement[]) {
+    const p = u.parts;
+    if (p.host === '' || (await trusted(p.sld))) continue;
+    const h = hostname(p.host);
+    if (h.sld !== undefined) {
+      add(map, strToken(KIND.url, h.sld));
+      if (h.fqdn !== h.sld) add(map, strToken(KIND.url, h.fqdn));
+    } else add(map, strToken(KIND.url, h.fqdn));
+    for (const piece of p.path.split(/[/._]/)) {
+      if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) add(map, strToken(KIND.url, '_' + truncate16(piece)));
+    }
+  }
+  for (const d of extractDomains(m, emails)) {
+    if (!HOST_LOCATIONS.has(d.location)) continue;
+    const h = hostname(d.label);
+    const s = sldOrDefault(h);
+    if (await trusted(s)) continue;
+    if (s !== '' && s !== h.fqdn) add(map, strToken(KIND.hostname, s));
+    add(map, strToken(KIND.hostname, h.fqdn));
+  }
+  if (facts.asn !== null) {
+    const a = facts.asn >>> 0;
+    add(map, byteToken(KIND.asn, [(a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255]));
+  }
+
+  // MIME parts: attachment names and content types.
+  const view = mimeView(m);
+  for (const part of view.message.parts) {
+    const name = part.attachmentName;
+    const dot = name === undefined ? -1 : name.lastIndexOf('.');
+    if (name !== undefined && dot >= 0) {
+      const ext = name.slice(dot + 1);
+      if (ext !== '') add(map, strToken(KIND.attachment, '!' + truncate16(ext).toLowerCase()));
+      const base = name.slice(0, dot).toLowerCase();
+      const stems = new WordStemTokenizer(base);
+      for (const t of typesTokenize(base, true)) {
+        if (t.type !== T.Alphabetic) continue;
+        for (const s of stems.tokenize(t.text)) add(map, strToken(KIND.attachment, '_' + truncate16(s)));
+      }
+    }
+    const ct = part.contentType;
+    if (ct !== undefined) {
+      const v = ct.type.toLowerCase() + (ct.subtype !== undefined ? '/' + ct.subtype.toLowerCase() : '');
+      add(map, strToken(KIND.mime_type, v));
+    }
+  }
+
+  // Subject.
+  const subjectStems = new WordStemTokenizer(threadName(m.subjectText).trim().toLowerCase());
+  for (const t of typesTokenize(m.subjectText, false)) insertType(map, t, subjectStems, false);
+
+  // Body text parts: the body part, other non-body parts, and alternatives (merged when absent).
+  const msg = view.message;
+  const bodyIdx = msg.htmlBody[0] ?? msg.textBody[0];
+  const bodyParts = new Set<number>([...msg.textBody, ...msg.htmlBody]);
+  const alt: TokenMap = new Map();
+  view.textParts.forEach((entry, i) => {
+    if (entry === undefined) return;
+    const isBody = i === bodyIdx && entry.partIndex >= 0;
+    const target = isBody || entry.partIndex < 0 || !bodyParts.has(i) ? map : alt;
+    const text = entry.text;
+    const stems = new WordStemTokenizer(text);
+    const tokens = typesTokenize(text, false);
+    for (const t of tokens) insertType(target, t, stems, isBody);
+    if (!isBody) return;
+    if (!tokens.some((t) => t.type === T.Alphabetic)) add(map, strToken(KIND.word, '_null'));
+    if (!entry.isHtml) return;
+    for (const tok of entry.htmlTokens().tokens) {
+      if (tok.type !== 'StartTag' || (tok.name !== 'a' && tok.name !== 'img')) continue;
+      for (const [an, av] of tok.attributes) {
+        if (av === null) continue;
+        if (an === 'alt' || an === 'title') {
+          for (const t of typesTokenize(av, true)) insertType(map, t, stems, true);
+        } else if (an === 'src' || an === 'href') {
+          const colon = av.indexOf(':');
+          add(map, strToken(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : ''));
+        }
+      }
+    }
+  });
+  for (const [k, v] of alt) if (!map.has(k)) map.set(k, v);
+  return map;
+}

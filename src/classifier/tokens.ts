@@ -1,0 +1,99 @@
+/**
+ * The classifier's tokens (Stalwart's `Token`, docs/classifier.md "Tokens"): a kind and a value (a
+ * string, or 2/4 bytes for numbers, shape codes and ASNs), kept in a map from token to count. A token is
+ * encoded as one JS string (kind as the first char, then the value; byte values as chars 0–255) so the
+ * map is a plain `Map<string, number>`.
+ */
+
+/** Token kinds; the number is the 2-byte big-endian prefix of the hashed key and the sort order. */
+export const KIND = {
+  word: 0,
+  number: 1,
+  alphanumeric: 2,
+  unicode_category: 3,
+  sender: 4,
+  asn: 5,
+  url: 6,
+  email: 7,
+  hostname: 8,
+  attachment: 9,
+  mime_type: 10,
+  html_image: 11,
+  html_anchor: 12,
+} as const;
+export type KindName = keyof typeof KIND;
+
+const KIND_NAMES = Object.keys(KIND) as KindName[];
+/** Kinds whose value is bytes, and the JSON field of each kind (Stalwart's serde form). */
+const BYTE_KINDS = new Set<number>([KIND.number, KIND.alphanumeric, KIND.asn]);
+const FIELD: Record<KindName, string> = {
+  word: 'value', number: 'code', alphanumeric: 'code', unicode_category: 'value', sender: 'value', asn: 'number',
+  url: 'value', email: 'value', hostname: 'value', attachment: 'value', mime_type: 'value', html_image: 'src',
+  html_anchor: 'href',
+};
+
+/** Token → count (Stalwart's token map). */
+export type TokenMap = Map<string, number>;
+
+export function strToken(kind: number, value: string): string {
+  return String.fromCharCode(kind) + value;
+}
+
+export function byteToken(kind: number, bytes: readonly number[]): string {
+  return String.fromCharCode(kind, ...bytes);
+}
+
+/** Count += 1. */
+export function add(map: TokenMap, token: string): void {
+  map.set(token, (map.get(token) ?? 0) + 1);
+}
+
+/** Set to 1 when absent (e-mail address tokens). */
+export function addIfMissing(map: TokenMap, token: string): void {
+  if (!map.has(token)) map.set(token, 1);
+}
+
+/** The bytes a token hashes: 2-byte big-endian kind, then the value (UTF-8, or the raw bytes). */
+export function tokenBytes(token: string): Buffer {
+  const kind = token.charCodeAt(0);
+  const rest = token.slice(1);
+  if (BYTE_KINDS.has(kind)) {
+    const b = Buffer.allocUnsafe(2 + rest.length);
+    b[0] = 0;
+    b[1] = kind;
+    for (let i = 0; i < rest.length; i++) b[2 + i] = rest.charCodeAt(i);
+    return b;
+  }
+  const v = Buffer.from(rest, 'utf8');
+  const b = Buffer.allocUnsafe(2 + v.length);
+  b[0] = 0;
+  b[1] = kind;
+  v.copy(b, 2);
+  return b;
+}
+
+/** Stalwart's serde form of a token, e.g. `{"type":"number","code":[105,2]}`. */
+export function tokenJson(token: string): Record<string, unknown> {
+  const kind = token.charCodeAt(0);
+  const name = KIND_NAMES[kind]!;
+  const rest = token.slice(1);
+  const value = BYTE_KINDS.has(kind) ? [...rest].map((c) => c.charCodeAt(0)) : rest;
+  return { type: name, [FIELD[name]]: value };
+}
+
+/** Stalwart's token order: by kind, then by value in UTF-8 byte order. */
+export function compareTokens(a: string, b: string): number {
+  return Buffer.compare(tokenBytes(a), tokenBytes(b));
+}
+
+/**
+ * Stalwart's truncate-to-16: unchanged when ≤ 16 UTF-8 bytes; else the first 16 characters when there
+ * are more than 16, else (≤ 16 characters but > 16 bytes) all but the last character.
+ */
+export function truncate16(s: string): string {
+  if (s.length <= 16 && Buffer.byteLength(s, 'utf8') <= 16) return s;
+  if (Buffer.byteLength(s, 'utf8') <= 16) return s;
+  const chars = [...s];
+  if (chars.length > 16) return chars.slice(0, 16).join('');
+  return chars.slice(0, -1).join('');
+}

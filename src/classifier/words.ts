@@ -1,0 +1,144 @@
+/**
+ * How one typed token of a text becomes classifier tokens (Stalwart's `insert_type`, docs/classifier.md
+ * "Tokens"): words are normalised (confusables cured, else lower-cased, stop words dropped, stemmed),
+ * letter+digit words shape-coded, numbers reduced to their digit count, symbols to their Unicode
+ * general category, paths of host-less URLs split into words.
+ */
+import { createRequire } from 'node:module';
+import { isMixedCharset } from '../message/scripts.js';
+import type { WordStemTokenizer } from './language.js';
+import { T, type TypedToken } from './tokenizer.js';
+import { add, byteToken, KIND, strToken, truncate16, type TokenMap } from './tokens.js';
+
+type Cure = (input: string) => { toString(): string };
+let cureFn: Cure | null | undefined;
+
+/** decancer's `cure`, loaded on first use (a native addon; without it words are kept as they are). */
+function cure(s: string): string | undefined {
+  if (cureFn === undefined) {
+    try {
+      cureFn = createRequire(import.meta.url)('decancer') as Cure;
+    } catch {
+      cureFn = null;
+    }
+  }
+  if (cureFn === null) return undefined;
+  try {
+    return cureFn(s).toString();
+  } catch {
+    return undefined;
+  }
+}
+
+const NON_ASCII_RE = /[^\x00-\x7f]/;
+const ASCII_LETTER_RE = /[A-Za-z]/;
+const NON_LATIN_LETTER_RE = /(?![\p{Script_Extensions=Latin}\p{Script=Common}\p{Script=Inherited}])\p{L}/u;
+const ALPHA_RE = /^\p{Alphabetic}+$/u;
+const ALPHA_CHAR_RE = /\p{Alphabetic}/u;
+
+/** UTS #39 mixed script (ASCII letters count as Latin) or a non-ASCII character changed by NFKC. */
+function needsCure(w: string): boolean {
+  if (!NON_ASCII_RE.test(w)) return false;
+  if (isMixedCharset(w) || (ASCII_LETTER_RE.test(w) && NON_LATIN_LETTER_RE.test(w))) return true;
+  for (const ch of w) {
+    if (ch.charCodeAt(0) >= 0x80 && ch.normalize('NFC') !== ch.normalize('NFKC')) return true;
+  }
+  return false;
+}
+
+const CATEGORIES = ['Sc', 'Sm', 'Sk', 'So', 'Cf', 'Cc', 'Co', 'Cs', 'Cn', 'Lu', 'Ll', 'Lt', 'Lm', 'Lo', 'Mn', 'Mc', 'Me', 'Nd', 'Nl', 'No', 'Zl', 'Zp'];
+const CATEGORY_RES = CATEGORIES.map((c) => [c, new RegExp(`^\\p{gc=${c}}$`, 'u')] as const);
+/** Punctuation and space separators give no token. */
+const SKIPPED_RE = /^[\p{gc=Pe}\p{gc=Pc}\p{gc=Pd}\p{gc=Pf}\p{gc=Pi}\p{gc=Ps}\p{gc=Po}\p{gc=Zs}]$/u;
+
+function category(ch: string): string | undefined {
+  if (SKIPPED_RE.test(ch)) return undefined;
+  for (const [c, re] of CATEGORY_RES) if (re.test(ch)) return c;
+  return undefined;
+}
+
+function countUpper(w: string): number {
+  let n = 0;
+  for (const ch of w) if (ch !== ch.toLowerCase() && ch === ch.toUpperCase()) n++;
+  return n;
+}
+
+/** Inserts the tokens of one typed token into `map`. */
+export function insertType(map: TokenMap, t: TypedToken, stems: WordStemTokenizer, isBody: boolean): void {
+  switch (t.type) {
+    case T.Alphabetic: {
+      const w = t.text;
+      const cured = needsCure(w) ? cure(w) : undefined;
+      if (cured !== undefined) {
+        add(map, strToken(KIND.word, Buffer.byteLength(w, 'utf8') > 16 ? truncate16(cured) : cured));
+      } else {
+        for (const s of stems.tokenize(w.toLowerCase())) add(map, strToken(KIND.word, truncate16(s)));
+      }
+      const bytes = Buffer.byteLength(w, 'utf8');
+      if (isBody && bytes > 3 && bytes === countUpper(w)) add(map, strToken(KIND.word, '_allcaps'));
+      return;
+    }
+    case T.Alphanumeric:
+      add(map, shapeToken(t.text));
+      return;
+    case T.UrlNoHost:
+      for (const piece of t.text.toLowerCase().split(/[/._]/)) {
+        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) add(map, strToken(KIND.url, '_' + truncate16(piece)));
+      }
+      return;
+    case T.Other:
+    case T.Punctuation: {
+      const c = category(t.text);
+      if (c !== undefined) add(map, strToken(KIND.unicode_category, c));
+      return;
+    }
+    case T.Integer:
+    case T.Float: {
+      const neg = t.text.startsWith('-');
+      const first = t.type === T.Integer ? (neg ? 'I' : 'i') : neg ? 'F' : 'f';
+      let digits = 0;
+      for (let i = 0; i < t.text.length; i++) {
+        const c = t.text.charCodeAt(i);
+        if (c >= 48 && c <= 57) digits++;
+      }
+      add(map, byteToken(KIND.number, [first.charCodeAt(0), Math.min(digits, 255)]));
+      return;
+    }
+    case T.IpAddr:
+      add(map, strToken(KIND.url, '!ip'));
+      return;
+    default:
+      return; // e-mails and URLs come from the url and domain analysis
+  }
+}
+
+const HEX_RE = /^[0-9a-fA-F]+$/;
+
+/** Stalwart's alphanumeric shape code (the ratio code is always `O`, as in Stalwart). */
+export function shapeToken(s: string): string {
+  if (HEX_RE.test(s)) return byteToken(KIND.number, [88 /* X */, Math.min(Buffer.byteLength(s, 'utf8'), 255)]);
+  if (NON_ASCII_RE.test(s)) {
+    const cured = cure(s) ?? s.toLowerCase();
+    const letters = [...cured].filter((c) => ALPHA_CHAR_RE.test(c)).slice(0, 16).join('');
+    return strToken(KIND.word, letters);
+  }
+  let digits = 0;
+  let upper = false;
+  let lower = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) digits++;
+    else if (c >= 65 && c <= 90) upper = true;
+    else if (c >= 97 && c <= 122) lower = true;
+  }
+  if (s.length > 3 && digits === 1) return strToken(KIND.word, s.replace(/[0-9]/g, '').toLowerCase().slice(0, 16));
+  const comp = upper && lower && digits > 0 ? 'X' : upper && digits > 0 ? 'H' : lower && digits > 0 ? 'M' : upper && lower ? 'A' : upper ? 'U' : lower ? 'L' : digits > 0 ? 'D' : 'E';
+  const len = s.length;
+  const lenCode = len <= 4 ? String(len) : len <= 6 ? '5' : len <= 8 ? '6' : len <= 12 ? '7' : len <= 16 ? '8' : len <= 32 ? '9' : 'Z';
+  const cls = (c: number): number => (c >= 65 && c <= 90 ? 0 : c >= 97 && c <= 122 ? 1 : c >= 48 && c <= 57 ? 2 : 3);
+  let changes = 0;
+  for (let i = 1; i < len; i++) if (cls(s.charCodeAt(i)) !== cls(s.charCodeAt(i - 1))) changes++;
+  const r = len > 1 ? changes / (len - 1) : 0;
+  const run = r <= 0.1 ? '0' : r <= 0.3 ? '1' : r <= 0.5 ? '2' : r <= 0.7 ? '3' : '4';
+  return byteToken(KIND.alphanumeric, [comp.charCodeAt(0), lenCode.charCodeAt(0), 79 /* O */, run.charCodeAt(0)]);
+}
