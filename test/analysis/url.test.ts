@@ -1,0 +1,184 @@
+/**
+ * url module: URL_ONLY, RCPT_DOMAIN_IN_BODY, zero-width/obscured/unparsable URLs, IP hosts, homographs and
+ * mixed-script hosts, redirectors (test mode, and real HTTP against a server on loopback), the Domain/Url
+ * DNSBLs of URL hosts, and hostile input (Stalwart's url analysis).
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extractUrls } from '../../src/message/elements.js';
+import { mail, runModules, server } from './content-harness.js';
+
+const tagsOf = async (msg: string, opts: Parameters<typeof runModules>[2] = {}): Promise<string[]> => (await runModules(['url'], msg, opts)).tags;
+const urlsOf = (r: Awaited<ReturnType<typeof runModules>>): string[] => extractUrls(r.message, () => {}).map((e) => e.label);
+
+describe('url module: body and URL checks', () => {
+  it('tags URL_ONLY for a body of one URL and at most one word', async () => {
+    expect(await tagsOf(mail(['Subject: x'], 'https://example.com/offer'))).toEqual(['URL_ONLY']);
+    expect(await tagsOf(mail(['Subject: x'], 'Click example.com/offer'))).toEqual(['URL_ONLY']);
+    expect(await tagsOf(mail(['Subject: x'], 'Please click https://example.com/offer'))).toEqual([]);
+    expect(await tagsOf(mail(['Subject: x'], 'https://example.com/a https://example.org/b'))).toEqual([]);
+  });
+
+  it('for HTML, URL_ONLY also needs exactly one <a href>', async () => {
+    const html = (body: string): string => mail(['Subject: x', 'MIME-Version: 1.0', 'Content-Type: text/html; charset=utf-8'], body);
+    expect(await tagsOf(html('<p><a href="https://example.com/x">example.com/x</a></p>'))).toEqual(['URL_ONLY']);
+    expect(await tagsOf(html('<a href="https://example.com/x">example.com/x</a><a href="https://example.org/">.</a>'))).toEqual([]);
+  });
+
+  it('tags RCPT_DOMAIN_IN_BODY when a body URL is on a recipient\'s registrable domain', async () => {
+    expect(await tagsOf(mail(['To: bob@mail.example.net', 'Subject: x'], 'Log in at www.example.net/login today.'))).toEqual(['RCPT_DOMAIN_IN_BODY']);
+    expect(await tagsOf(mail(['To: bob@example.net', 'Subject: x'], 'Log in at example.org/login today.'))).toEqual([]);
+    // subject URLs do not count
+    expect(await tagsOf(mail(['To: bob@example.net', 'Subject: see example.net/x'], 'Hello there.'))).toEqual([]);
+  });
+
+  it('tags zero-width and obscured characters, unparsable URLs and IP hosts', async () => {
+    const html = (body: string): string => mail(['Subject: x', 'MIME-Version: 1.0', 'Content-Type: text/html; charset=utf-8'], body);
+    expect(await tagsOf(html('<p>Hello there, <a href="https://exa\u200bmple.com/">our site</a> and more</p>'))).toEqual(['SUSPICIOUS_URL', 'UNPARSABLE_URL', 'ZERO_WIDTH_SPACE_URL']);
+    expect(await tagsOf(html('<p>Hello there, <a href="https://exa\u202emple.com/">our site</a> and more</p>'))).toEqual(['SUSPICIOUS_URL', 'UNPARSABLE_URL']);
+    expect(await tagsOf(mail(['Subject: x'], 'login to https://bánk.com/ now'))).toEqual(['UNPARSABLE_URL']);
+    expect(await tagsOf(mail(['Subject: x'], 'please see http://198.51.100.7/login now'))).toEqual(['SUSPICIOUS_URL']);
+    // a bare IP in text is an IP, not a URL
+    expect(await tagsOf(mail(['Subject: x'], 'server 198.51.100.7 is down'))).toEqual([]);
+  });
+
+  it('tags MIXED_CHARSET_URL for a mixed-script host, and HOMOGRAPH_URL when its look-alike resolves', async () => {
+    // xn--ppl-dma503b.com is "аpplé.com": a Cyrillic а and a Latin é (ASCII letters do not count)
+    const msg = mail(['Subject: x'], 'please visit https://xn--ppl-dma503b.com/ today');
+    expect(await tagsOf(msg)).toEqual(['MIXED_CHARSET_URL']);
+    expect(await tagsOf(msg, { zone: { 'apple.com': { A: ['192.0.2.80'] } } })).toEqual(['HOMOGRAPH_URL', 'MIXED_CHARSET_URL']);
+    // "gооgle.com" with Cyrillic о: one non-ASCII script (not mixed), folding to a name that has an AAAA record
+    const g = mail(['Subject: x'], 'please visit https://xn--ggle-55da.com/ today');
+    expect(await tagsOf(g)).toEqual([]);
+    expect(await tagsOf(g, { zone: { 'google.com': { AAAA: ['2001:db8::80'] } } })).toEqual(['HOMOGRAPH_URL']);
+  });
+
+  it('skips per-URL checks in training mode but still collects the URLs', async () => {
+    const r = await runModules(['url'], mail(['Subject: x'], 'see http://198.51.100.7/login'), { train: true });
+    expect(r.tags).toEqual([]);
+    expect(urlsOf(r)).toEqual(['http://198.51.100.7/login']);
+  });
+});
+
+describe('url module: DNSBLs of URL hosts', () => {
+  it('checks the registrable domain of each host (Domain) and the URL itself (Url), with the URL location', async () => {
+    const dom = server('Domain', 'DOM', { else: "value + '.dbl.example'" }, { match: [['!is_empty(ip)', "'DOM_' + location"]], else: 'false' });
+    const hashbl = server(
+      'Url',
+      'HASHBL',
+      { match: [["key_exists('surbl-hashbl', host)", "hash(host + path, 'md5') + '.hashbl.example'"]], else: 'false' },
+      { match: [['octets[3] == 8', "'HASHBL_PHISH'"]], else: 'false' },
+    );
+    const md5 = createHash('md5').update('files.example.com/path/x.exe').digest('hex');
+    const msg = mail(['Subject: see www.listed.example.org/a', 'MIME-Version: 1.0', 'Content-Type: text/html'], '<a href="https://files.example.com/path/x.exe?q=1">get</a>');
+    const r = await runModules(['url'], msg, {
+      zone: { 'example.org.dbl.example': { A: ['127.0.0.2'] }, [`${md5}.hashbl.example`]: { A: ['127.0.0.8'] } },
+      lists: { 'surbl-hashbl': ['files.example.com'] },
+      config: { dnsblServers: [dom, hashbl] },
+    });
+    expect(r.tags).toEqual(['DOM_subject', 'HASHBL_PHISH']);
+  });
+
+  it('runs the Ip DNSBL for IP hosts, and skips trusted hosts before it', async () => {
+    const ipSrv = server('Ip', 'IPS', { else: "ip_reverse + '.bl.example'" }, { match: [['!is_empty(ip)', "'IP_' + location"]], else: 'false' });
+    const msg = mail(['Subject: x'], 'see http://198.51.100.7/login and https://www.trusted.example/x');
+    const r = await runModules(['url'], msg, {
+      zone: { '7.100.51.198.bl.example': { A: ['127.0.0.2'] } },
+      lists: { 'trusted-domains': ['trusted.example'] },
+      config: { dnsblServers: [ipSrv] },
+    });
+    expect(r.tags).toEqual(['IP_body_text', 'SUSPICIOUS_URL']);
+  });
+});
+
+describe('url module: redirectors', () => {
+  const redirectors = { 'url-redirectors': ['shortener.net', 'redirect.*'] };
+
+  it('tags REDIRECTOR_URL without following it unless redirects are enabled', async () => {
+    const r = await runModules(['url'], mail(['Subject: x'], 'please see https://www.shortener.net/abc'), { lists: redirectors });
+    expect(r.tags).toEqual(['REDIRECTOR_URL']);
+    expect(urlsOf(r)).toEqual(['https://www.shortener.net/abc']);
+  });
+
+  it('in test mode, follows `/?` targets, adds the final target with the original location, and stops after 3 hops', async () => {
+    const config = { testMode: { httpRedirect: true } };
+    const one = await runModules(['url'], mail(['Subject: x'], 'please go https://redirect.example/?https://landing.example.org/p'), { lists: redirectors, config });
+    expect(one.tags).toEqual(['REDIRECTOR_URL']);
+    expect(urlsOf(one)).toEqual(['https://redirect.example/?https://landing.example.org/p', 'https://landing.example.org/p']);
+    expect(extractUrls(one.message, () => {})[1]!.location).toBe('body_text');
+    const nested = await runModules(['url'], mail(['Subject: x'], 'please go https://redirect.a/?https://redirect.b/?https://redirect.c/?https://redirect.d/?https://end.example.org/'), { lists: redirectors, config });
+    expect(nested.tags).toEqual(['REDIRECTOR_URL', 'URL_REDIRECTOR_NESTED']);
+    expect(urlsOf(nested)).toHaveLength(1);
+  });
+
+  describe('over HTTP (a server on loopback)', () => {
+    let srv: Server;
+    let base: string;
+    const seen: { path: string; ua: string | undefined }[] = [];
+    beforeAll(async () => {
+      srv = createServer((req, res) => {
+        seen.push({ path: req.url ?? '', ua: req.headers['user-agent'] });
+        const hop = /^\/hop(\d+)$/.exec(req.url ?? '');
+        if (req.url === '/slow') return; // never answers
+        if (req.url === '/final') {
+          res.writeHead(301, { location: 'https://landing.example.org/welcome' });
+        } else if (hop !== null) {
+          const n = Number(hop[1]);
+          res.writeHead(302, { location: n >= 5 ? 'https://landing.example.org/deep' : `${base}/hop${n + 1}` });
+        } else if (req.url === '/none') {
+          res.writeHead(200);
+        } else res.writeHead(404);
+        res.end('body that is never read');
+      });
+      await new Promise<void>((resolve) => srv.listen(0, 'localhost', resolve));
+      base = `http://localhost:${(srv.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      srv.closeAllConnections();
+      await new Promise<void>((resolve) => srv.close(() => resolve()));
+    });
+    const lists = { 'url-redirectors': ['localhost'] };
+
+    it('reads the Location header and adds the target', async () => {
+      const r = await runModules(['url'], mail(['Subject: x'], `go ${base}/final now`), { lists, config: { followRedirects: true } });
+      expect(r.tags).toEqual(['REDIRECTOR_URL']);
+      expect(urlsOf(r)).toEqual([`${base}/final`, 'https://landing.example.org/welcome']);
+      expect(seen.at(-1)).toEqual({ path: '/final', ua: 'Mozilla/5.0 (X11; Linux i686; rv:109.0) Gecko/20100101 Firefox/118.0' });
+    });
+
+    it('follows redirector hops up to the limit, then tags URL_REDIRECTOR_NESTED', async () => {
+      const before = seen.length;
+      const r = await runModules(['url'], mail(['Subject: x'], `go ${base}/hop1 now`), { lists, config: { followRedirects: true } });
+      expect(r.tags).toEqual(['REDIRECTOR_URL', 'URL_REDIRECTOR_NESTED']);
+      expect(seen.slice(before).map((s) => s.path)).toEqual(['/hop1', '/hop2', '/hop3']);
+      const more = await runModules(['url'], mail(['Subject: x'], `go ${base}/hop1 now`), { lists, config: { followRedirects: { maxHops: 6 } } });
+      expect(more.tags).toEqual(['REDIRECTOR_URL']);
+      expect(urlsOf(more)).toContain('https://landing.example.org/deep');
+    });
+
+    it('gives up on a hop after its time limit, and on a response without Location', async () => {
+      const t0 = Date.now();
+      const slow = await runModules(['url'], mail(['Subject: x'], `go ${base}/slow now`), { lists, config: { followRedirects: { timeoutMs: 200 } } });
+      expect(Date.now() - t0).toBeLessThan(3000);
+      expect(urlsOf(slow)).toEqual([`${base}/slow`]);
+      const none = await runModules(['url'], mail(['Subject: x'], `go ${base}/none now`), { lists, config: { followRedirects: true } });
+      expect(urlsOf(none)).toEqual([`${base}/none`]);
+    });
+  });
+});
+
+describe('url module: hostile input', () => {
+  it('finishes 100,000 URLs in seconds, capping the URL set (with a warning) and DNSBL queries', async () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 100_000; i++) lines.push(`https://h${i}.example${i % 7}.com/p/${i}`);
+    const dom = server('Domain', 'DOM', { else: "value + '.dbl.example'" }, { else: "'X'" });
+    const t0 = performance.now();
+    const r = await runModules(['url'], mail(['Subject: x'], lines.join('\r\n')), { config: { dnsblServers: [dom] } });
+    const ms = performance.now() - t0;
+    expect(ms).toBeLessThan(20_000);
+    expect(r.warnings.some((w) => /URL limit/.test(w))).toBe(true);
+    expect(r.queries.length).toBeLessThanOrEqual(50);
+  }, 60_000);
+});
