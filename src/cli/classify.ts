@@ -21,6 +21,8 @@ Rules (default: spamrule's built-in rule set, see docs/default-rules.md):
   --db PATH               use the rule set managed by "spamrule serve --db PATH"
   --server URL            use the rule set of a running JMAP server (token: --token or SPAMRULE_TOKEN)
   --score-spam N          spam threshold (default 5.0); --score-reject N, --score-discard N (0 = off)
+  --cache-dir DIR         on-disk cache of remote (HttpLookup) lists, filled by "spamrule lists update"
+                          (default ~/.cache/spamrule/lists); classify itself makes no HTTP request
 
 Upstream results:
   --tag NAME              a tag already set upstream (repeatable)
@@ -82,7 +84,8 @@ export async function run(argv: string[]): Promise<number> {
       const { loadManagedRuleSet } = await import('./managed.js');
       set = await loadManagedRuleSet({ db: v.db, server: v.server, token: v.token ?? process.env.SPAMRULE_TOKEN }, v);
     } else set = readRuleSet(v);
-    engine = buildEngine(set, thresholdsFrom(v), (m) => process.stderr.write(`spamrule classify: ${m}\n`), flags);
+    const listOpts = v['cache-dir'] !== undefined ? { listCacheDir: v['cache-dir'] } : {};
+    engine = buildEngine(set, thresholdsFrom(v), (m) => process.stderr.write(`spamrule classify: ${m}\n`), { ...flags, ...listOpts });
     const report = engine.loadReport;
     for (const e of report.errors) process.stderr.write(`spamrule classify: rule ${e.rule} refused: ${e.path}: ${e.message}\n`);
   } catch (e) {

@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { compileCondition, normalizeCondition, type DnsblServerInput, type SpamRuleInput } from '../engine/index.js';
+import { missingNamespaces } from '../engine/namespaces.js';
 import { SpamTagTable } from '../engine/tags.js';
 import { compileIfBlock, DNSBL_TAG_VARIABLES } from '../expr/index.js';
 import { readRuleSet, RULESET_OPTIONS } from './ruleset.js';
@@ -118,6 +119,10 @@ export async function run(argv: string[]): Promise<number> {
   }
   const table = new SpamTagTable().add(set.tags);
   const findings = lintRuleSet(set.rules, set.dnsblServers, table, set.tags.length > 0);
+  const provided = new Set([...set.lists.keys(), ...(set.httpLookups ?? []).filter((h) => h.enable !== false).map((h) => h.namespace)]);
+  for (const [ns, by] of missingNamespaces(set.rules, (n) => provided.has(n))) {
+    findings.push({ level: 'warning', rule: by.join(', '), message: `reads lookup namespace "${ns}", which no list or store in this set provides (its lookups answer "")` });
+  }
   const errors = findings.filter((f) => f.level === 'error').length;
   if (args.values.json) process.stdout.write(JSON.stringify({ rules: set.rules.length, dnsblServers: set.dnsblServers.length, errors, findings }, null, 2) + '\n');
   else {

@@ -15,6 +15,7 @@ const COMMANDS: Record<string, Command> = {
   stores: { summary: 'list|get|create|update|delete StoreLookups over JMAP', load: () => import('./stores.js') },
   token: { summary: 'create|list|revoke API tokens', load: () => import('./token.js') },
   import: { summary: "import Stalwart's spam-filter-rules.json through the JMAP API", load: () => import('./import.js') },
+  lists: { summary: 'update|status|show the lookup lists (remote HttpLookup lists are cached on disk)', load: () => import('./lists.js') },
   conformance: { summary: "run Stalwart's spam-filter test cases (stalwart-antispam-suite/v1 JSON)", load: () => import('./conformance.js') },
 };
 

@@ -17,6 +17,7 @@ import {
 } from '../engine/index.js';
 import type { AnalysisConfig, FileExtensionInput } from '../analysis/types.js';
 import type { Resolver } from '../dns/types.js';
+import { HttpListStore, type HttpListOptions, type HttpLookupInput } from '../lookup/http-list.js';
 import type { EngineOptions } from '../engine/engine.js';
 import { createLookupStore, LookupMap, parseLookupStoreConfig, StaticLookupList, type StaticEntry } from '../lookup/index.js';
 
@@ -27,6 +28,7 @@ export interface RuleSetFlags {
   'score-spam'?: string;
   'score-reject'?: string;
   'score-discard'?: string;
+  'cache-dir'?: string;
 }
 
 /** parseArgs option descriptors for the flags above. */
@@ -37,6 +39,7 @@ export const RULESET_OPTIONS = {
   'score-spam': { type: 'string' },
   'score-reject': { type: 'string' },
   'score-discard': { type: 'string' },
+  'cache-dir': { type: 'string' },
 } as const;
 
 /** Analysis switches for {@link buildEngine} (from the session flags). */
@@ -48,6 +51,10 @@ export interface AnalysisFlags {
   dns?: Resolver | undefined;
   trustedAuthservIds?: readonly string[];
   verify?: boolean;
+  /** On-disk cache of the remote (`HttpLookup`) lists; default: the user's cache folder. */
+  listCacheDir?: string;
+  /** Refresh stale remote lists in the background (the server); default off (classify makes no HTTP request). */
+  refreshLists?: boolean;
 }
 
 export interface LoadedRuleSet {
@@ -57,6 +64,8 @@ export interface LoadedRuleSet {
   dnsblServers: DnsblServerInput[];
   /** `SpamFileExtension` objects for the mime module. */
   fileExtensions?: FileExtensionInput[];
+  /** `HttpLookup` remote lists. */
+  httpLookups?: HttpLookupInput[];
   /** Managed StoreLookups (`--db`/`--server`): namespace and `x:LookupStore` configuration. */
   stores?: { namespace: string; config: unknown }[];
   /** True when the built-in default rule set is used (no --rules). */
@@ -65,7 +74,7 @@ export interface LoadedRuleSet {
 
 /** Reads the rule material named by the flags. Throws `Error` with a readable message. */
 export function readRuleSet(flags: RuleSetFlags): LoadedRuleSet {
-  const out: LoadedRuleSet = { rules: [], tags: [], lists: new Map(), dnsblServers: [], isDefault: false };
+  const out: LoadedRuleSet = { rules: [], tags: [], lists: new Map(), dnsblServers: [], httpLookups: [], isDefault: false };
   if (!flags.rules || flags.rules.length === 0) {
     out.rules = [...DEFAULT_RULES];
     out.tags = [...DEFAULT_TAGS];
@@ -76,6 +85,8 @@ export function readRuleSet(flags: RuleSetFlags): LoadedRuleSet {
       out.rules.push(...b.rules);
       out.tags.push(...b.tags);
       out.dnsblServers.push(...b.dnsblServers);
+      (out.httpLookups ??= []).push(...b.httpLookups);
+      (out.fileExtensions ??= []).push(...b.fileExtensions);
       for (const [ns, entries] of b.lists) out.lists.set(ns, [...(out.lists.get(ns) ?? []), ...entries]);
     }
   }
@@ -135,6 +146,14 @@ export function buildEngine(
 ): SpamEngine {
   const lookups = new LookupMap();
   for (const [ns, entries] of set.lists) lookups.set(ns, new StaticLookupList(ns, entries));
+  // Remote lists are served from their on-disk cache (`spamrule lists update` fills it); a static
+  // list or a managed store of the same namespace wins.
+  for (const h of set.httpLookups ?? []) {
+    if (h.enable === false || lookups.get(h.namespace) !== undefined) continue;
+    const o: HttpListOptions = { autoRefresh: analysis.refreshLists ?? false, onError: (e) => warn(e.message) };
+    if (analysis.listCacheDir !== undefined) o.cacheDir = analysis.listCacheDir;
+    lookups.set(h.namespace, new HttpListStore(h, o));
+  }
   for (const s of set.stores ?? []) {
     const parsed = parseLookupStoreConfig(s.config);
     if (!parsed.ok) {

@@ -21,6 +21,7 @@ import type { AnalyzedMessage } from '../message/types.js';
 import { Glob } from '../lookup/glob.js';
 import { SCOPE_ORDER, type ScopeElement } from '../message/types.js';
 import { renderSpamHeaders } from './headers.js';
+import { missingNamespaces } from './namespaces.js';
 import { compileRuleSet, type CompiledRule, type RulesByScope } from './rules.js';
 import { SpamTagTable } from './tags.js';
 import type {
@@ -132,6 +133,9 @@ export class SpamEngine {
   /** DNS used by the analysis modules. */
   dns: Resolver;
   private readonly dnsBudget: DnsBudget;
+  private ruleInputs: readonly SpamRuleInput[] = [];
+  /** Set once the first classify of the current rule set has checked the namespaces it reads. */
+  private namespacesChecked = false;
   private readonly authResults: { trustedAuthservIds?: readonly string[]; verify?: boolean };
   private readonly timeBudgetMs: number;
 
@@ -143,6 +147,7 @@ export class SpamEngine {
     this.timeBudgetMs = opts.timeBudgetMs === undefined ? DEFAULT_TIME_BUDGET_MS : opts.timeBudgetMs > 0 ? opts.timeBudgetMs : Infinity;
     this.lookups = opts.lookups ?? new LookupMap();
     const { byScope, report } = compileRuleSet(opts.rules ?? []);
+    this.ruleInputs = opts.rules ?? [];
     this.byScope = byScope;
     this.report = report;
     if (opts.tags) this.tagTable.add(opts.tags);
@@ -156,6 +161,8 @@ export class SpamEngine {
    */
   loadRules(rules: readonly SpamRuleInput[]): RuleLoadReport {
     const { byScope, report } = compileRuleSet(rules);
+    this.ruleInputs = rules;
+    this.namespacesChecked = false;
     this.byScope = byScope;
     this.report = report;
     return report;
@@ -174,6 +181,15 @@ export class SpamEngine {
   /** Registers (or replaces) a lookup namespace. */
   setLookup(namespace: string, store: LookupStore): void {
     this.lookups.set(namespace, store);
+    this.namespacesChecked = false;
+  }
+
+  /**
+   * Lookup namespaces the enabled rules read (with a literal name) that no store provides, with
+   * the rules reading each; such lookups answer `""` (Stalwart behaviour for an unknown namespace).
+   */
+  missingNamespaces(): Map<string, string[]> {
+    return missingNamespaces(this.ruleInputs, (ns) => this.lookups.get(ns) !== undefined);
   }
 
   /** The report of the last rule load. */
@@ -234,6 +250,13 @@ export class SpamEngine {
       return this.finish(tags, matches, analysisMatches, errors, [], t0, 0, 0, 0, 0, skipped);
     }
     const warnings = msg.warnings as string[];
+    if (!this.namespacesChecked) {
+      // Once per rule set: a namespace nothing provides silently answers "" otherwise.
+      this.namespacesChecked = true;
+      for (const [ns, by] of this.missingNamespaces()) {
+        warnings.push(`lookup namespace "${ns}" (read by ${by.join(', ')}) is provided by no store or list; its lookups answer ""`);
+      }
+    }
     const resolver = opts.dns ?? this.dns;
     const run: AnalysisRun = {
       session,

@@ -8,7 +8,8 @@ import type { StaticEntry } from '../lookup/memory.js';
 import { parseScoresTxt } from './tags.js';
 import type { ConditionInput, SpamRuleInput, SpamTagInput } from './types.js';
 
-import type { DnsblServerInput } from '../analysis/types.js';
+import type { DnsblServerInput, FileExtensionInput } from '../analysis/types.js';
+import type { HttpLookupInput } from '../lookup/http-list.js';
 
 export type { DnsblServerInput } from '../analysis/types.js';
 
@@ -18,6 +19,10 @@ export interface RuleBundle {
   /** MemoryLookupKey / MemoryLookupKeyValue entries by namespace. */
   lists: Map<string, StaticEntry[]>;
   dnsblServers: DnsblServerInput[];
+  /** `HttpLookup` remote lists (freemail, disposable domains, phishing feeds). */
+  httpLookups: HttpLookupInput[];
+  /** `SpamFileExtension` objects for the mime module. */
+  fileExtensions: FileExtensionInput[];
 }
 
 /**
@@ -27,7 +32,7 @@ export interface RuleBundle {
  * anything else.
  */
 export function parseRuleBundle(json: unknown, source = 'input'): RuleBundle {
-  const bundle: RuleBundle = { rules: [], tags: [], lists: new Map(), dnsblServers: [] };
+  const bundle: RuleBundle = { rules: [], tags: [], lists: new Map(), dnsblServers: [], httpLookups: [], fileExtensions: [] };
   if (Array.isArray(json)) {
     bundle.rules = json as SpamRuleInput[];
     return bundle;
@@ -43,14 +48,19 @@ export function parseRuleBundle(json: unknown, source = 'input'): RuleBundle {
   bundle.rules = [...list('SpamRule'), ...list('rules')] as SpamRuleInput[];
   bundle.tags = list('SpamTag') as SpamTagInput[];
   bundle.dnsblServers = list('SpamDnsblServer') as DnsblServerInput[];
+  bundle.httpLookups = list('HttpLookup') as HttpLookupInput[];
+  bundle.fileExtensions = list('SpamFileExtension') as FileExtensionInput[];
   for (const k of list('MemoryLookupKey') as { namespace: string; key: string; isGlobPattern?: boolean }[]) {
     addEntry(bundle.lists, k.namespace, { key: k.key, isGlobPattern: k.isGlobPattern ?? false });
   }
   for (const k of list('MemoryLookupKeyValue') as { namespace: string; key: string; value: string; isGlobPattern?: boolean }[]) {
     addEntry(bundle.lists, k.namespace, { key: k.key, value: k.value, isGlobPattern: k.isGlobPattern ?? false });
   }
-  if (bundle.rules.length === 0 && bundle.tags.length === 0 && bundle.lists.size === 0 && bundle.dnsblServers.length === 0)
-    throw new TypeError(`${source}: no SpamRule, SpamTag, MemoryLookupKey or SpamDnsblServer objects found`);
+  if (
+    bundle.rules.length === 0 && bundle.tags.length === 0 && bundle.lists.size === 0 && bundle.dnsblServers.length === 0 &&
+    bundle.httpLookups.length === 0 && bundle.fileExtensions.length === 0
+  )
+    throw new TypeError(`${source}: no SpamRule, SpamTag, MemoryLookupKey, SpamDnsblServer, HttpLookup or SpamFileExtension objects found`);
   return bundle;
 }
 

@@ -5,6 +5,16 @@ export { Glob, isGlob } from './glob.js';
 export * from './config.js';
 export { resolveSecret, maskSecrets } from './secret.js';
 export { CachedLookupStore, type CacheOptions } from './cache.js';
+export { CircuitBreakerStore, PROBE_KEY, type BreakerOptions } from './breaker.js';
+export {
+  HttpListStore,
+  ListDownloadError,
+  defaultListCacheDir,
+  downloadList,
+  parseListBody,
+  type HttpListOptions,
+  type HttpLookupInput,
+} from './http-list.js';
 export { createLookupStore, type CreateLookupStoreOptions } from './factory.js';
 export { PostgresStore, type RecyclingMethod } from './postgres.js';
 export { MySqlStore } from './mysql.js';

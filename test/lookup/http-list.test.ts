@@ -1,0 +1,236 @@
+/**
+ * Remote (HttpLookup) lists against a real HTTP server on loopback: formats, gzip, timeout, size
+ * cap, invalid UTF-8, the on-disk cache served offline, stale-while-revalidate refresh, a 100 MB
+ * list, and the `spamrule lists` / `classify --cache-dir` commands.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { downloadList, HttpListStore, ListDownloadError, parseListBody } from '../../src/lookup/http-list.js';
+import { REPO_ROOT } from '../helpers/shared-data.js';
+
+type Handler = (res: ServerResponse) => void;
+const routes = new Map<string, Handler>();
+let server: Server;
+let base = '';
+let hits = 0;
+const dirs: string[] = [];
+
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'spamrule-lists-'));
+  dirs.push(d);
+  return d;
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    hits++;
+    const h = routes.get(req.url ?? '');
+    if (h === undefined) {
+      res.statusCode = 404;
+      res.end('not found');
+    } else h(res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  routes.set('/free.txt', (res) => res.end('gmail.com\r\n  outlook.com  \n\n# not a comment\nmailinator.com\n'));
+  routes.set('/tank.csv.gz', (res) =>
+    res.end(gzipSync('id,url,verified\n1,"https://phish.example/a,b",yes\n2,https://bad.example/x,yes\n3,,no\n')),
+  );
+  routes.set('/slow', () => {}); // never answers
+  routes.set('/big-declared', (res) => {
+    res.setHeader('content-length', String(10_000));
+    res.end('x'.repeat(10_000));
+  });
+  routes.set('/big-chunked', (res) => {
+    res.write('a\n'.repeat(5_000));
+    res.end('b\n'.repeat(5_000));
+  });
+  routes.set('/latin1', (res) => res.end(Buffer.from([0x61, 0x0a, 0xe9, 0x0a])));
+  routes.set('/gone', (res) => {
+    res.statusCode = 503;
+    res.end();
+  });
+  routes.set('/huge', (res) => {
+    // 100 MB of 16-byte lines, streamed.
+    const line = Buffer.from('0123456789abcde\n');
+    const chunk = Buffer.concat(Array.from({ length: 65_536 }, () => line)); // 1 MiB
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < 100) {
+        sent++;
+        if (!res.write(chunk)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      res.end();
+    };
+    pump();
+  });
+});
+
+afterAll(async () => {
+  await new Promise<void>((r) => server.close(() => r()));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('parsing', () => {
+  it('List: trimmed non-empty lines, exact keys, no comment syntax', () => {
+    const { keys } = parseListBody('a.com\r\n b.com \n\n#c\n', { namespace: 'n', url: 'x' });
+    expect([...keys]).toEqual(['a.com', 'b.com', '#c']);
+  });
+  it('Csv: quoted separators, skipFirst, key column, empty keys skipped, maxEntries', () => {
+    const cfg = { namespace: 'n', url: 'x', format: { '@type': 'Csv' as const, indexKey: 1, separator: ',', skipFirst: true } };
+    const { keys } = parseListBody('h1,h2\n1,"x,y"\n2,z\n3,\n', cfg);
+    expect([...keys]).toEqual(['x,y', 'z']);
+    expect(parseListBody('a\nb\nc\n', { namespace: 'n', url: 'x', maxEntries: 2 })).toEqual({ keys: new Set(['a', 'b']), capped: true });
+  });
+});
+
+describe('download', () => {
+  it('a plain list and a gzipped CSV', async () => {
+    expect([...(await downloadList({ namespace: 'f', url: `${base}/free.txt` })).keys]).toEqual(['gmail.com', 'outlook.com', '# not a comment', 'mailinator.com']);
+    const tank = await downloadList({
+      namespace: 't',
+      url: `${base}/tank.csv.gz`,
+      isGzipped: true,
+      format: { '@type': 'Csv', indexKey: 1, separator: ',', skipFirst: true },
+    });
+    expect([...tank.keys]).toEqual(['https://phish.example/a,b', 'https://bad.example/x']);
+  });
+
+  it.each([
+    ['/slow', { timeout: 300 }, /timed out after 300 ms/],
+    ['/big-declared', { maxSize: 1_000 }, /over the 1000-byte cap/],
+    ['/big-chunked', { maxSize: 1_000 }, /over the 1000-byte cap/],
+    ['/latin1', {}, /not valid UTF-8/],
+    ['/gone', {}, /HTTP 503/],
+  ])('%s fails with a ListDownloadError', async (path, extra, message) => {
+    const t0 = performance.now();
+    const p = downloadList({ namespace: 'x', url: `${base}${path}`, ...extra });
+    await expect(p).rejects.toBeInstanceOf(ListDownloadError);
+    await expect(p).rejects.toThrow(message);
+    expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+
+  it('a 100 MB list finishes in seconds, capped at maxEntries', async () => {
+    const t0 = performance.now();
+    const r = await downloadList({ namespace: 'h', url: `${base}/huge`, maxEntries: 900_000, maxSize: 200 * 1024 * 1024 });
+    // Every line is the same key: the set holds one key, and the whole body was read.
+    expect(r.keys.size).toBe(1);
+    expect(performance.now() - t0).toBeLessThan(20_000);
+  }, 60_000);
+});
+
+describe('HttpListStore', () => {
+  it('update fills the on-disk cache; a new store serves it with the server gone (offline)', async () => {
+    const dir = tmp();
+    const s = new HttpListStore({ namespace: 'stwt_free_domains', url: `${base}/free.txt` }, { cacheDir: dir });
+    expect(await s.keyExists('gmail.com')).toBe(false); // never downloaded: empty, as in Stalwart
+    expect(await s.update()).toEqual({ entries: 4, capped: false });
+    expect(await s.keyExists('gmail.com')).toBe(true);
+    expect(await s.keyExists('sub.gmail.com')).toBe(false); // exact match only
+    const offline = new HttpListStore({ namespace: 'stwt_free_domains', url: 'http://127.0.0.1:9/free.txt' }, { cacheDir: dir });
+    expect(await offline.keyExists('gmail.com')).toBe(false); // another URL: the cache is not this list's
+    const same = new HttpListStore({ namespace: 'stwt_free_domains', url: `${base}/free.txt` }, { cacheDir: dir });
+    const before = hits;
+    expect(await same.keyExists('outlook.com')).toBe(true);
+    expect(hits).toBe(before); // no HTTP request: served from the cache
+  });
+
+  it('a failed update keeps the previous keys', async () => {
+    const dir = tmp();
+    const ok = new HttpListStore({ namespace: 'n', url: `${base}/free.txt` }, { cacheDir: dir });
+    await ok.update();
+    routes.set('/flaky', (res) => {
+      res.statusCode = 500;
+      res.end();
+    });
+    const s = new HttpListStore({ namespace: 'n', url: `${base}/free.txt` }, { cacheDir: dir });
+    (s.config as { url: string }).url = `${base}/free.txt`;
+    expect(await s.keyExists('gmail.com')).toBe(true);
+    const broken = new HttpListStore({ namespace: 'n2', url: `${base}/flaky` }, { cacheDir: dir });
+    await expect(broken.update()).rejects.toThrow(/HTTP 500/);
+    expect(await broken.keyExists('gmail.com')).toBe(false);
+  });
+
+  it('autoRefresh: stale while revalidating, on the refresh interval', async () => {
+    let now = 1_000_000;
+    let body = 'one.example\n';
+    routes.set('/rotating', (res) => res.end(body));
+    const errors: Error[] = [];
+    const s = new HttpListStore(
+      { namespace: 'r', url: `${base}/rotating`, refresh: 60_000, retry: 5_000 },
+      { cacheDir: tmp(), autoRefresh: true, now: () => now, onError: (e) => errors.push(e) },
+    );
+    expect(await s.keyExists('one.example')).toBe(false); // first lookup answers from the empty list…
+    await s.settled(); // …and starts one background download
+    expect(await s.keyExists('one.example')).toBe(true);
+    body = 'two.example\n';
+    now += 30_000; // not stale yet: no download
+    const before = hits;
+    expect(await s.keyExists('two.example')).toBe(false);
+    await s.settled();
+    expect(hits).toBe(before);
+    now += 31_000; // stale: old answer now, new list after the refresh
+    expect(await s.keyExists('one.example')).toBe(true);
+    await s.settled();
+    expect(await s.keyExists('two.example')).toBe(true);
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('CLI', () => {
+  // Asynchronous: the list server runs in this process and must keep answering.
+  const cli = (args: string[]): Promise<{ status: number; stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), ...args], { encoding: 'utf8' }, (err, stdout, stderr) => {
+        resolve({ status: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
+      });
+    });
+
+  it('lists update / status / show, and classify reads the cached list without HTTP', async () => {
+    const dir = tmp();
+    const rules = join(dir, 'rules.json');
+    writeFileSync(
+      rules,
+      JSON.stringify({
+        SpamRule: [{ '@type': 'Email', name: 'FREEMAIL', condition: { match: [{ if: "key_exists('stwt_free_domains', domain)", then: "'FREEMAIL_SENDER'" }], else: 'false' } }],
+        HttpLookup: [{ namespace: 'stwt_free_domains', url: `${base}/free.txt`, format: { '@type': 'List' }, enable: true, refresh: 86_400_000 }],
+      }),
+    );
+    const cache = join(dir, 'cache');
+    const up = await cli(['lists', 'update', '--rules', rules, '--cache-dir', cache]);
+    expect(up.status).toBe(0);
+    expect(up.stdout).toMatch(/stwt_free_domains: 4 entries/);
+    expect((await cli(['lists', 'show', 'stwt_free_domains', 'gmail.com', '--rules', rules, '--cache-dir', cache])).stdout).toMatch(/: found/);
+    expect((await cli(['lists', 'show', 'stwt_free_domains', 'example.org', '--rules', rules, '--cache-dir', cache])).status).toBe(1);
+    expect((await cli(['lists', 'status', '--rules', rules, '--cache-dir', cache])).stdout).toMatch(/stwt_free_domains\s+remote\s+4\s+fetched 20/);
+    const mail = join(dir, 'm.eml');
+    writeFileSync(mail, 'From: a@gmail.com\r\nTo: b@example.org\r\nSubject: hi\r\n\r\nhello\r\n');
+    const before = hits;
+    const out = (await cli(['classify', '--json', '--rules', rules, '--cache-dir', cache, mail])).stdout;
+    expect(JSON.parse(out.trim().split('\n')[0]!).tags).toContain('FREEMAIL_SENDER');
+    expect(hits).toBe(before);
+    // Unreachable list server: update fails (exit 1), the cached copy stays in use.
+    const rules2 = join(dir, 'rules2.json');
+    writeFileSync(rules2, JSON.stringify({ HttpLookup: [{ namespace: 'stwt_free_domains', url: `${base}/gone`, enable: true, timeout: 1000 }] }));
+    const bad = await cli(['lists', 'update', '--rules', rules2, '--cache-dir', cache]);
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toMatch(/FAILED: .*HTTP 503/);
+  }, 60_000);
+
+  it('lint warns about a namespace nothing provides', async () => {
+    const dir = tmp();
+    const rules = join(dir, 'rules.json');
+    writeFileSync(rules, JSON.stringify([{ '@type': 'Any', name: 'R', condition: { match: [{ if: "key_exists('nowhere', 'x')", then: "'T'" }], else: 'false' } }]));
+    const r = await cli(['lint', '--rules', rules]);
+    expect(r.stdout).toMatch(/warning R: reads lookup namespace "nowhere", which no list or store in this set provides/);
+  });
+});
