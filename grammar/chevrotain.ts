@@ -11,6 +11,14 @@ import type * as Chevrotain from 'chevrotain';
 
 let loaded: typeof Chevrotain | undefined;
 
+/**
+ * Chevrotain checks the token set and the grammar (ambiguities, left recursion) when the lexer and
+ * parser are built; that is most of their construction time. The checks run under the test runner
+ * (vitest sets VITEST) and with SPAMRULE_GRAMMAR_CHECKS=1, so a grammar change is still validated;
+ * a released program skips them.
+ */
+export const SKIP_GRAMMAR_CHECKS = process.env.VITEST === undefined && process.env.SPAMRULE_GRAMMAR_CHECKS !== '1';
+
 /** The Chevrotain module, loaded on the first call. @throws Error when Chevrotain cannot be loaded. */
 export function chevrotain(): typeof Chevrotain {
   if (loaded !== undefined) return loaded;

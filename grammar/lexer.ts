@@ -9,7 +9,7 @@
  * - `=` is a token of its own that consumes nothing else (D2); `&`/`&&` and `|`/`||` are one token.
  */
 import type { IToken, TokenType } from 'chevrotain';
-import { chevrotain } from './chevrotain.js';
+import { chevrotain, SKIP_GRAMMAR_CHECKS } from './chevrotain.js';
 
 /** The Unicode White_Space property (as Rust `char::is_whitespace`); excludes U+FEFF. */
 export const WHITE_SPACE_CLASS = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
@@ -110,7 +110,7 @@ function build() {
   ];
 
   // One shared lexer instance (construction validates the token set, which is not free).
-  const exprLexer = new Lexer(ALL_TOKENS, { positionTracking: 'full', ensureOptimizations: false });
+  const exprLexer = new Lexer(ALL_TOKENS, { positionTracking: 'full', ensureOptimizations: false, skipValidations: SKIP_GRAMMAR_CHECKS });
   return { WhiteSpace, Terminator, StringLiteral, UnterminatedString, Word, BinaryOperator, OrOp, AndOp, XorOp, NeOp, NotOp, EqEqOp, EqOp, LeOp, LtOp, GeOp, GtOp, Plus, Minus, Star, Slash, LParen, RParen, LBracket, RBracket, Comma, ALL_TOKENS, exprLexer };
 }
 

@@ -10,7 +10,7 @@
  */
 import type { IRecognitionException, IToken, TokenType } from 'chevrotain';
 import type { BinaryOp, Node } from './ast.js';
-import { chevrotain } from './chevrotain.js';
+import { chevrotain, SKIP_GRAMMAR_CHECKS } from './chevrotain.js';
 import { grammarError, GrammarError, quote } from './errors.js';
 import { grammarTokens } from './lexer.js';
 
@@ -78,7 +78,7 @@ function buildParser() {
     source = '';
 
     constructor() {
-      super(ALL_TOKENS, { maxLookahead: 2, recoveryEnabled: false });
+      super(ALL_TOKENS, { maxLookahead: 2, recoveryEnabled: false, skipValidations: SKIP_GRAMMAR_CHECKS });
       this.performSelfAnalysis();
     }
 
