@@ -45,14 +45,24 @@ export function levenshteinBelow(a: readonly string[], b: readonly string[], k: 
   const n = a.length;
   const m = b.length;
   if (Math.abs(n - m) >= k) return false;
+  if (n === m) {
+    // Same length: k or fewer substitutions decide it without the table (Stalwart's shortcut).
+    let mismatches = 0;
+    for (let i = 0; i < n && mismatches < k; i++) if (a[i] !== b[i]) mismatches++;
+    if (mismatches < k) return true;
+  }
+  if (rowA.length <= m) {
+    rowA = new Int32Array(m + 1);
+    rowB = new Int32Array(m + 1);
+  }
+  let prev = rowA;
+  let cur = rowB;
   const big = k; // any value ≥ k means "not below k"
-  let prev = new Array<number>(m + 1);
-  let cur = new Array<number>(m + 1);
   for (let j = 0; j <= m; j++) prev[j] = j < big ? j : big;
   for (let i = 1; i <= n; i++) {
     const lo = Math.max(1, i - k);
     const hi = Math.min(m, i + k);
-    cur.fill(big);
+    cur.fill(big, 0, m + 1);
     cur[0] = i < big ? i : big;
     let rowMin = cur[0]!;
     for (let j = lo; j <= hi; j++) {
@@ -66,10 +76,16 @@ export function levenshteinBelow(a: readonly string[], b: readonly string[], k: 
       if (v < rowMin) rowMin = v;
     }
     if (rowMin >= k) return false;
-    [prev, cur] = [cur, prev];
+    const t = prev;
+    prev = cur;
+    cur = t;
   }
   return prev[m]! < k;
 }
+
+/** Rows reused across calls (grown on demand): the pair loop would otherwise allocate two per pair. */
+let rowA = new Int32Array(64);
+let rowB = new Int32Array(64);
 
 function chars(s: string): string[] {
   const c = Array.from(s.length > MAX_COMPARE_CHARS * 2 ? s.slice(0, MAX_COMPARE_CHARS * 2) : s);
@@ -78,13 +94,16 @@ function chars(s: string): string[] {
 
 /** `TO_WRAPPED_IN_SPACES`: an address written `< a@b >` or `<a@b >` in the raw value. */
 function wrappedInSpaces(text: string): boolean {
-  for (const piece of text.split('<')) {
-    const gt = piece.indexOf('>');
-    if (gt < 0) continue;
-    const inner = piece.slice(0, gt);
-    if (inner.startsWith(' ') || inner.endsWith(' ')) return true;
+  // Every piece after a "<" (and the text before the first one) up to its first ">".
+  let start = 0;
+  for (;;) {
+    const lt = text.indexOf('<', start);
+    const end = lt < 0 ? text.length : lt;
+    const gt = text.indexOf('>', start);
+    if (gt >= 0 && gt < end && gt > start && (text.charCodeAt(start) === 32 || text.charCodeAt(gt - 1) === 32)) return true;
+    if (lt < 0) return false;
+    start = lt + 1;
   }
-  return false;
 }
 
 function checkRaw(ctx: AnalysisContext, raw: RawHeader | undefined, list: readonly Recipient[]): void {

@@ -122,7 +122,10 @@ function splitHeaderBytes(raw: Uint8Array, max: number): ({ start: number; end: 
     if (c === 10 || (c === 13 && b[pos + 1] === 10)) break;
     const colon = b.indexOf(58, pos);
     if (colon >= 0 && colon < lineEnd) {
-      const name = utf8.decode(b.subarray(pos, colon)).replace(/[ \t]+$/, '');
+      // Names are ASCII in practice: decode as UTF-8 (as splitHeaders saw them) only when needed.
+      let name = b.toString('latin1', pos, colon);
+      if (NON_ASCII_RE.test(name)) name = utf8.decode(b.subarray(pos, colon));
+      name = name.replace(/[ \t]+$/, '');
       if (name.length > 0 && !/\s/.test(name)) open = { start: colon + 1 };
     }
     pos = lineEnd;

@@ -122,4 +122,24 @@ describe('levenshteinBelow', () => {
     expect(d('kitten', 'sitting', 3)).toBe(false);
     expect(d('kitten', 'sitting', 4)).toBe(true);
   });
+
+  it('agrees with the full dynamic-programming distance on pseudo-random strings', () => {
+    const full = (a: string[], b: string[]): number => {
+      let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+      for (let i = 1; i <= a.length; i++) {
+        const cur = [i];
+        for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+        prev = cur;
+      }
+      return prev[b.length]!;
+    };
+    let seed = 7;
+    const rnd = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+    const word = (): string[] => Array.from({ length: rnd(9) }, () => 'abé日'[rnd(4)]!);
+    for (let t = 0; t < 3000; t++) {
+      const a = word();
+      const b = word();
+      for (const k of [1, 2, 3, 4]) expect(levenshteinBelow(a, b, k)).toBe(full(a, b) < k);
+    }
+  });
 });
