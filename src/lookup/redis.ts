@@ -35,9 +35,11 @@ function common(timeout: number, createMs: number | null): RedisOptions {
     lazyConnect: true,
     connectTimeout: createMs ?? timeout,
     commandTimeout: timeout,
-    // Commands issued while disconnected wait in the offline queue for the reconnect; one retry per
-    // request keeps a dead server from holding them long, and the per-call timeout caps them anyway.
-    maxRetriesPerRequest: 1,
+    // Fail fast: a command issued while disconnected is rejected at once instead of waiting in the
+    // offline queue for a reconnect, and one cut off by a dropped connection is not retried; the
+    // store's circuit breaker (breaker.ts) then answers for the dead server until a probe finds it back.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
     enableAutoPipelining: true,
     retryStrategy: reconnect,
   };
@@ -85,12 +87,18 @@ export class RedisLookupStore implements LookupStore {
 
   private connect(): Promise<Client> {
     if (this.client !== undefined) return Promise.resolve(this.client);
-    this.connecting ??= loadIoredis(this.namespace).then((io) => {
+    this.connecting ??= loadIoredis(this.namespace).then(async (io) => {
       const client = (this.create as (io: Ioredis) => Client)(io);
       // ioredis reports connection failures as 'error' events; without a listener Node would crash.
       client.on('error', () => undefined);
       if (this.closed) client.disconnect();
-      return (this.client = client);
+      // Kept even if the first connection fails: ioredis reconnects by itself, and meanwhile calls
+      // fail at once (no offline queue).
+      this.client = client;
+      // With the offline queue off, a command sent before the connection is ready would fail:
+      // the first call waits for it (bounded by connectTimeout and the call's timeout).
+      await client.connect();
+      return client;
     });
     return this.connecting;
   }
@@ -98,6 +106,8 @@ export class RedisLookupStore implements LookupStore {
   private run<T>(op: string, fn: (c: Client) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
     const c = this.client;
+    // A client that gave up ('end': its first connection failed before any retry) is restarted.
+    if (c !== undefined && c.status === 'end') c.connect().catch(() => undefined);
     return withTimeout(this.namespace, op, this.timeout, () => (c !== undefined ? fn(c) : this.connect().then(fn)));
   }
 

@@ -1,0 +1,95 @@
+/**
+ * Fail-fast stores: a store whose server is gone is marked down after a few failures and answers with an
+ * error at once (no per-message wait for a dead connection); a background probe finds it back.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
+import { CircuitBreakerStore, createLookupStore, LookupMap, LookupStoreError, type LookupStore } from '../../src/lookup/index.js';
+import { freePort, startRedis, waitFor } from '../servers/index.js';
+
+const stores: LookupStore[] = [];
+const open = (ns: string, config: Record<string, unknown>, breaker = {}) => {
+  const s = createLookupStore(ns, config, { cache: { enabled: false }, breaker });
+  stores.push(s);
+  return s;
+};
+afterAll(async () => {
+  await Promise.all(stores.map((s) => s.close()));
+});
+
+const rule: SpamRuleInput = {
+  '@type': 'Any',
+  name: 'BLOCKED_SENDER',
+  priority: 1,
+  condition: { match: [{ if: "key_exists('blocked', from.domain)", then: "'BLOCKED'" }], else: 'false' },
+};
+const ALWAYS: SpamRuleInput = { '@type': 'Any', name: 'ALWAYS', priority: 2, condition: { match: [{ if: 'true', then: "'SEEN'" }], else: 'false' } };
+
+/** The messages of a 300-message mbox, one sender domain each. */
+const mbox = Array.from({ length: 300 }, (_, i) =>
+  [`From: Sender ${i} <s${i}@d${i}.example>`, 'To: b@example.org', `Subject: message ${i}`, `Message-ID: <${i}@d${i}.example>`, '', `body ${i}`, ''].join('\r\n'),
+);
+
+describe('circuit breaker', () => {
+  it('Redis killed mid-run: 300 messages classified in seconds, each reporting the store error; recovers when Redis is back', async () => {
+    const server = await startRedis();
+    try {
+      const blocked = open('blocked', { '@type': 'Redis', url: server.url, timeout: 1000 }, { initialBackoffMs: 100, maxBackoffMs: 500 });
+      const engine = new SpamEngine({ analysis: false, lookups: new LookupMap().set('blocked', blocked), rules: [rule, ALWAYS] });
+      await blocked.keySet('d1.example', '1');
+      for (let i = 0; i < 10; i++) {
+        const r = await engine.classify(mbox[i]!);
+        expect(r.errors).toEqual([]);
+        expect(r.tags.includes('BLOCKED')).toBe(i === 1);
+      }
+
+      await server.kill();
+      const started = performance.now();
+      for (const msg of mbox) {
+        const r = await engine.classify(msg);
+        expect(r.tags).toContain('SEEN');
+        expect(r.tags).not.toContain('BLOCKED');
+        expect(r.errors).toHaveLength(1);
+        expect(r.errors[0]!.source).toBe('BLOCKED_SENDER');
+        expect(r.errors[0]!.message).toMatch(/lookup store "blocked": /);
+      }
+      const elapsed = performance.now() - started;
+      console.log(`300 messages with the store dead: ${elapsed.toFixed(0)} ms`);
+      expect(elapsed).toBeLessThan(10_000);
+      expect((blocked as CircuitBreakerStore).isDown).toBe(true);
+      const down = await blocked.keyGet('x').catch((e: unknown) => e);
+      expect(down).toBeInstanceOf(LookupStoreError);
+      expect((down as Error).message).toMatch(/^lookup store "blocked": store is down \(for \d+ s; last error: .+\); probing in the background$/);
+
+      await server.start(); // empty again: no persistence
+      await waitFor('probe finds Redis back', async () => !(blocked as CircuitBreakerStore).isDown, 20_000, 100);
+      await blocked.keySet('d2.example', '1');
+      const r = await engine.classify(mbox[2]!);
+      expect(r.errors).toEqual([]);
+      expect(r.tags).toContain('BLOCKED');
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it.each([
+    ['PostgreSql', (port: number) => ({ '@type': 'PostgreSql', host: '127.0.0.1', port, timeout: 2000 })],
+    ['MySql', (port: number) => ({ '@type': 'MySql', host: '127.0.0.1', port, timeout: 2000 })],
+    ['Redis', (port: number) => ({ '@type': 'Redis', url: `redis://127.0.0.1:${port}`, timeout: 2000 })],
+  ])('%s with no server: down after 3 refused calls, then every call fails at once', async (type, config) => {
+    const port = await freePort(); // nothing listens there
+    const store = open(`none-${type}`, config(port), { initialBackoffMs: 60_000 });
+    for (let i = 0; i < 3; i++) await expect(store.keyGet('k')).rejects.toBeInstanceOf(LookupStoreError);
+    expect((store as CircuitBreakerStore).isDown).toBe(true);
+    const started = performance.now();
+    for (let i = 0; i < 1000; i++) await expect(store.keyExists('k')).rejects.toThrow(/store is down/);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('is off with breaker.enabled false', async () => {
+    const port = await freePort();
+    const store = open('no-breaker', { '@type': 'Redis', url: `redis://127.0.0.1:${port}`, timeout: 2000 }, { enabled: false });
+    expect(store).not.toBeInstanceOf(CircuitBreakerStore);
+    for (let i = 0; i < 4; i++) await expect(store.keyGet('k')).rejects.toThrow(/ECONNREFUSED|connect|closed|writeable/i);
+  });
+});
