@@ -9,13 +9,37 @@ import { dirname, join } from 'node:path';
 import type { FileExtensionInput } from '../analysis/types.js';
 import { SpamEngine } from '../engine/engine.js';
 import { parseRuleBundle, type RuleBundle } from '../engine/load.js';
-import { LookupMap, StaticLookupList } from '../lookup/memory.js';
+import { LookupMap, MemoryStore, StaticLookupList } from '../lookup/memory.js';
+import { SpamClassifier } from '../classifier/classifier.js';
+import { ClassifierStore } from '../classifier/store.js';
 import { caseSession, parseSuite, SuiteList, SuiteResolver, type SuiteCase, type SuiteFile } from './suite.js';
 
 export { parseSuite, SuiteList, SuiteResolver, caseSession, type SuiteCase, type SuiteFile } from './suite.js';
 
 /** Steps of the harness that are not built here; a case naming them lists them as skipped. */
-export const UNBUILT_STEPS: ReadonlySet<string> = new Set(['llm', 'spam_trap', 'pyzor', 'classify', 'addProbTagsFromHeaders']);
+export const UNBUILT_STEPS: ReadonlySet<string> = new Set(['llm', 'spam_trap', 'pyzor']);
+/** The classifier file's pseudo-step: the `PROB_*` tag of the verdict is already among the result's tags. */
+const PROB_TAGS_STEP = 'addProbTagsFromHeaders';
+
+/**
+ * The classifier the harness trains before the `classifier` file: the suite's `classifierTraining`
+ * samples, the suite's minimum counts, one training run (seeded, in this thread).
+ */
+export async function suiteClassifier(suite: SuiteFile): Promise<SpamClassifier> {
+  const s = suite as SuiteFile & {
+    classifierTraining?: { spam?: string[]; ham?: string[] };
+    settings?: { classifier?: { minHamSamples?: number; minSpamSamples?: number } };
+  };
+  const min = s.settings?.classifier ?? {};
+  const c = new SpamClassifier(new ClassifierStore(new MemoryStore('classifier')), {
+    settings: { minHamSamples: min.minHamSamples ?? 10, minSpamSamples: min.minSpamSamples ?? 10 },
+    refreshMs: 0,
+  });
+  for (const m of s.classifierTraining?.spam ?? []) await c.learn(m, true);
+  for (const m of s.classifierTraining?.ham ?? []) await c.learn(m, false);
+  await c.train({ seed: 1 });
+  return c;
+}
 
 export interface ConformanceOptions {
   /** The rule set (Stalwart's `spam-filter-rules.json`); default: `../stalwart-spam-filter/spam-filter-rules.json` beside the suite's folder. */
@@ -73,7 +97,7 @@ export function suiteEngine(suite: SuiteFile, bundle: RuleBundle, fileExtensions
 
 /** Runs one case on a suite engine. Never throws for a case (a failure is a non-passing outcome). */
 export async function runCase(engine: SpamEngine, suite: SuiteFile, c: SuiteCase): Promise<CaseOutcome> {
-  const steps = c.modules.filter((s) => !UNBUILT_STEPS.has(s));
+  const steps = c.modules.filter((s) => !UNBUILT_STEPS.has(s) && s !== PROB_TAGS_STEP);
   const skipped = c.modules.filter((s) => UNBUILT_STEPS.has(s));
   const r = await engine.classify(c.message, { session: caseSession(suite, c), steps });
   if (r.skipped) skipped.push(...r.skipped);
@@ -123,10 +147,14 @@ export async function runSuite(path: string, opts: ConformanceOptions = {}): Pro
   const files = opts.files && opts.files.length > 0 ? new Set(opts.files) : undefined;
   const ids = opts.ids && opts.ids.length > 0 ? new Set(opts.ids) : undefined;
   const out: CaseOutcome[] = [];
+  let classifier: SpamClassifier | undefined;
   for (const c of suite.cases) {
     if (files !== undefined && !files.has(c.file)) continue;
     if (ids !== undefined && !ids.has(c.id)) continue;
     if (c.compare !== 'tags' && c.compare !== 'header') continue;
+    // Only the classifier file runs with a model (the harness trains right before it).
+    if (c.file === 'classifier') classifier ??= await suiteClassifier(suite);
+    engine.classifier = c.file === 'classifier' ? classifier : undefined;
     try {
       out.push(await runCase(engine, suite, c));
     } catch (e) {

@@ -7,6 +7,7 @@ import type { EvalContext, IfResult } from '../expr/types.js';
 import type { Value } from '../expr/value.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
 import type { LookupStore } from '../lookup/types.js';
+import type { ClassifierVerdict, EngineClassifier } from '../classifier/classifier.js';
 import { mergeAuth, trustedAuthResults } from '../analysis/auth-results.js';
 import { resolveSession, sessionFromEnvelope, envelopeOf } from '../analysis/session.js';
 import { verifyMessage } from '../analysis/verify.js';
@@ -80,6 +81,12 @@ export interface EngineOptions {
    * name), and a rule still waiting on a store is abandoned. `0` or `Infinity`: no budget.
    */
   timeBudgetMs?: number;
+  /**
+   * Stalwart's statistical classifier (src/classifier, docs/classifier.md): when set, the default
+   * pipeline runs its `classify` step after the analysis modules and before the rules, and its
+   * `PROB_*` tag joins the result after the rules (rules never see it, as in Stalwart).
+   */
+  classifier?: EngineClassifier;
 }
 
 /** The evaluation context of one element: a class, so the hot path allocates no closures. */
@@ -138,8 +145,11 @@ export class SpamEngine {
   private namespacesChecked = false;
   private readonly authResults: { trustedAuthservIds?: readonly string[]; verify?: boolean };
   private readonly timeBudgetMs: number;
+  /** The statistical classifier of the `classify` step (undefined: the step does nothing). */
+  classifier: EngineClassifier | undefined;
 
   constructor(opts: EngineOptions = {}) {
+    this.classifier = opts.classifier;
     this.analysis = opts.analysis === false ? undefined : (opts.analysis ?? {});
     this.dns = opts.dns ?? new OffResolver();
     this.dnsBudget = { maxQueries: 64, deadlineMs: 5_000, ...opts.dnsBudget };
@@ -226,7 +236,7 @@ export class SpamEngine {
   private defaultSteps(): string[] {
     const a = this.analysis;
     if (a === undefined) return ['rules'];
-    return [...MODULE_NAMES.filter((n) => moduleEnabled(a, n)), 'rules'];
+    return [...MODULE_NAMES.filter((n) => moduleEnabled(a, n)), ...(this.classifier !== undefined ? ['classify'] : []), 'rules'];
   }
 
   private async runSteps(raw: Uint8Array | string, session: Session, opts: ClassifyOptions, steps: readonly string[]): Promise<ClassifyResult> {
@@ -272,6 +282,7 @@ export class SpamEngine {
     };
     let analysisMs = 0;
     let rulesMs = 0;
+    let verdict: ClassifierVerdict | undefined;
     await this.fillAuthResults(run, warnings);
     for (const step of steps) {
       if (step === 'rules') {
@@ -285,6 +296,16 @@ export class SpamEngine {
         for (const t of [...tags]) if (glob.matches(t) !== keep) tags.delete(t);
       } else if (step === 'finalize') {
         // Scoring always happens at the end of a run.
+      } else if (step === 'classify') {
+        // Stalwart skips the classifier for a spam trap; no model yet gives no verdict.
+        if (this.classifier === undefined || tags.has('SPAM_TRAP')) continue;
+        const tc = performance.now();
+        try {
+          verdict = await this.classifier.classify({ message: run.message, session, lists: this.lookups });
+        } catch (e) {
+          errors.push({ source: 'classifier', message: errorMessage(e) });
+        }
+        analysisMs += performance.now() - tc;
       } else {
         const ta = performance.now();
         const done = await runModule(run, step);
@@ -294,7 +315,10 @@ export class SpamEngine {
     }
     for (const e of run.errors) errors.push({ source: `module:${e.module}`, message: e.message });
     const extractMs = msg.timings.extractMs;
-    return this.finish(tags, matches, analysisMatches, errors, warnings, t0, msg.timings.parseMs, extractMs, analysisMs, rulesMs, skipped);
+    if (verdict !== undefined) tags.add(verdict.tag);
+    const result = this.finish(tags, matches, analysisMatches, errors, warnings, t0, msg.timings.parseMs, extractMs, analysisMs, rulesMs, skipped);
+    if (verdict !== undefined) result.classifier = { confidence: verdict.confidence, tag: verdict.tag, generation: verdict.generation };
+    return result;
   }
 
   /** Fills the session's missing authentication results from a trusted header, then by verifying. */

@@ -92,6 +92,11 @@ export interface ClassifyResult {
   timings: { parseMs: number; extractMs: number; analysisMs: number; rulesMs: number; totalMs: number };
   /** Steps named in `ClassifyOptions.steps` that do not exist here (e.g. `pyzor`), in order. */
   skipped?: string[];
+  /**
+   * The statistical classifier's verdict (docs/classifier.md), when a model classified the message:
+   * average spam confidence (0–1), its `PROB_*` tag (also in `tags`) and the model's generation.
+   */
+  classifier?: { confidence: number; tag: string; generation: number };
 }
 
 export interface ClassifyOptions {

@@ -272,7 +272,10 @@ class MilterConnection {
       replies = [addHeader(NOTE_HEADER, o.ok ? '' : o.message, this.leadingSpace), CONTINUE];
     } else {
       const raw = Buffer.concat(m.parts, m.size);
+      // The idle timeout is for the MTA: it does not run while we scan.
+      this.socket.setTimeout(0);
       const o = await scanner.scan({ protocol: 'milter', raw, session: this.sessionWithMacros(), queueId });
+      this.socket.setTimeout(scanner.limits.idleTimeoutMs);
       if (!o.ok) replies = [addHeader(NOTE_HEADER, `not scanned: ${o.message}`, this.leadingSpace), CONTINUE];
       else if (o.result.action === 'reject') replies = [packet('y', cstr('550 5.7.1 Message rejected as spam'))];
       else if (o.result.action === 'discard') replies = [packet('d')];

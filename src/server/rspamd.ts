@@ -201,7 +201,10 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, requiredSc
       sendJson(res, 400, { error: 'empty message: send the message as the request body' });
       return;
     }
+    // The idle timeout is for the client: it does not run while we scan.
+    req.socket.setTimeout(0);
     const o = await scanner.scan({ protocol: 'rspamd', raw, session: sessionFromHeaders(req), queueId });
+    req.socket.setTimeout(limits.idleTimeoutMs);
     if (res.destroyed) return;
     if (o.ok) sendJson(res, 200, toRspamdReply(o.result, requiredScore(), o.ms));
     else sendJson(res, STATUS[o.reason], { error: o.message });

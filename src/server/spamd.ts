@@ -145,7 +145,10 @@ export function createSpamdServer(scanner: Scanner, threshold: () => number): Se
           return;
         }
       }
+      // The idle timeout is for the client: it does not run while we scan.
+      socket.setTimeout(0);
       const o = await scanner.scan({ protocol: 'spamd', raw, session: {} });
+      socket.setTimeout(limits.idleTimeoutMs);
       if (socket.destroyed) return;
       if (o.ok) socket.end(spamdReply(r.verb, o.result, threshold(), raw));
       else socket.end(errorReply(CODE[o.reason], o.message));
