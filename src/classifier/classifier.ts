@@ -1,0 +1,200 @@
+/**
+ * The live classifier (docs/classifier.md): the current model of a {@link ClassifierStore}, the
+ * `classify` step of the engine (Stalwart's behaviour: confidence per recipient, averaged, mapped to one
+ * `PROB_*` tag), learning (samples into the store) and training (a worker thread by default, so
+ * classification never waits on it). A new model replaces the old one in one assignment, so a message
+ * is classified entirely with one model; other processes sharing the store pick it up on their next
+ * refresh.
+ */
+import type { Session } from '../analysis/types.js';
+import type { LookupRegistry } from '../lookup/types.js';
+import type { MessageContext } from '../message/context.js';
+import { buildTokens, type TokenFacts, type TrustCheck } from './features.js';
+import { vectorize, type ClassifierModel } from './model.js';
+import type { ClassifierStore } from './store.js';
+import { DEFAULT_SETTINGS, trainRun, type ClassifierSettings, type TrainOptions, type TrainReport } from './train.js';
+import { trainInWorker } from './worker.js';
+
+export type ProbTag =
+  | 'PROB_HAM_HIGH' | 'PROB_HAM_MEDIUM' | 'PROB_HAM_LOW' | 'PROB_SPAM_UNCERTAIN' | 'PROB_SPAM_LOW' | 'PROB_SPAM_MEDIUM' | 'PROB_SPAM_HIGH';
+
+/** What the `classify` step found: the average spam confidence (0–1) and its tag. */
+export interface ClassifierVerdict {
+  confidence: number;
+  tag: ProbTag;
+  /** Generation of the model that classified. */
+  generation: number;
+}
+
+/** What the engine hands the `classify` step. */
+export interface ClassifierInput {
+  message: MessageContext;
+  session: Session;
+  lists: LookupRegistry;
+}
+
+/** The engine's view of a classifier (`EngineOptions.classifier`). Must not throw for a bad message. */
+export interface EngineClassifier {
+  /** `undefined`: no model yet (too few samples), or no recipient → no `PROB_*` tag. */
+  classify(input: ClassifierInput): Promise<ClassifierVerdict | undefined>;
+}
+
+/** Stalwart's confidence → tag table (single-precision comparisons; NaN → uncertain). */
+export function probTag(p: number): ProbTag {
+  const f = Math.fround(p);
+  if (!Number.isFinite(f)) return 'PROB_SPAM_UNCERTAIN';
+  if (f < Math.fround(0.15)) return 'PROB_HAM_HIGH';
+  if (f < Math.fround(0.25)) return 'PROB_HAM_MEDIUM';
+  if (f < Math.fround(0.4)) return 'PROB_HAM_LOW';
+  if (f < Math.fround(0.6)) return 'PROB_SPAM_UNCERTAIN';
+  if (f < Math.fround(0.75)) return 'PROB_SPAM_LOW';
+  if (f < Math.fround(0.85)) return 'PROB_SPAM_MEDIUM';
+  return 'PROB_SPAM_HIGH';
+}
+
+export interface SpamClassifierOptions {
+  settings?: Partial<ClassifierSettings>;
+  /**
+   * The store's configuration (`x:StoreLookup` `store` object), when it has one: training then runs in
+   * a worker thread that opens its own connection. Without it training runs in this thread.
+   */
+  storeConfig?: unknown;
+  /** How often `classify` checks the store for a newer model (ms, default 60,000; 0 = never). */
+  refreshMs?: number;
+  /** Local recipients' account ids (personalised predictions); default: no recipient is local. */
+  accountOf?: (recipient: string) => number | undefined;
+  /** Default options of {@link SpamClassifier.train} (seed, …). */
+  train?: Omit<TrainOptions, 'trusted'>;
+  /** `trusted-domains` keys for training (their URLs, hosts and addresses give no tokens). */
+  trustedDomains?: readonly string[];
+}
+
+export class SpamClassifier implements EngineClassifier {
+  readonly settings: ClassifierSettings;
+  private current: { generation: number; model: ClassifierModel } | undefined;
+  private lastCheck = 0;
+  private refreshing: Promise<boolean> | undefined;
+  private training: Promise<TrainReport> | undefined;
+  private readonly refreshMs: number;
+
+  constructor(
+    readonly store: ClassifierStore,
+    private readonly opts: SpamClassifierOptions = {},
+  ) {
+    this.settings = { ...DEFAULT_SETTINGS, ...opts.settings };
+    this.refreshMs = opts.refreshMs ?? 60_000;
+  }
+
+  /** Generation of the model in use (0: none). */
+  get generation(): number {
+    return this.current?.generation ?? 0;
+  }
+
+  get model(): ClassifierModel | undefined {
+    return this.current?.model;
+  }
+
+  /**
+   * Loads the store's current model when it is newer than the one in use; resolves true when it
+   * switched. Rejects when the store fails (the model in use stays).
+   */
+  async reload(): Promise<boolean> {
+    const gen = await this.store.currentGeneration();
+    if (gen === this.generation) return false;
+    if (gen === 0) {
+      this.current = undefined;
+      return true;
+    }
+    const model = await this.store.loadModel(gen);
+    if (model === undefined) return false;
+    if (gen > this.generation || this.current === undefined) this.current = { generation: gen, model };
+    return true;
+  }
+
+  private maybeRefresh(): void {
+    if (this.refreshMs <= 0 || this.refreshing !== undefined) return;
+    const now = Date.now();
+    if (now - this.lastCheck < this.refreshMs) return;
+    this.lastCheck = now;
+    this.refreshing = this.reload()
+      .catch(() => false)
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+  }
+
+  /** Stores a labelled message as a training sample; resolves (with its id) once the store has it. */
+  learn(raw: Uint8Array | string, spam: boolean, opts: { account?: number; deleteAfterUse?: boolean } = {}): Promise<number> {
+    return this.store.addSample(typeof raw === 'string' ? Buffer.from(raw) : raw, spam, opts);
+  }
+
+  /**
+   * Runs a training run (one at a time: a second call while one runs gets the running one), in a
+   * worker thread when the store has a configuration, then switches to the new model.
+   * @throws when the store fails; the model in use stays.
+   */
+  train(opts: TrainOptions = {}): Promise<TrainReport> {
+    if (this.training !== undefined) return this.training;
+    const o = { ...this.opts.train, ...opts };
+    const run = async (): Promise<TrainReport> => {
+      const domains = [...(this.opts.trustedDomains ?? [])];
+      const set = new Set(domains);
+      const report =
+        this.opts.storeConfig !== undefined && o.trusted === undefined
+          ? await trainInWorker(this.opts.storeConfig, this.settings, o, domains)
+          : await trainRun(this.store, this.settings, { trusted: (d) => set.has(d), ...o });
+      if (report.ready) await this.reload();
+      return report;
+    };
+    this.training = run().finally(() => {
+      this.training = undefined;
+    });
+    return this.training;
+  }
+
+  /** Spam probability of an analysed message with the current model (undefined without one). */
+  async confidence(m: MessageContext, facts: TokenFacts, trusted: TrustCheck, account?: number): Promise<number | undefined> {
+    const cur = this.current;
+    if (cur === undefined) return undefined;
+    const map = await buildTokens(m, facts, trusted);
+    const s = this.settings;
+    return cur.model.predict(vectorize(map, cur.model.bits, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize }));
+  }
+
+  async classify(input: ClassifierInput): Promise<ClassifierVerdict | undefined> {
+    this.maybeRefresh();
+    const cur = this.current;
+    if (cur === undefined) return undefined;
+    const { session, message, lists } = input;
+    const store = lists.get('trusted-domains');
+    const trusted: TrustCheck = store === undefined ? () => false : (d) => store.keyExists(d).catch(() => false);
+    const facts: TokenFacts = {
+      dmarcPass: session.dmarc.result === null ? null : session.dmarc.result === 'pass',
+      asn: session.asn,
+      envFrom: session.mailFrom,
+    };
+    const map = await buildTokens(message, facts, trusted);
+    const s = this.settings;
+    const predict = (account?: number): number =>
+      cur.model.predict(vectorize(map, cur.model.bits, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize }));
+    // Per recipient: local accounts get their personalised prediction; with no local recipient one
+    // global prediction stands for all. No recipient at all (a library call without a session): one
+    // global prediction too (Stalwart always has recipients).
+    const confidences: number[] = [];
+    const accountOf = this.opts.accountOf;
+    if (accountOf !== undefined) {
+      for (const r of session.rcptTo) {
+        const a = accountOf(r);
+        if (a !== undefined) confidences.push(predict(a));
+      }
+    }
+    if (confidences.length === 0) confidences.push(predict());
+    const avg = confidences.reduce((x, y) => x + y, 0) / confidences.length;
+    return { confidence: avg, tag: probTag(avg), generation: cur.generation };
+  }
+
+  /** Waits for a running training run and a background refresh. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([this.training, this.refreshing]);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Stalwart's statistical spam classifier (docs/classifier.md): hashed message features, an
+ * FTRL-Proximal logistic model trained from labelled mail, `PROB_*` tags from its confidence.
+ */
+import { createLookupStore } from '../lookup/factory.js';
+import { ClassifierStore } from './store.js';
+import { SpamClassifier, type SpamClassifierOptions } from './classifier.js';
+
+export { SpamClassifier, probTag, type ClassifierInput, type ClassifierVerdict, type EngineClassifier, type ProbTag, type SpamClassifierOptions } from './classifier.js';
+export { buildTokens, trainFacts, type TokenFacts, type TrustCheck } from './features.js';
+export { ClassifierModel, DEFAULT_FTRL, FtrlTrainer, vectorize, type Features, type FtrlParameters } from './model.js';
+export { ClassifierStore, MAX_SAMPLE_BYTES, sampleHash, type Sample, type SampleMeta } from './store.js';
+export { compareTokens, tokenJson, type TokenMap } from './tokens.js';
+export { DEFAULT_SETTINGS, epochsFor, sampleFeatures, trainRun, type ClassifierSettings, type TrainOptions, type TrainReport } from './train.js';
+export { trainInWorker } from './worker.js';
+
+/** The `x:StoreLookup` store object of a SQLite model file. */
+export function sqliteModelConfig(file: string): { '@type': 'Sqlite'; path: string } {
+  return { '@type': 'Sqlite', path: file };
+}
+
+/**
+ * Opens the classifier kept in a store (`x:StoreLookup` `store` object: Sqlite, PostgreSql, MySql,
+ * Redis, …) and loads its current model, if any. No read cache sits in front of the store, so every
+ * process sees a new model on its next refresh.
+ * @throws LookupConfigError for an invalid configuration; rejects when the store is down.
+ */
+export async function openClassifier(config: unknown, opts: Omit<SpamClassifierOptions, 'storeConfig'> = {}): Promise<SpamClassifier> {
+  const store = createLookupStore('classifier', config, { cache: { enabled: false } });
+  const c = new SpamClassifier(new ClassifierStore(store), { ...opts, storeConfig: config });
+  await c.reload();
+  return c;
+}
+
+/**
+ * Stores labelled messages and trains (Stalwart's SpamTrainingSample + Train task, as a library call):
+ * each message becomes a sample (acknowledged once stored), then one training run makes a new model
+ * current when both classes have their minimum count. Rejects when the store fails: samples already
+ * stored stay, and the previous model stays current.
+ */
+export async function train(
+  classifier: SpamClassifier,
+  samples: { spam?: Iterable<Uint8Array | string>; ham?: Iterable<Uint8Array | string> },
+  opts: { seed?: number; retrain?: boolean } = {},
+): Promise<import('./train.js').TrainReport> {
+  for (const m of samples.spam ?? []) await classifier.learn(m, true);
+  for (const m of samples.ham ?? []) await classifier.learn(m, false);
+  return classifier.train(opts);
+}

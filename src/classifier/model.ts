@@ -1,0 +1,171 @@
+/**
+ * Stalwart's FH classifier (docs/classifier.md "Model"): hashed features, FTRL-Proximal logistic
+ * regression (McMahan et al., "Ad Click Prediction: a View from the Trenches", 2013), per-coordinate
+ * state z (single precision) and n (double), a bias without L1.
+ */
+import { xxh3 } from '@node-rs/xxhash';
+import { tokenBytes, type TokenMap } from './tokens.js';
+
+/** Stalwart's `FtrlParameters` (defaults: 2^20 weights, α 2, β 1, λ₁ 0.001, λ₂ 0.0001). */
+export interface FtrlParameters {
+  /** log2 of the number of weights, 16–28. */
+  numFeatures: number;
+  alpha: number;
+  beta: number;
+  l1Ratio: number;
+  l2Ratio: number;
+}
+
+export const DEFAULT_FTRL: FtrlParameters = { numFeatures: 20, alpha: 2, beta: 1, l1Ratio: 0.001, l2Ratio: 0.0001 };
+
+/** A sparse feature vector: weight indexes and values (after log scaling, signs and L2 normalisation). */
+export interface Features {
+  readonly idx: Uint32Array;
+  readonly val: Float64Array;
+}
+
+const SIGN_BIT = 1n << 63n;
+/** token (or token + account) → hash, so a token seen in many messages is hashed once. */
+const hashCache = new Map<string, bigint>();
+const HASH_CACHE_MAX = 500_000;
+
+function hash(key: string, bytes: () => Buffer): bigint {
+  let h = hashCache.get(key);
+  if (h === undefined) {
+    h = xxh3.xxh64(bytes(), 0n);
+    if (hashCache.size >= HASH_CACHE_MAX) hashCache.clear();
+    hashCache.set(key, h);
+  }
+  return h;
+}
+
+/**
+ * Token map → feature vector: ln(1 + count) when `logScale`, XXH3-64 (seed 0) of the 2-byte kind and the
+ * value, index = low `bits` bits, sign = bit 63; with `accountId` each token also yields a feature salted
+ * with the 4-byte big-endian account id; then L2 normalisation when `l2`.
+ */
+export function vectorize(map: TokenMap, bits: number, opts: { accountId?: number; logScale?: boolean; l2?: boolean } = {}): Features {
+  const { accountId, logScale = true, l2 = true } = opts;
+  const n = map.size * (accountId === undefined ? 1 : 2);
+  const idx = new Uint32Array(n);
+  const val = new Float64Array(n);
+  const mask = (1n << BigInt(bits)) - 1n;
+  let k = 0;
+  let sum = 0;
+  const emit = (h: bigint, v: number): void => {
+    idx[k] = Number(h & mask);
+    const w = (h & SIGN_BIT) === 0n ? v : -v;
+    val[k++] = w;
+    sum += w * w;
+  };
+  let salt: Buffer | undefined;
+  if (accountId !== undefined) {
+    salt = Buffer.alloc(4);
+    salt.writeUInt32BE(accountId >>> 0);
+  }
+  for (const [token, count] of map) {
+    const v = logScale ? Math.log1p(count) : count;
+    emit(hash(token, () => tokenBytes(token)), v);
+    if (salt !== undefined) {
+      const s = salt;
+      emit(hash(token + '\u0000' + String(accountId), () => Buffer.concat([tokenBytes(token), s])), v);
+    }
+  }
+  if (l2 && sum > 0) {
+    const norm = Math.sqrt(sum);
+    for (let i = 0; i < n; i++) val[i]! /= norm;
+  }
+  return { idx, val };
+}
+
+function sigmoid(z: number): number {
+  const c = z < -35 ? -35 : z > 35 ? 35 : z;
+  return 1 / (1 + Math.exp(-c));
+}
+
+/** FTRL-Proximal optimiser state of the FH model (weights computed lazily from z and n). */
+export class FtrlTrainer {
+  readonly z: Float32Array;
+  readonly n: Float64Array;
+  zb = 0;
+  nb = 0;
+
+  constructor(
+    public params: FtrlParameters,
+    state?: { z: Float32Array; n: Float64Array; zb: number; nb: number },
+  ) {
+    const size = 1 << params.numFeatures;
+    this.z = state?.z ?? new Float32Array(size);
+    this.n = state?.n ?? new Float64Array(size);
+    if (state !== undefined) {
+      this.zb = state.zb;
+      this.nb = state.nb;
+    }
+  }
+
+  weight(i: number): number {
+    const z = this.z[i]!;
+    const { l1Ratio: l1, l2Ratio: l2, alpha, beta } = this.params;
+    if (Math.abs(z) <= l1) return 0;
+    return -(z - Math.sign(z) * l1) / (l2 + (beta + Math.sqrt(this.n[i]!)) / alpha);
+  }
+
+  bias(): number {
+    const { l2Ratio: l2, alpha, beta } = this.params;
+    return -this.zb / ((Math.sqrt(this.nb) + beta) / alpha + l2);
+  }
+
+  predict(f: Features): number {
+    let z = this.bias();
+    for (let k = 0; k < f.idx.length; k++) z += this.weight(f.idx[k]!) * f.val[k]!;
+    return sigmoid(z);
+  }
+
+  /** One training step on a sample (`spam`: y = 1). */
+  step(f: Features, spam: boolean): void {
+    let z = this.bias();
+    for (let k = 0; k < f.idx.length; k++) z += this.weight(f.idx[k]!) * f.val[k]!;
+    let g = sigmoid(z) - (spam ? 1 : 0);
+    g = g > 1e4 ? 1e4 : g < -1e4 ? -1e4 : g;
+    const alpha = this.params.alpha;
+    for (let k = 0; k < f.idx.length; k++) {
+      const i = f.idx[k]!;
+      const gi = g * f.val[k]!;
+      const w = this.weight(i);
+      const ni = this.n[i]!;
+      const sigma = (Math.sqrt(ni + gi * gi) - Math.sqrt(ni)) / alpha;
+      this.z[i] = this.z[i]! + gi - sigma * w;
+      this.n[i] = ni + gi * gi;
+    }
+    const wb = this.bias();
+    const sigma = (Math.sqrt(this.nb + g * g) - Math.sqrt(this.nb)) / alpha;
+    this.zb += g - sigma * wb;
+    this.nb += g * g;
+  }
+
+  /** The classifier this state gives: dense weights and the bias. */
+  model(trainedAt: number): ClassifierModel {
+    const w = new Float32Array(this.z.length);
+    for (let i = 0; i < w.length; i++) if (this.z[i] !== 0) w[i] = this.weight(i);
+    return new ClassifierModel(this.params.numFeatures, w, this.bias(), trainedAt);
+  }
+}
+
+/** A trained FH classifier: p = sigmoid(Σ w[idx]·x + b), z clamped to [−35, 35]. */
+export class ClassifierModel {
+  constructor(
+    readonly bits: number,
+    readonly weights: Float32Array,
+    readonly bias: number,
+    /** When it was trained (ms since the epoch). */
+    readonly trainedAt: number,
+  ) {}
+
+  /** Spam probability in (0, 1). */
+  predict(f: Features): number {
+    let z = this.bias;
+    const w = this.weights;
+    for (let k = 0; k < f.idx.length; k++) z += w[f.idx[k]!]! * f.val[k]!;
+    return sigmoid(z);
+  }
+}

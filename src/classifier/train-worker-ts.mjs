@@ -1,0 +1,6 @@
+// Training worker entry used only when spamrule runs from its TypeScript sources (tests, tsx):
+// registers tsx's loader in this thread, then loads train-worker.ts. The package uses train-worker.js.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('./train-worker.ts');
