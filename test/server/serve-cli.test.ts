@@ -1,0 +1,154 @@
+/**
+ * `spamrule serve` as an operator runs it (a separate process): rules from the managed registry,
+ * where a JMAP change reaches every worker before the next message; a TOML `--config` file with
+ * flags on top; `/healthz` and `/metrics`; graceful shutdown that finishes the scan in flight.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PERMISSIONS, TokenStore } from '../../src/jmap/index.js';
+import { http } from './harness.js';
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const dir = mkdtempSync(join(tmpdir(), 'spamrule-serve-'));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Serve {
+  child: ChildProcess;
+  lines: Record<string, string>;
+  exit: Promise<number | null>;
+}
+
+/** Starts `spamrule serve ARGS` and waits for its "ready" line; `lines` maps listener → address. */
+function serve(args: string[]): Promise<Serve> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 90_000);
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (/^spamrule serve: ready/m.test(out)) {
+        clearTimeout(timer);
+        const lines: Record<string, string> = {};
+        for (const m of out.matchAll(/^spamrule serve: (\w+) on (\S+)$/gm)) lines[m[1]!] = m[2]!;
+        resolve({ child, lines, exit });
+      }
+    });
+    void exit.then((code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+  });
+}
+
+async function symbols(url: string, subject: string): Promise<string[]> {
+  const r = await http(`${url}/checkv2`, { method: 'POST', body: `From: a@example.org\r\nTo: b@example.com\r\nSubject: ${subject}\r\n\r\nbody\r\n` });
+  expect(r.status).toBe(200);
+  return Object.keys(JSON.parse(r.body).symbols);
+}
+
+describe('spamrule serve --db (managed rules over JMAP)', () => {
+  it('a SpamRule change reaches every worker before the next message; shutdown finishes the scan in flight', async () => {
+    const db = join(dir, 'managed.db');
+    const tokens = new TokenStore(db);
+    const token = tokens.create('admin', [...PERMISSIONS]).token;
+    tokens.close();
+    const s = await serve(['--db', db, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '2', '--log-level', 'warn']);
+    const jmapUrl = s.lines.listening!;
+    const rspamd = s.lines.rspamd!;
+    const jmap = async (calls: unknown[]): Promise<any[]> => {
+      const r = await fetch(`${jmapUrl}/jmap`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ using: ['urn:ietf:params:jmap:core', 'urn:stalwart:jmap'], methodCalls: calls }),
+      });
+      return ((await r.json()) as { methodResponses: any[] }).methodResponses;
+    };
+    // Several scans at once, so both workers answer.
+    const all = async (subject: string): Promise<string[][]> => Promise.all([1, 2, 3, 4, 5, 6].map(() => symbols(rspamd, subject)));
+
+    expect((await all('xyzzy')).every((t) => !t.includes('XYZZY_MARK'))).toBe(true);
+    const created = await jmap([['x:SpamRule/set', { create: { r: { '@type': 'Any', name: 'XYZZY', condition: { match: [{ if: "contains(subject, 'xyzzy')", then: "'XYZZY_MARK'" }], else: 'false' } } } }, '0']]);
+    const id = created[0][1].created.r.id as string;
+    expect((await all('xyzzy')).every((t) => t.includes('XYZZY_MARK'))).toBe(true);
+    await jmap([['x:SpamRule/set', { update: { [id]: { 'condition/match/0/then': "'XYZZY_TWO'" } } }, '1']]);
+    expect((await all('xyzzy')).every((t) => t.includes('XYZZY_TWO') && !t.includes('XYZZY_MARK'))).toBe(true);
+    await jmap([['x:SpamRule/set', { destroy: [id] }, '2']]);
+    expect((await all('xyzzy')).every((t) => !t.includes('XYZZY_TWO'))).toBe(true);
+
+    const health = await http(`${rspamd}/healthz`);
+    expect(health.status).toBe(200);
+    expect(JSON.parse(health.body)).toMatchObject({ status: 'ok', workers: 2 });
+    const metrics = await http(`${rspamd}/metrics`);
+    expect(metrics.body).toMatch(/^spamrule_scans_total\{protocol="rspamd",action="allow"\} 24$/m);
+    expect(metrics.body).toMatch(/^spamrule_scan_duration_seconds_count\{protocol="rspamd"\} 24$/m);
+    expect(metrics.body).toContain('spamrule_queue_depth');
+
+    // SIGTERM while a large message is being scanned: its verdict still arrives, then the process exits 0.
+    const big = `From: a@example.org\r\nSubject: big\r\n\r\n${'some words and http://example.com/x links\r\n'.repeat(200_000)}`;
+    const inFlight = http(`${rspamd}/checkv2`, { method: 'POST', body: big });
+    for (let i = 0; i < 400; i++) {
+      const q = JSON.parse((await http(`${rspamd}/healthz`)).body).queue as number;
+      if (q > 0) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    s.child.kill('SIGTERM');
+    const r = await inFlight;
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body).action).toBe('no action');
+    expect(await s.exit).toBe(0);
+  }, 180_000);
+});
+
+describe('spamrule serve --config FILE.toml', () => {
+  it('reads listeners, rules, thresholds and limits from the file; flags add to and override it', async () => {
+    writeFileSync(
+      join(dir, 'rules.json'),
+      JSON.stringify({
+        SpamRule: [{ '@type': 'Any', name: 'CFG', condition: { match: [{ if: "contains(subject, 'plugh')", then: "'CFG_MARK'" }], else: 'false' } }],
+        SpamTag: [{ '@type': 'Score', tag: 'CFG_MARK', score: 2 }],
+      }),
+    );
+    writeFileSync(
+      join(dir, 'spamrule.toml'),
+      [
+        'rspamd = "127.0.0.1:0"',
+        'workers = 1',
+        'rules = ["rules.json"]',
+        '[thresholds]',
+        'scoreSpam = 1.5',
+        '[limits]',
+        'maxSize = "2k"',
+        '[log]',
+        'level = "warn"',
+        '',
+      ].join('\n'),
+    );
+    const s = await serve(['--config', join(dir, 'spamrule.toml'), '--spamd', '127.0.0.1:0']);
+    expect(Object.keys(s.lines).sort()).toEqual(['rspamd', 'spamd']);
+    const r = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: 'Subject: plugh\r\n\r\nhi\r\n' });
+    expect(JSON.parse(r.body)).toMatchObject({ action: 'add header', score: 2, required_score: 1.5, symbols: { CFG_MARK: { score: 2 } } });
+    const tooBig = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: `Subject: x\r\n\r\n${'x'.repeat(3000)}` });
+    expect(tooBig.status).toBe(413);
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+  }, 120_000);
+
+  it('refuses a configuration file with an unknown key, naming it', async () => {
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ rspamd: '127.0.0.1:0', limits: { maxSise: 5 } }));
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--config', join(dir, 'bad.json')], { cwd: REPO_ROOT });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(2);
+    expect(err).toMatch(/bad\.json: limits: .*maxSise/);
+  }, 60_000);
+});
