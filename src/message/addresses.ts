@@ -12,7 +12,7 @@
  *
  * Works on header text already decoded as (lossy) UTF-8. Never throws.
  */
-import type { RawHeader } from './headers.js';
+import { capNames, type RawHeader } from './headers.js';
 import { decodeEncodedWord } from './rfc2047.js';
 
 /** One mailbox: `name`/`address` are undefined when absent (not trimmed beyond mail-parser's rules). */
@@ -21,7 +21,7 @@ export interface ParsedMailbox {
   readonly address: string | undefined;
 }
 
-/** Longest header value parsed (characters); longer values are cut. */
+/** Longest address list parsed (characters, after names are capped); longer lists are cut at a comma. */
 export const MAX_ADDRESS_HEADER_CHARS = 100_000;
 /** At most this many mailboxes are returned per header. */
 export const MAX_MAILBOXES = 10_000;
@@ -255,10 +255,16 @@ class Parser {
 
 /**
  * Parses one address header value (the text after the colon, folding kept) into its mailboxes,
- * groups flattened, in order.
+ * groups flattened, in order. Names, quoted strings and comments are first capped at
+ * `MAX_NAME_LENGTH` each (`capNames`), never the addresses; a list still longer than
+ * {@link MAX_ADDRESS_HEADER_CHARS} is cut at a comma.
  */
 export function parseMailboxes(raw: string): ParsedMailbox[] {
-  const s = raw.length > MAX_ADDRESS_HEADER_CHARS ? raw.slice(0, MAX_ADDRESS_HEADER_CHARS) : raw;
+  let s = capNames(raw);
+  if (s.length > MAX_ADDRESS_HEADER_CHARS) {
+    const comma = s.lastIndexOf(',', MAX_ADDRESS_HEADER_CHARS);
+    s = s.slice(0, comma > 0 ? comma : MAX_ADDRESS_HEADER_CHARS);
+  }
   try {
     return new Parser(s).run();
   } catch {

@@ -93,10 +93,67 @@ export interface Mailbox {
   address: string;
 }
 
+/** Longest display name, quoted string or comment kept per mailbox, in UTF-16 code units. */
+export const MAX_NAME_LENGTH = 1024;
+/** Longest address list parsed, in UTF-16 code units after names are capped (the list is cut at a comma). */
+const MAX_LIST_LENGTH = 100_000;
+
+/**
+ * Shortens what only names are made of (quoted strings, comments, phrase text) to
+ * {@link MAX_NAME_LENGTH} per piece, keeping every `<…>` address whole, so that a huge display
+ * name costs nothing and never cuts the address after it. Quotes, brackets and parentheses stay
+ * balanced. A piece of phrase text is the text between `,` `;` `:` `<` `>`.
+ */
+export function capNames(s: string): string {
+  if (s.length <= MAX_NAME_LENGTH) return s;
+  let out = '';
+  let piece = 0; // length of the current quoted string / comment / phrase text
+  let mode: 'text' | 'quote' | 'comment' | 'angle' = 'text';
+  let depth = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (mode === 'angle') {
+      out += c;
+      if (c === '>') [mode, piece] = ['text', 0];
+      continue;
+    }
+    if (mode === 'quote' || mode === 'comment') {
+      if (c === '\\' && i + 1 < s.length) {
+        if (piece < MAX_NAME_LENGTH) out += c + s[i + 1];
+        piece += 2;
+        i++;
+        continue;
+      }
+      const closes = mode === 'quote' ? c === '"' : c === ')' && --depth === 0;
+      if (mode === 'comment' && c === '(') depth++;
+      if (closes) {
+        out += c;
+        [mode, piece] = ['text', 0];
+      } else if (piece++ < MAX_NAME_LENGTH) out += c;
+      continue;
+    }
+    if (c === '"' || c === '(' || c === '<') {
+      out += c;
+      mode = c === '"' ? 'quote' : c === '(' ? 'comment' : 'angle';
+      depth = c === '(' ? 1 : 0;
+      piece = 0;
+    } else if (c === ',' || c === ';' || c === ':' || c === '>') {
+      out += c;
+      piece = 0;
+    } else if (piece++ < MAX_NAME_LENGTH) out += c;
+  }
+  return out;
+}
+
 /** Parses an address list (groups flattened). Never throws; garbage yields what postal-mime salvages. */
 export function parseAddresses(raw: string): Mailbox[] {
   try {
-    const list = addressParser(unfold(raw).slice(0, 100_000), { flatten: true });
+    let text = capNames(unfold(raw));
+    if (text.length > MAX_LIST_LENGTH) {
+      const comma = text.lastIndexOf(',', MAX_LIST_LENGTH);
+      text = text.slice(0, comma > 0 ? comma : MAX_LIST_LENGTH);
+    }
+    const list = addressParser(text, { flatten: true });
     const out: Mailbox[] = [];
     const add = (name: string, address: string): void => {
       // postal-mime reads `<https://…>` (List-* headers) as a name without address; mail-parser
