@@ -1,0 +1,124 @@
+/**
+ * The classifier's token builder: the suite's public classifier_features cases (Stalwart's own token
+ * lists), and the parts of it the cases pin down less directly (truncation, shape codes, numbers,
+ * categories, language-dependent stop words and stems).
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { buildTokens, compareTokens, tokenJson, trainFacts, type TokenMap } from '../../src/classifier/index.js';
+import { WordStemTokenizer, detectLanguage } from '../../src/classifier/language.js';
+import { T, typesTokenize } from '../../src/classifier/tokenizer.js';
+import { KIND, strToken, truncate16 } from '../../src/classifier/tokens.js';
+import { shapeToken } from '../../src/classifier/words.js';
+import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
+import { hasSharedData, sharedPath } from '../helpers/shared-data.js';
+
+interface TokenizerCase {
+  id: string;
+  file: string;
+  input: string;
+  expectTokens: Record<string, unknown>[];
+}
+
+/**
+ * Cases where the npm packages (language detection, stemmers, stop words, segmenters) disagree with
+ * Stalwart's crates, with the reason. Empty: every public case gives Stalwart's tokens.
+ */
+const DIFFERING: Record<string, string> = {};
+
+async function tokensOf(raw: string, trusted: ReadonlySet<string> = new Set()): Promise<TokenMap> {
+  const msg = await analyzeMessage(raw, undefined, { isTrustedDomain: (d) => trusted.has(d) });
+  const m = messageContextOf(msg);
+  return buildTokens(m, trainFacts(m), (d) => trusted.has(d));
+}
+
+const sorted = (map: TokenMap): unknown[] => [...map.keys()].sort(compareTokens).map(tokenJson);
+
+describe.skipIf(!hasSharedData)('classifier_features (the suite\'s public tokenizer cases)', () => {
+  const suite = hasSharedData ? JSON.parse(readFileSync(sharedPath('stalwart-antispam-suite', 'cases.json'), 'utf8')) : { tokenizerCases: [] };
+  const rules = hasSharedData ? JSON.parse(readFileSync(sharedPath('stalwart-spam-filter', 'spam-filter-rules.json'), 'utf8')) : { MemoryLookupKey: [] };
+  const trusted = new Set<string>(
+    (rules.MemoryLookupKey as { namespace: string; key: string }[]).filter((k) => k.namespace === 'trusted-domains').map((k) => k.key),
+  );
+  const cases = (suite.tokenizerCases as TokenizerCase[]).filter((c) => c.file === 'classifier_features');
+
+  it('has the public cases', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(7);
+  });
+
+  for (const c of cases) {
+    const reason = DIFFERING[c.id];
+    it(`${c.id}${reason ? ` (differs: ${reason})` : ''}`, async () => {
+      const got = sorted(await tokensOf(c.input, trusted));
+      if (reason !== undefined) expect(got).not.toEqual(c.expectTokens);
+      else expect(got).toEqual(c.expectTokens);
+    });
+  }
+});
+
+describe('token details', () => {
+  it('truncates to 16 as Stalwart does (bytes, then characters, or all but the last character)', () => {
+    expect(truncate16('bekræftelsesstempel')).toBe('bekræftelsesstem');
+    expect(truncate16('французск')).toBe('французс');
+    expect(truncate16('学历学位学信')).toBe('学历学位学');
+    expect(truncate16('学历学位学')).toBe('学历学位学');
+    expect(truncate16('short')).toBe('short');
+  });
+
+  it('shape-codes letter+digit words with the constant ratio code O', () => {
+    expect(tokenJson(shapeToken('xyz123'))).toEqual({ type: 'alphanumeric', code: [77, 53, 79, 49] }); // M5O1
+    expect(tokenJson(shapeToken('abc123'))).toEqual({ type: 'number', code: [88, 6] }); // all hex digits
+    expect(tokenJson(shapeToken('3CB95BA83AFB5B8'))).toEqual({ type: 'number', code: [88, 15] });
+    expect(tokenJson(shapeToken('web2x'))).toEqual({ type: 'word', value: 'webx' });
+    expect(tokenJson(shapeToken('mp3s'))).toEqual({ type: 'word', value: 'mps' });
+  });
+
+  it('types text: IPs, dotted numbers, URLs without hosts, numbers when asked', () => {
+    const types = (s: string, numbers = false) => typesTokenize(s, numbers).filter((t) => t.type !== T.Space).map((t) => [T[t.type], t.text]);
+    expect(types('at 123.123.123.123 and 01.01.1970')).toEqual([
+      ['Alphabetic', 'at'], ['IpAddr', '123.123.123.123'], ['Alphabetic', 'and'],
+      ['Integer', '01'], ['Punctuation', '.'], ['Integer', '01'], ['Punctuation', '.'], ['Integer', '1970'],
+    ]);
+    expect(types('see http://example.com/a.php, or www.example.org!')).toEqual([
+      ['Alphabetic', 'see'], ['Url', 'http://example.com/a.php'], ['Punctuation', ','], ['Alphabetic', 'or'],
+      ['UrlNoScheme', 'www.example.org'], ['Punctuation', '!'],
+    ]);
+    expect(types('mail bob@example.com')).toEqual([['Alphabetic', 'mail'], ['Email', 'bob@example.com']]);
+    expect(types('-12 and 1.5', true)).toEqual([['Integer', '-12'], ['Alphabetic', 'and'], ['Float', '1.5']]);
+  });
+
+  it('turns numbers, symbols and all-caps words into Stalwart\'s tokens', async () => {
+    const map = await tokensOf('Subject: x\r\n\r\nPay 1000 € now, FREE offer + bonus\u200b\r\n');
+    const keys = sorted(map);
+    expect(keys).toContainEqual({ type: 'number', code: [105, 4] });
+    expect(keys).toContainEqual({ type: 'unicode_category', value: 'Sc' });
+    expect(keys).toContainEqual({ type: 'unicode_category', value: 'Sm' });
+    expect(keys).toContainEqual({ type: 'unicode_category', value: 'Cf' });
+    expect(keys).toContainEqual({ type: 'word', value: '_allcaps' });
+    expect(keys).toContainEqual({ type: 'word', value: 'offer' });
+    expect(keys).not.toContainEqual({ type: 'word', value: 'now' }); // an English stop word
+  });
+
+  it('detects the language per text: stems and stop words follow it', () => {
+    expect(detectLanguage('Der Besucher hat versucht, sich mit folgenden Daten anzumelden. Das System wurde gesperrt.')?.lang).toBe('deu');
+    const de = new WordStemTokenizer('Der Besucher hat versucht, sich mit folgenden Daten anzumelden. Das System wurde gesperrt.');
+    expect(de.tokenize('besucher')).toEqual(['besuch']);
+    expect(de.tokenize('und')).toEqual([]);
+    const en = new WordStemTokenizer('TPS Report');
+    expect(en.lang).toBe('eng'); // too short to be confident: English
+    expect(en.tokenize('reports')).toEqual(['report']);
+    const zh = new WordStemTokenizer('独家速办学历学位');
+    expect(zh.tokenize('独家速办学历学位')).toEqual(['独家', '速办', '学历', '学位']);
+  });
+
+  it('counts repeated words and merges alternative parts only where the body lacks a token', async () => {
+    const raw = [
+      'Subject: hello', 'Content-Type: multipart/alternative; boundary=b', '', '--b', 'Content-Type: text/plain', '',
+      'apples apples pears', '--b', 'Content-Type: text/html', '', '<p>apples bananas</p>', '--b--', '',
+    ].join('\r\n');
+    const map = await tokensOf(raw);
+    expect(map.get(strToken(KIND.word, 'appl'))).toBe(1); // the HTML body part's count wins
+    expect(map.get(strToken(KIND.word, 'pear'))).toBe(1); // only in the alternative: copied
+    expect(map.get(strToken(KIND.word, 'banana'))).toBe(1);
+  });
+});
