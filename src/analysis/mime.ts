@@ -181,7 +181,7 @@ export async function mime(ctx: AnalysisContext): Promise<void> {
       }
       if (!is7bit && ctSubtype === 'plain' && (ct?.attributes.get('charset') ?? '') === '') ctx.tag('MISSING_CHARSET');
       const entry = textParts[part.index];
-      if (entry !== undefined && body.has(part.index) && isMixedCharset(entry.text)) ctx.tag('MIXED_CHARSET');
+      if (entry !== undefined && body.has(part.index) && !isAscii(entry.text) && isMixedCharset(entry.text)) ctx.tag('MIXED_CHARSET');
       hasTextPart = true;
     } else if (ctType === 'application') {
       switch (ctSubtype) {

@@ -19,6 +19,7 @@ Rules (default: spamrule's built-in rule set, see docs/default-rules.md):
   --scores FILE           scores.txt ("TAG = 1.5|reject|discard") or SpamTag JSON; repeatable
   --list NS=FILE          a static lookup list (one key per line, * globs); repeatable
   --db PATH               use the rule set managed by "spamrule serve --db PATH"
+  --model FILE            the statistical classifier trained by "spamrule learn --model FILE" (PROB_* tags)
   --server URL            use the rule set of a running JMAP server (token: --token or SPAMRULE_TOKEN)
   --score-spam N          spam threshold (default 5.0); --score-reject N, --score-discard N (0 = off)
   --cache-dir DIR         on-disk cache of remote (HttpLookup) lists, filled by "spamrule lists update"
@@ -44,6 +45,7 @@ export async function run(argv: string[]): Promise<number> {
       options: {
         ...RULESET_OPTIONS,
         db: { type: 'string' },
+        model: { type: 'string' },
         server: { type: 'string' },
         token: { type: 'string' },
         ...SESSION_OPTIONS,
@@ -78,6 +80,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   let engine: SpamEngine;
+  let closeModel = async (): Promise<void> => {};
   try {
     let set: LoadedRuleSet;
     if (v.db !== undefined || v.server !== undefined) {
@@ -88,6 +91,12 @@ export async function run(argv: string[]): Promise<number> {
     engine = buildEngine(set, thresholdsFrom(v), (m) => process.stderr.write(`spamrule classify: ${m}\n`), { ...flags, ...listOpts });
     const report = engine.loadReport;
     for (const e of report.errors) process.stderr.write(`spamrule classify: rule ${e.rule} refused: ${e.path}: ${e.message}\n`);
+    if (v.model !== undefined) {
+      const { openModelFile } = await import('../classifier/cli.js');
+      const c = await openModelFile(v.model);
+      engine.classifier = c;
+      closeModel = () => c.store.store.close();
+    }
   } catch (e) {
     process.stderr.write(`spamrule classify: ${(e as Error).message}\n`);
     return 2;
@@ -125,6 +134,7 @@ export async function run(argv: string[]): Promise<number> {
     exit = 1;
   }
   await engine.lookups.close(); // release database/Redis connections so the process can exit
+  await closeModel();
   if (progress) process.stderr.write('\r\x1b[K');
   process.stderr.write(summary.render());
   return exit;

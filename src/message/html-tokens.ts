@@ -45,7 +45,7 @@ export interface HtmlText {
 export type HtmlToken = HtmlStartTag | HtmlEndTag | HtmlComment | HtmlText;
 
 /** Tokens produced per HTML part at most; the rest of the part is ignored (bounds memory on hostile input). */
-export const MAX_HTML_TOKENS = 500_000;
+export const MAX_HTML_TOKENS = 200_000;
 
 export interface HtmlTokens {
   readonly tokens: HtmlToken[];
@@ -127,7 +127,8 @@ export function htmlToTokens(input: string): HtmlTokens {
 class Tokenizer {
   readonly tokens: HtmlToken[] = [];
   truncated = false;
-  private text = '';
+  /** Pieces of the pending Text token, joined once when it is emitted (no rope of tiny strings). */
+  private text: string[] = [];
   constructor(private readonly s: string) {}
 
   private emit(tok: HtmlToken): void {
@@ -138,13 +139,40 @@ class Tokenizer {
     this.tokens.push(tok);
   }
 
-  /** Appends one word (`s[start, end)`), after one space when `addSpace`. */
+  /**
+   * Appends one word (`s[start, end)`), after one space when `addSpace`. While the text so far is
+   * a contiguous slice of the input (words separated by single spaces, no entities), only the
+   * slice bounds move; otherwise pieces are collected and joined once.
+   */
   private push(start: number, end: number, addSpace: boolean): void {
-    const word = this.s.slice(start, end);
-    if (addSpace) this.text += ' ';
-    const decoded = word.length >= 2 && word.charCodeAt(0) === 38 && word.charCodeAt(word.length - 1) === 59 ? decodeEntity(word) : undefined;
-    this.text += decoded ?? word;
+    const s = this.s;
+    const isEntity = end - start >= 2 && s.charCodeAt(start) === 38 && s.charCodeAt(end - 1) === 59;
+    if (!isEntity && this.text.length === 0) {
+      if (this.rangeEnd > this.rangeStart) {
+        if (!addSpace ? start === this.rangeEnd : start === this.rangeEnd + 1 && s.charCodeAt(this.rangeEnd) === 32) {
+          this.rangeEnd = end;
+          return;
+        }
+      } else if (!addSpace) {
+        this.rangeStart = start;
+        this.rangeEnd = end;
+        return;
+      } else if (start > 0 && s.charCodeAt(start - 1) === 32) {
+        this.rangeStart = start - 1;
+        this.rangeEnd = end;
+        return;
+      }
+    }
+    if (this.rangeEnd > this.rangeStart) {
+      this.text.push(s.slice(this.rangeStart, this.rangeEnd));
+      this.rangeStart = this.rangeEnd = 0;
+    }
+    if (addSpace) this.text.push(' ');
+    const word = s.slice(start, end);
+    this.text.push((isEntity ? decodeEntity(word) : undefined) ?? word);
   }
+  private rangeStart = 0;
+  private rangeEnd = 0;
 
   run(): void {
     const s = this.s;
@@ -165,10 +193,7 @@ class Tokenizer {
           afterSpace = false;
           isTokenStart = true;
         }
-        if (this.text.length > 0) {
-          this.emit({ type: 'Text', text: this.text });
-          this.text = '';
-        }
+        this.flushText();
         pos++;
         while (pos < n && isAsciiWs(s.charCodeAt(pos))) pos++;
         pos = s.startsWith('!--', pos) ? this.comment(pos) : this.tag(pos);
@@ -209,7 +234,22 @@ class Tokenizer {
     }
     if (this.truncated) return;
     if (!isTokenStart) this.push(tokenStart, tokenEnd + 1, afterSpace && !newLine);
-    if (this.text.length > 0) this.emit({ type: 'Text', text: this.text });
+    this.flushText();
+  }
+
+  private flushText(): void {
+    if (this.rangeEnd > this.rangeStart) {
+      if (this.text.length === 0) {
+        this.emit({ type: 'Text', text: this.s.slice(this.rangeStart, this.rangeEnd) });
+        this.rangeStart = this.rangeEnd = 0;
+        return;
+      }
+      this.text.push(this.s.slice(this.rangeStart, this.rangeEnd));
+      this.rangeStart = this.rangeEnd = 0;
+    }
+    if (this.text.length === 0) return;
+    this.emit({ type: 'Text', text: this.text.join('') });
+    this.text = [];
   }
 
   /** `start` is at `!--`; returns the position after the comment. */
@@ -326,19 +366,22 @@ class Tokenizer {
  * space where neither side has one. `<script>`/`<style>` content is text to this tokenizer.
  */
 export function htmlTextBody(tokens: readonly HtmlToken[]): string {
-  let out = '';
+  // Pieces joined once at the end: testing the end of a growing string would flatten it every time.
+  const out: string[] = [];
+  let endsWithSpace = true; // nothing yet: no separator before the first text
   let inHead = false;
   for (const t of tokens) {
     if (t.type === 'StartTag') {
       if (t.name === 'head') inHead = true;
     } else if (t.type === 'EndTag') {
       if (t.name === 'head') inHead = false;
-    } else if (t.type === 'Text' && !inHead) {
-      if (out.length > 0 && !out.endsWith(' ') && !t.text.startsWith(' ')) out += ' ';
-      out += t.text;
+    } else if (t.type === 'Text' && !inHead && t.text.length > 0) {
+      if (!endsWithSpace && t.text.charCodeAt(0) !== 32) out.push(' ');
+      out.push(t.text);
+      endsWithSpace = t.text.charCodeAt(t.text.length - 1) === 32;
     }
   }
-  return out;
+  return out.join('');
 }
 
 /**
