@@ -27,6 +27,9 @@ export { createJmapServer, loadManagedRuleSet, TokenStore, PERMISSIONS } from '.
 export { JmapClient, importRules, readStalwartBundle, formatSetError } from './client/index.js';
 // Errors of the JMAP client: transport and HTTP problems, method errors, refused changes.
 export { JmapError, JmapRequestError, JmapMethodError, JmapSetError } from './client/index.js';
+// Classification on worker threads (src/server/pool.ts); the protocol listeners run under `spamrule serve`.
+export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorReason } from './server/pool.js';
+export type { RuleSetSpec } from './server/ruleset.js';
 
 let defaultEngine: SpamEngine | undefined;
 
