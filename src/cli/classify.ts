@@ -5,13 +5,15 @@
 import { parseArgs } from 'node:util';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyResult } from '../engine/types.js';
-import { expandPaths, readMessages } from './inputs.js';
+import { expandInputs, readMessages } from './inputs.js';
 import { buildEngine, readRuleSet, RULESET_OPTIONS, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { parseSessionFlags, SESSION_HELP, SESSION_OPTIONS, type SessionFlags } from './session-flags.js';
 
 const HELP = `usage: spamrule classify [options] PATH...
 
 Classifies .eml files, folders (recursively) and mbox files; "-" reads one message from stdin.
+Files in folders that are not mail (e.g. .json sidecars) are skipped and counted. A path that cannot be
+read is reported and the others are classified; the exit status is then 1.
 
 Rules (default: spamrule's built-in rule set, see docs/default-rules.md):
   --rules FILE            SpamRule JSON (array, or a bundle such as Stalwart's spam-filter-rules.json);
@@ -33,7 +35,11 @@ Output:
   --json                  one JSON object per message: file, tags, score, action, matches, errors
   --explain               per tag: the rule, scope and element that set it, and its score
   --quiet                 no per-message output, only the summary
-  --no-progress           no progress bar on stderr
+  --no-progress           no progress bar on stderr (shown on a terminal for many files or a large mbox)
+  -e, --exit-code         exit 5 when a message is spam, reject or discard (as SpamAssassin's -e)
+
+Exit status: 0 done; 5 with -e and a message spam, reject or discard; 1 a path or message could not be
+read (takes precedence over 5); 2 bad options or rule set.
 `;
 
 export async function run(argv: string[]): Promise<number> {
@@ -54,6 +60,7 @@ export async function run(argv: string[]): Promise<number> {
         explain: { type: 'boolean' },
         quiet: { type: 'boolean' },
         'no-progress': { type: 'boolean' },
+        'exit-code': { type: 'boolean', short: 'e' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -105,48 +112,70 @@ export async function run(argv: string[]): Promise<number> {
   const session = flags.session;
   const upstream = v.tag ?? [];
 
-  let files: string[];
-  try {
-    files = expandPaths(args.positionals);
-  } catch (e) {
-    process.stderr.write(`spamrule classify: ${(e as Error).message}\n`);
-    return 2;
-  }
+  // Like grep or SpamAssassin: a path that cannot be read is reported and the run goes on (exit 1 at the end).
+  const inputs = expandInputs(args.positionals);
+  const unreadable = (path: string, message: string) => process.stderr.write(`spamrule classify: ${path}: ${message}\n`);
+  for (const p of inputs.problems) unreadable(p.path, p.message);
+  let failed = inputs.problems.length;
 
-  const progress = !v['no-progress'] && process.stderr.isTTY === true && files.length > 20;
+  // Progress on a terminal when there is a lot to do: many files, or a large mbox (by bytes read).
+  const progress = !v['no-progress'] && process.stderr.isTTY === true && (inputs.files.length > 20 || inputs.bytes > PROGRESS_BYTES);
   const summary = new Summary();
+  const required = engine.getThresholds().scoreSpam;
   const out = process.stdout;
   let done = 0;
-  let exit = 0;
+  let bytes = 0;
+  let flagged = 0;
+  const onReadError = (file: string, e: Error) => {
+    if (progress) process.stderr.write('\r\x1b[K');
+    unreadable(file, e.message);
+    failed++;
+  };
   try {
-    for await (const m of readMessages(files)) {
+    for await (const m of readMessages(inputs.files, onReadError)) {
       const r = await engine.classify(m.raw, { session, tags: upstream });
       summary.add(r);
       done++;
+      bytes += m.raw.length;
+      if (r.action !== 'allow') flagged++;
       if (!v.quiet) {
-        if (v.json) out.write(JSON.stringify(toJson(m.name, r)) + '\n');
+        if (v.json) out.write(JSON.stringify(toJson(m.name, r, required)) + '\n');
         else out.write(v.explain ? explain(m.name, r) : oneLine(m.name, r));
       }
-      if (progress && done % 25 === 0) summary.progress(done, files.length);
+      if (progress && done % 25 === 0) summary.progress(done, inputs.bytes > 0 ? bytes / inputs.bytes : 0);
     }
   } catch (e) {
     process.stderr.write(`\nspamrule classify: ${(e as Error).message}\n`);
-    exit = 1;
+    failed++;
   }
   await engine.lookups.close(); // release database/Redis connections so the process can exit
   await closeModel();
   if (progress) process.stderr.write('\r\x1b[K');
   process.stderr.write(summary.render());
-  return exit;
+  if (inputs.skipped > 0) process.stderr.write(`skipped ${inputs.skipped} file${inputs.skipped === 1 ? '' : 's'} that are not mail\n`);
+  if (failed > 0) {
+    process.stderr.write(`${failed} path${failed === 1 ? '' : 's'} could not be read\n`);
+    return 1;
+  }
+  return v['exit-code'] && flagged > 0 ? 5 : 0;
 }
 
-/** The `--json` record of one message. */
-export function toJson(file: string, r: ClassifyResult): object {
+/** Inputs larger than this (bytes) show progress on a terminal even as one file (a large mbox). */
+const PROGRESS_BYTES = 2 * 1024 * 1024;
+
+/**
+ * The `--json` record of one message. `required_score` is the spam threshold (SpamAssassin's name),
+ * `scores` each tag's score, `headers` the X-Spam-Result and X-Spam-Score values.
+ */
+export function toJson(file: string, r: ClassifyResult, requiredScore?: number): object {
   return {
     file,
     tags: r.tags,
     score: r.score,
+    ...(requiredScore !== undefined ? { required_score: requiredScore } : {}),
     action: r.action,
+    scores: Object.fromEntries(r.tags.map((t) => [t, r.scores[t] ?? 0])),
+    headers: r.headers,
     matches: [...r.analysis, ...r.matches],
     errors: r.errors,
     warnings: r.warnings,
@@ -202,10 +231,11 @@ class Summary {
     for (const t of shown(r)) this.tagCounts.set(t, (this.tagCounts.get(t) ?? 0) + 1);
   }
 
-  progress(done: number, files: number): void {
+  /** `frac`: share of the input bytes read so far (0–1). */
+  progress(done: number, frac: number): void {
     const s = (performance.now() - this.t0) / 1000;
     const width = 30;
-    const frac = Math.min(1, done / Math.max(files, 1));
+    frac = Math.min(1, Math.max(0, frac));
     const bar = '='.repeat(Math.round(frac * width)).padEnd(width, ' ');
     process.stderr.write(`\r[${bar}] ${done} messages, ${(done / s).toFixed(0)} msg/s`);
   }

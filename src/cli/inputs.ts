@@ -2,7 +2,7 @@
  * Message sources for `spamrule classify`: `.eml` files, folders (walked recursively, sorted), mbox
  * files (split at `From ` lines, mboxrd `>From ` unescaped) and `-` for standard input.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface InputMessage {
@@ -53,7 +53,7 @@ function* walk(dir: string): Generator<string> {
     if (e.name.startsWith('.')) continue;
     const p = join(dir, e.name);
     if (e.isDirectory()) yield* walk(p);
-    else if (e.isFile()) yield p;
+    else if (e.isFile() || e.isSymbolicLink()) yield p; // a link is followed when read (a broken one is reported)
   }
 }
 
@@ -61,6 +61,75 @@ async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
+}
+
+/**
+ * An RFC 5322 message starts with a header field (`Name:`; RFC 5322 §2.2 allows more characters in a
+ * name, real mail uses letters, digits and `-`), an mbox with a `From ` line. Anything else in a folder
+ * (the SpamAssassin corpus's `.json` sidecars, notes, images) is not mail.
+ */
+const MAIL_START = /^(?:From |[A-Za-z0-9][A-Za-z0-9_.-]*[ \t]*:)/;
+
+/** True when the first bytes of `file` look like a message or an mbox (see MAIL_START). */
+export function looksLikeMail(file: string): boolean {
+  const head = Buffer.alloc(256);
+  const fd = openSync(file, 'r');
+  try {
+    const n = readSync(fd, head, 0, head.length, 0);
+    return MAIL_START.test(head.subarray(0, n).toString('latin1'));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface ExpandedInputs {
+  /** Files to read, in order (`-` for stdin). */
+  files: string[];
+  /** Their total size in bytes (stdin counts 0), for progress. */
+  bytes: number;
+  /** Files inside folders that are not mail and were left out. */
+  skipped: number;
+  /** Paths that could not be read (missing, no permission), with the reason. */
+  problems: { path: string; message: string }[];
+}
+
+/**
+ * Expands PATH arguments like `expandPaths`, but never throws: a path that cannot be read is listed
+ * in `problems` and the rest go on. Inside folders, files that are not mail are skipped (counted in
+ * `skipped`); a file named on the command line is always read.
+ */
+export function expandInputs(paths: string[]): ExpandedInputs {
+  const out: ExpandedInputs = { files: [], bytes: 0, skipped: 0, problems: [] };
+  const problem = (path: string, e: unknown) => out.problems.push({ path, message: (e as Error).message });
+  for (const p of paths) {
+    if (p === '-') {
+      out.files.push('-');
+      continue;
+    }
+    try {
+      const st = statSync(p);
+      if (!st.isDirectory()) {
+        out.files.push(p);
+        out.bytes += st.size;
+        continue;
+      }
+      for (const f of walk(p)) {
+        try {
+          if (!looksLikeMail(f)) {
+            out.skipped++;
+            continue;
+          }
+          out.files.push(f);
+          out.bytes += statSync(f).size;
+        } catch (e) {
+          problem(f, e);
+        }
+      }
+    } catch (e) {
+      problem(p, e);
+    }
+  }
+  return out;
 }
 
 /** Expands PATH arguments to file paths (for counting ahead of time). Unreadable paths throw. */
@@ -78,10 +147,20 @@ export function expandPaths(paths: string[]): string[] {
   return out;
 }
 
-/** Yields every message of every file (mbox files yield several). */
-export async function* readMessages(files: string[]): AsyncGenerator<InputMessage> {
+/**
+ * Yields every message of every file (mbox files yield several). A file that cannot be read throws,
+ * or, with `onError`, is reported there and skipped.
+ */
+export async function* readMessages(files: string[], onError?: (file: string, e: Error) => void): AsyncGenerator<InputMessage> {
   for (const f of files) {
-    const buf = f === '-' ? await readStdin() : readFileSync(f);
+    let buf: Buffer;
+    try {
+      buf = f === '-' ? await readStdin() : readFileSync(f);
+    } catch (e) {
+      if (onError === undefined) throw e;
+      onError(f, e as Error);
+      continue;
+    }
     const parts = splitMbox(buf);
     if (parts.length === 1) yield { name: f, raw: parts[0]! };
     else for (let i = 0; i < parts.length; i++) yield { name: `${f}#${i + 1}`, raw: parts[i]! };

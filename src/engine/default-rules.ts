@@ -20,7 +20,9 @@ export const DEFAULT_RULES: readonly SpamRuleInput[] = [
   // Url
   rule('Url', 'SR_URL_NUMERIC_IP', 100, "is_ip_addr(host)", 'URL_NUMERIC_IP'),
   rule('Url', 'SR_URL_SHORTENER', 110, `contains(${SHORTENERS}, sld)`, 'URL_SHORTENER'),
-  rule('Url', 'SR_URL_USERINFO', 120, "contains(authority, '@')", 'URL_HAS_USERINFO'),
+  // mailto:user@host has no userinfo (RFC 6068: the address is the path), but Stalwart's URL parsing reads
+  // such a link as an authority (scheme empty, authority "mailto:user@host"), '@' included.
+  rule('Url', 'SR_URL_USERINFO', 120, "!starts_with(url, 'mailto:') && contains(authority, '@')", 'URL_HAS_USERINFO'),
   rule('Url', 'SR_URL_ODD_PORT', 130, 'port > 0 && port != 80 && port != 443', 'URL_NONSTANDARD_PORT'),
   rule('Url', 'SR_URL_ABUSED_TLD', 140, `contains(${ABUSED_TLDS}, rsplit(host, '.')[0])`, 'URL_ABUSED_TLD'),
   // Domain

@@ -188,6 +188,11 @@ export class SpamEngine {
     this.thresholds = { ...this.thresholds, ...t };
   }
 
+  /** The thresholds in force, defaults filled in (`scoreSpam` is SpamAssassin's `required_score`). */
+  getThresholds(): Readonly<Required<SpamThresholds>> {
+    return { ...this.thresholds };
+  }
+
   /** Registers (or replaces) a lookup namespace. */
   setLookup(namespace: string, store: LookupStore): void {
     this.lookups.set(namespace, store);

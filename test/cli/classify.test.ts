@@ -45,8 +45,8 @@ describe('spamrule classify', () => {
     expect(stdout).toMatch(/X-Spam-Score: spam, score=/);
   });
 
-  it('reports unreadable paths and bad rules files with exit status 2', async () => {
-    expect((await capture(() => classify(['/nonexistent/x.eml']))).result).toBe(2);
+  it('reports unreadable paths (exit status 1, after the others) and bad rules files (exit status 2)', async () => {
+    expect((await capture(() => classify(['/nonexistent/x.eml']))).result).toBe(1);
     const dir = mkdtempSync(join(tmpdir(), 'spamrule-'));
     writeFileSync(join(dir, 'bad.json'), '{not json');
     const r = await capture(() => classify(['--rules', join(dir, 'bad.json'), join(EX, 'mail')]));

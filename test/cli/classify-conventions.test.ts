@@ -1,0 +1,158 @@
+/**
+ * `spamrule classify` follows the conventions of mail tools: it goes on past unreadable paths (exit 1 at
+ * the end), skips files in folders that are not mail, exits 5 under `-e` when a message is spam
+ * (SpamAssassin's `-e`), prints SpamAssassin-like JSON fields, refuses bad flag values, and shows
+ * progress for a large single mbox. Also: the default rule SR_URL_USERINFO leaves `mailto:` links alone.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { run as classify } from '../../src/cli/classify.js';
+import { DEFAULT_RULES, DEFAULT_TAGS, SpamEngine } from '../../src/index.js';
+import { capture } from '../helpers/capture.js';
+import { REPO_ROOT } from '../helpers/shared-data.js';
+
+const MAIL = join(REPO_ROOT, 'examples', 'mail');
+const HAM = join(MAIL, 'ham-meeting.eml');
+const SPAM = join(MAIL, 'spam-lottery.eml');
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'spamrule-cli-'));
+const lines = (s: string) => s.trim().split('\n').filter((l) => l !== '');
+
+describe('classify: unreadable paths', () => {
+  it('reports a missing file, classifies the others, exits 1 at the end', async () => {
+    const missing = join(tmp(), 'nope.eml');
+    const r = await capture(() => classify([missing, HAM, SPAM]));
+    expect(r.result).toBe(1);
+    expect(lines(r.stdout).map((l) => l.split('\t')[0])).toEqual([HAM, SPAM]);
+    expect(r.stderr).toContain(`spamrule classify: ${missing}: ENOENT`);
+    expect(r.stderr).toMatch(/^2 messages in /m);
+    expect(r.stderr).toMatch(/^1 path could not be read$/m);
+  });
+
+  it('a dangling link inside a folder is reported; the folder is still classified', async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'a.eml'), readFileSync(HAM));
+    symlinkSync(join(dir, 'gone.eml'), join(dir, 'b.eml'));
+    const r = await capture(() => classify([dir]));
+    expect(r.result).toBe(1);
+    expect(lines(r.stdout).map((l) => l.split('\t')[0])).toEqual([join(dir, 'a.eml')]);
+    expect(r.stderr).toContain(join(dir, 'b.eml'));
+  });
+});
+
+describe('classify: folders', () => {
+  it('skips files that are not mail (the corpus .json sidecars) and says how many', async () => {
+    const dir = tmp();
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, '00001.abc.txt'), readFileSync(HAM));
+    writeFileSync(join(dir, '00001.abc.json'), JSON.stringify({ id: '00001', text: readFileSync(HAM, 'utf8') }));
+    writeFileSync(join(dir, 'sub', '00002.def.txt'), `From someone@example.net Tue Nov  3 09:12:44 2026\n${readFileSync(SPAM, 'utf8')}`);
+    writeFileSync(join(dir, 'sub', '00002.def.json'), '{"id":"00002"}');
+    writeFileSync(join(dir, 'notes.md'), '# not mail\n');
+    const r = await capture(() => classify([dir]));
+    expect(r.result).toBe(0);
+    expect(lines(r.stdout).map((l) => l.split('\t')[0])).toEqual([join(dir, '00001.abc.txt'), join(dir, 'sub', '00002.def.txt')]);
+    expect(r.stderr).toMatch(/^skipped 3 files that are not mail$/m);
+  });
+
+  it('a file named on the command line is read whatever it looks like', async () => {
+    const f = join(tmp(), 'odd.json');
+    writeFileSync(f, '{"not": "mail"}');
+    const r = await capture(() => classify([f]));
+    expect(r.result).toBe(0);
+    expect(lines(r.stdout)).toHaveLength(1);
+  });
+});
+
+describe('classify: -e / --exit-code', () => {
+  it('exits 5 when a message is spam, reject or discard; 0 otherwise; 0 without -e', async () => {
+    expect((await capture(() => classify(['-e', HAM]))).result).toBe(0);
+    expect((await capture(() => classify(['-e', HAM, SPAM]))).result).toBe(5);
+    expect((await capture(() => classify(['--exit-code', join(MAIL, 'gtube.eml')]))).result).toBe(5); // reject
+    expect((await capture(() => classify([SPAM]))).result).toBe(0);
+  });
+
+  it('an unreadable path (exit 1) takes precedence over 5', async () => {
+    expect((await capture(() => classify(['-e', join(tmp(), 'nope.eml'), SPAM]))).result).toBe(1);
+  });
+});
+
+describe('classify --json', () => {
+  it('rows carry required_score, each tag score and the verdict headers', async () => {
+    const r = await capture(() => classify(['--json', SPAM]));
+    const row = JSON.parse(r.stdout.trim()) as {
+      tags: string[];
+      score: number;
+      required_score: number;
+      scores: Record<string, number>;
+      headers: Record<string, string>;
+    };
+    expect(row.required_score).toBe(5);
+    expect(Object.keys(row.scores)).toEqual(row.tags);
+    expect(row.scores.LOTTERY_WORDS).toBe(2);
+    expect(Object.values(row.scores).reduce((a, b) => a + b, 0)).toBeCloseTo(row.score, 2);
+    expect(row.headers['X-Spam-Score']).toMatch(/^spam, score=/);
+    expect(row.headers['X-Spam-Result']).toContain('LOTTERY_WORDS');
+    const custom = await capture(() => classify(['--json', '--score-spam', '7.5', SPAM]));
+    expect((JSON.parse(custom.stdout.trim()) as { required_score: number }).required_score).toBe(7.5);
+  });
+});
+
+describe('classify: bad flag values are errors', () => {
+  it.each([
+    [['--remote-ip', 'notanip'], /notanip/],
+    [['--score-spam', 'lots'], /--score-spam expects a number/],
+  ])('%j exits 2 before reading any message', async (flags, message) => {
+    const r = await capture(() => classify([...flags, HAM]));
+    expect(r.result).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('classify: progress', () => {
+  it('a large single mbox shows progress on a terminal (and not with --no-progress)', async () => {
+    const body = `${'All work and no play makes a dull message. '.repeat(1000)}\n`; // ~43 KB
+    const one = readFileSync(HAM, 'utf8').replace(/\r?\n\r?\n/, (sep) => `${sep}${body}`);
+    expect(one.length).toBeGreaterThan(40_000);
+    const mbox = join(tmp(), 'big.mbox');
+    writeFileSync(mbox, Array.from({ length: 60 }, (_, i) => `From jane@partner.example Tue Nov  3 09:12:${String(i % 60).padStart(2, '0')} 2026\n${one}\n`).join(''));
+    const tty = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
+    Object.defineProperty(process.stderr, 'isTTY', { value: true, configurable: true });
+    try {
+      const shown = await capture(() => classify(['--quiet', mbox]));
+      expect(shown.result).toBe(0);
+      expect(shown.stderr).toMatch(/\r\[=+ *\] 25 messages, \d+ msg\/s/);
+      expect(shown.stderr).toMatch(/\r\[=+ *\] 50 messages/);
+      expect(shown.stderr).toMatch(/(?:^|\x1b\[K)60 messages in /m);
+      const hidden = await capture(() => classify(['--quiet', '--no-progress', mbox]));
+      expect(hidden.stderr).not.toContain('\r[');
+    } finally {
+      if (tty) Object.defineProperty(process.stderr, 'isTTY', tty);
+      else delete (process.stderr as { isTTY?: boolean }).isTTY;
+    }
+  });
+});
+
+describe('default rule SR_URL_USERINFO', () => {
+  const html = (href: string) =>
+    Buffer.from(
+      'From: Shop <news@shop.example>\r\nTo: a@example.org\r\nSubject: Hello\r\nDate: Tue, 3 Nov 2026 09:12:40 +0000\r\n' +
+        'Message-ID: <m1@shop.example>\r\nMIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n' +
+        `<html><body><p>Questions? <a href="${href}">write to us</a></p></body></html>\r\n`,
+    );
+  const engine = new SpamEngine({ rules: DEFAULT_RULES, tags: DEFAULT_TAGS });
+
+  it('does not fire on mailto: links', async () => {
+    const r = await engine.classify(html('mailto:support@shop.example'));
+    expect(r.tags).not.toContain('URL_HAS_USERINFO');
+    expect(r.matches.filter((m) => m.rule === 'SR_URL_USERINFO')).toEqual([]);
+  });
+
+  it('still fires on a web link with userinfo', async () => {
+    const r = await engine.classify(html('https://bank.example@evil.example/login'));
+    expect(r.tags).toContain('URL_HAS_USERINFO');
+  });
+});
