@@ -2,7 +2,7 @@
  * Expression benchmark: the closure compiler against the tree-walking reference interpreter
  * (`src/expr/interpret.ts`) on the conditions of Stalwart's public rule set (every synchronous
  * `if`/`then`/`else` expression, each evaluated against the same synthetic message variables).
- * DECISIONS.md §1 asks for compile-once closures; the figure to watch is the speed-up ratio.
+ * compile-once closures (docs/compiler.md) are the design; the figure to watch is the speed-up ratio.
  *
  * Run: `npx tsx bench/expr.ts` (also exported as `runExprBench` for `bench/run.ts`).
  */

@@ -1,7 +1,7 @@
 /**
- * Syntax tree of the Stalwart expression language (expression-language.md §1), as produced by
+ * Syntax tree of the Stalwart expression language (docs/expression-language.md), as produced by
  * `parse()` in `parser.ts`. Every node carries its source span (`start` inclusive, `end`
- * exclusive, 0-based UTF-16 offsets) so that later passes can report positions (DECISIONS.md D6).
+ * exclusive, 0-based UTF-16 offsets) so that later passes can report positions (README.md, deviation D6).
  *
  * Names are left unresolved here: whether `foo` is a variable, a constant or nothing at all, and
  * whether `len(...)` has the right arity, is decided by `src/expr/resolve.ts`, which knows the

@@ -1,4 +1,4 @@
-/** Errors and positions of the grammar layer (DECISIONS.md D6: every error names a position). */
+/** Errors and positions of the grammar layer (README.md, deviation D6: every error names a position). */
 
 /** 1-based line and column, 0-based offset (UTF-16 code units). */
 export interface Position {

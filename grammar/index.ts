@@ -1,4 +1,4 @@
-/** The expression grammar: lexer, parser and syntax-tree types (DECISIONS.md §2: nothing else). */
+/** The expression grammar: lexer, parser and syntax-tree types (README.md, Layout: nothing else). */
 export type * from './ast.js';
 export { parse, unescapeString, MAX_SOURCE_LENGTH, MAX_NESTING, MAX_TREE_DEPTH } from './parser.js';
 export { GrammarError, positionAt, type Position } from './errors.js';

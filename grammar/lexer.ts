@@ -1,6 +1,6 @@
 /**
- * Chevrotain lexer for the expression language (expression-language.md §1.1–§1.4 with the
- * deviations of DECISIONS.md §3).
+ * Chevrotain lexer for the expression language (docs/expression-language.md with the
+ * deviations of README.md, "Compatibility with Stalwart").
  *
  * - White space is any Unicode White_Space character, tabs included (D3).
  * - A `}` outside a string ends the expression; the rest is skipped (spec §1.1, `{…}` templates).

@@ -367,7 +367,7 @@ function checkTreeDepth(source: string, root: Node): void {
  * or starts with `}`) gives an `Empty` node.
  *
  * @throws GrammarError for any lexical or syntax error, with the problem and its 1-based
- *   line:column (DECISIONS.md D6), for sources over MAX_SOURCE_LENGTH and nesting over MAX_NESTING.
+ *   line:column (README.md, deviation D6), for sources over MAX_SOURCE_LENGTH and nesting over MAX_NESTING.
  */
 export function parse(source: string): Node {
   if (source.length > MAX_SOURCE_LENGTH) {

@@ -62,7 +62,7 @@ function matchList(e: ExpressionInput | undefined): { if: string; then: string }
     .map((k) => m[k]!);
 }
 
-/** Number of RPN items Stalwart's compiler emits for an expression tree (expression-language.md §0.1). */
+/** Number of RPN items Stalwart's compiler emits for an expression tree (docs/expression-language.md). */
 export function rpnItemCount(n: Node): number {
   switch (n.type) {
     case 'Int': case 'Float': case 'Str': case 'Name': case 'Global': case 'Capture': return 1;

@@ -1,5 +1,5 @@
 /**
- * Contracts of the built-in analysis (DECISIONS.md §7): the SMTP session as the MTA knows it, and
+ * Contracts of the built-in analysis (docs/message-analysis.md): the SMTP session as the MTA knows it, and
  * the context every analysis module receives. A module is one exported function of one context,
  * e.g. `export async function date(ctx: AnalysisContext): Promise<void>`; it reads `ctx.session`,
  * `ctx.message`, `ctx.dns`, `ctx.lists` and `ctx.config`, and calls `ctx.tag('MISSING_DATE')`.
@@ -93,7 +93,7 @@ export interface Session {
   remoteIp: string;
   localIp: string;
   hostname: string;
-  /** `null` when unknown (treated as `unknown` by the ehlo module, spam-rules.md §1.1). */
+  /** `null` when unknown (treated as `unknown` by the ehlo module, docs/message-analysis.md). */
   heloDomain: string | null;
   /** Lowercased; `''` for the null sender. */
   mailFrom: string;
@@ -152,7 +152,7 @@ export interface AnalysisConfig {
   blockedIps?: readonly string[];
   /** `SpamFileExtension` table for the mime module. */
   fileExtensions?: readonly FileExtensionInput[];
-  /** Follow URL redirects over HTTP for hosts in `url-redirectors` (off by default; DECISIONS.md §7). */
+  /** Follow URL redirects over HTTP for hosts in `url-redirectors` (off by default; docs/message-analysis.md). */
   followRedirects?: boolean | { maxHops?: number; timeoutMs?: number };
   /** Stalwart test-mode behaviours (conformance runs only). */
   testMode?: TestMode;

@@ -1,6 +1,6 @@
 /**
  * `spamrule eval`: evaluate one expression, or a batch file in the format of `expr-vectors.json`
- * (expression-language.md §7), printing results in the vectors' typed JSON (`{"int": 1}`,
+ * (docs/expression-language.md), printing results in the vectors' typed JSON (`{"int": 1}`,
  * `{"str": "x"}`, `{"parseError": "…"}`, …).
  */
 import { readFile } from 'node:fs/promises';

@@ -2,7 +2,7 @@
  * The managed rule set for `classify --db PATH` (the SQLite database of `spamrule serve`) or
  * `--server URL` (a running JMAP server: `x:SpamRule` and `x:StoreLookup` read with `/query` +
  * `/get`). StoreLookups become lookup namespaces; over `--server`, `Value` secrets are write-only
- * (DECISIONS.md §5), so stores that need one must use `EnvironmentVariable`/`File` secrets or `--db`.
+ * (docs/jmap.md), so stores that need one must use `EnvironmentVariable`/`File` secrets or `--db`.
  */
 import { JmapClient } from '../client/index.js';
 import { loadScoresFile } from '../engine/load.js';

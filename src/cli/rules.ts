@@ -1,6 +1,6 @@
 /**
  * `spamrule rules list|get|create|update|delete|enable|disable`: manages x:SpamRule objects on a
- * running JMAP server (DECISIONS.md §5). Rules are addressed by name, compared after Stalwart's
+ * running JMAP server (docs/jmap.md). Rules are addressed by name, compared after Stalwart's
  * normalisation (upper case, no white space), by a `/query` on `name` and an exact match.
  */
 import { parseArgs } from 'node:util';

@@ -1,6 +1,6 @@
 /**
  * `spamrule stores list|get|create|update|delete`: manages x:StoreLookup objects (lookup stores the
- * rules reach through `key_exists`/`key_get`/`sql_query`) on a running JMAP server (DECISIONS.md §5).
+ * rules reach through `key_exists`/`key_get`/`sql_query`) on a running JMAP server (docs/jmap.md).
  * Stores are addressed by `namespace` or by id.
  */
 import { parseArgs } from 'node:util';

@@ -23,7 +23,7 @@ export interface StalwartBundle {
 }
 
 /**
- * Stalwart's index-keyed list (`{"0": {...}, "1": {...}}`, jmap-registry.md §1.1) or an array →
+ * Stalwart's index-keyed list (`{"0": {...}, "1": {...}}`, Stalwart's registry schema) or an array →
  * an array in index order.
  */
 export function listFromWire<T>(v: T[] | Record<string, T> | undefined | null): T[] {
@@ -36,7 +36,7 @@ export function listFromWire<T>(v: T[] | Record<string, T> | undefined | null): 
 
 /**
  * One SpamRule of the bundle with Stalwart's defaults (`enable` true, `priority` 500, `description`
- * null, `@type` Any; jmap-registry.md §1.3) and its name normalised as the server will store it.
+ * null, `@type` Any; Stalwart's registry schema) and its name normalised as the server will store it.
  * Throws `Error` when `name` or `condition.else` is missing.
  */
 export function normalizeRule(raw: Record<string, unknown>, where = 'rule'): RuleInput {

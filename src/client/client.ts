@@ -1,7 +1,7 @@
 /**
  * A small typed JMAP client (RFC 8620) for spamrule's management API: Session discovery with a
  * Bearer token, raw `call(methodCalls)`, and typed helpers for `x:SpamRule/*` and `x:StoreLookup/*`
- * (DECISIONS.md §5). Uses Node 20's global `fetch`.
+ * (docs/jmap.md). Uses Node 20's global `fetch`.
  */
 import { JmapMethodError, JmapRequestError } from './errors.js';
 import type {
@@ -17,7 +17,7 @@ import type {
 } from './types.js';
 
 export const CORE_CAPABILITY = 'urn:ietf:params:jmap:core';
-/** The management capability URN (DECISIONS.md §5); `spamrule serve --capability` may change it. */
+/** The management capability URN (docs/jmap.md); `spamrule serve --capability` may change it. */
 export const MANAGEMENT_CAPABILITY = 'urn:stalwart:jmap';
 
 export interface JmapClientOptions {
@@ -38,7 +38,7 @@ export interface CoreLimits {
   maxCallsInRequest: number;
 }
 
-/** Stalwart normalises SpamRule names on write: upper-cased, white space removed (jmap-registry.md §1.1). */
+/** Stalwart normalises SpamRule names on write: upper-cased, white space removed (Stalwart's registry schema). */
 export function normalizeRuleName(name: string): string {
   return name.toUpperCase().replace(/\s+/gu, '');
 }
@@ -211,7 +211,7 @@ export class JmapClient {
 
   /**
    * The rule with this name (compared after Stalwart's normalisation), or `undefined`. The server's
-   * `name` filter is a substring match (DECISIONS.md §5), so candidates are narrowed client-side.
+   * `name` filter is a substring match (docs/jmap.md), so candidates are narrowed client-side.
    */
   async findRule(name: string): Promise<SpamRule | undefined> {
     const want = normalizeRuleName(name);

@@ -2,7 +2,7 @@
  * Idempotent import of SpamRules through `x:SpamRule/set` (issue 4): existing rules are found by
  * their (normalised) name first, so running an import twice creates nothing new. Identical rules are
  * skipped; changed ones are updated with a PatchObject of the changed properties (never `name`, which
- * is immutable after create — DECISIONS.md §5), or skipped with `existing: 'skip'`.
+ * is immutable after create — docs/jmap.md), or skipped with `existing: 'skip'`.
  */
 import type { RuleInput } from './bundle.js';
 import { JmapClient } from './client.js';

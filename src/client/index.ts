@@ -1,5 +1,5 @@
 /**
- * The JMAP management client (RFC 8620, DECISIONS.md §5): `JmapClient` for x:SpamRule and
+ * The JMAP management client (RFC 8620, docs/jmap.md): `JmapClient` for x:SpamRule and
  * x:StoreLookup, error classes for request/method/set failures, and the idempotent importer of
  * Stalwart's published `spam-filter-rules.json`.
  */

@@ -1,6 +1,6 @@
 /**
  * Wire shapes of the JMAP management API as the client sees them (RFC 8620 §5.1/§5.3/§5.5 with the
- * x:SpamRule / x:StoreLookup objects of Stalwart's registry, DECISIONS.md §5).
+ * x:SpamRule / x:StoreLookup objects of Stalwart's registry, docs/jmap.md).
  */
 
 /** One method call or response: `[name, arguments, callId]` (RFC 8620 §3.2). */
@@ -16,7 +16,7 @@ export interface JmapSession {
   primaryAccounts: Record<string, string>;
 }
 
-/** Scopes of a SpamRule: its `@type` (jmap-registry.md §1.3). */
+/** Scopes of a SpamRule: its `@type` (Stalwart's registry schema). */
 export type SpamRuleScope = 'Any' | 'Url' | 'Domain' | 'Email' | 'Ip' | 'Header' | 'Body';
 export const SPAM_RULE_SCOPES: readonly SpamRuleScope[] = ['Any', 'Url', 'Domain', 'Email', 'Ip', 'Header', 'Body'];
 

@@ -1,6 +1,6 @@
 /**
  * `SpamEngine`: holds a compiled rule set, the SpamTag table, thresholds and lookup stores, and
- * classifies messages (DECISIONS.md §1, §4; spam-rules.md §2–4).
+ * classifies messages (docs/compiler.md; docs/message-analysis.md).
  */
 import { setFlagsFromString } from 'node:v8';
 import type { EvalContext, IfResult } from '../expr/types.js';
@@ -442,7 +442,7 @@ export class SpamEngine {
     rulesMs: number,
     skipped: string[],
   ): ClassifyResult {
-    // Scoring (spam-rules.md §4.2). A Reject tag wins over a Discard tag so that the result does
+    // Scoring (Stalwart's spam filter). A Reject tag wins over a Discard tag so that the result does
     // not depend on set order (Stalwart: hash order); both end scoring without a score.
     let score = 0;
     let tagAction: Action | undefined;

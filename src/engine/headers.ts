@@ -1,6 +1,6 @@
 /**
  * `X-Spam-Result` / `X-Spam-Score` rendering, as Stalwart's `spam_filter_finalize`
- * (spam-rules.md §4.3): tags sorted by score ascending then name, two decimals, folded with
+ * (Stalwart's spam filter): tags sorted by score ascending then name, two decimals, folded with
  * `,\r\n\t`; zero-score `X_*` tags (header-presence markers) are left out.
  */
 export function renderSpamHeaders(

@@ -1,6 +1,6 @@
 /**
  * The rule engine: compiled rule sets, `classify`, SpamTag scoring, verdict headers, and loading
- * rule material (Stalwart JSON bundles, scores.txt, list files). DECISIONS.md §1, §4.
+ * rule material (Stalwart JSON bundles, scores.txt, list files). docs/compiler.md.
  */
 export * from './types.js';
 export { SpamEngine, type EngineOptions } from './engine.js';

@@ -1,6 +1,6 @@
 /**
  * Rule-set compilation: SpamRule objects (Stalwart JSON shape) → per-scope lists of compiled
- * if-blocks in execution order (DECISIONS.md §4, spam-rules.md §3).
+ * if-blocks in execution order (Stalwart's rule evaluation, Stalwart's spam filter).
  */
 import { compileIfBlock, SPAM_RULE_VARIABLES } from '../expr/index.js';
 import type { CompiledIfBlock, ExpressionObject } from '../expr/types.js';
@@ -41,7 +41,7 @@ const SCOPES = new Set<string>(SCOPE_ORDER);
 
 /**
  * Normalises a `condition`: `match` may be an array or Stalwart's index-keyed object
- * (`{"0": {...}, "1": {...}}`, sorted numerically), DECISIONS.md §5. Throws a `TypeError` naming the
+ * (`{"0": {...}, "1": {...}}`, sorted numerically), docs/jmap.md. Throws a `TypeError` naming the
  * offending path for a shape that is neither.
  */
 export function normalizeCondition(condition: ConditionInput | undefined): ExpressionObject {
@@ -68,7 +68,7 @@ export function normalizeCondition(condition: ConditionInput | undefined): Expre
 }
 
 /**
- * Compiles one condition for a scope with that scope's variable allow-list (expression-language.md
+ * Compiles one condition for a scope with that scope's variable allow-list (docs/expression-language.md
  * §3.3). Returns the block, or the errors with JSON-pointer paths (`condition/match/0/if`).
  */
 export function compileCondition(

@@ -1,5 +1,5 @@
 /**
- * SpamTag table: tag → Score / Reject / Discard (spam-rules.md §4.2). Tag names may be globs
+ * SpamTag table: tag → Score / Reject / Discard (Stalwart's spam filter). Tag names may be globs
  * (`*`, `?`, `\` escapes); lookups check exact names first, then patterns in load order.
  */
 import { Glob, isGlob } from '../lookup/glob.js';

@@ -11,7 +11,7 @@ export interface ConditionInput {
   else?: string;
 }
 
-/** An `x:SpamRule` object (jmap-registry.md §1.3). `priority` default 500, `enable` default true. */
+/** An `x:SpamRule` object (Stalwart's registry schema). `priority` default 500, `enable` default true. */
 export interface SpamRuleInput {
   '@type': Scope;
   name: string;
@@ -86,7 +86,7 @@ export interface ClassifyResult {
   errors: ClassifyError[];
   /** Problems with the message itself (malformed MIME, bad encodings); classification still ran. */
   warnings: string[];
-  /** `X-Spam-Result` and `X-Spam-Score` header values (spam-rules.md §4.3). */
+  /** `X-Spam-Result` and `X-Spam-Score` header values (Stalwart's spam filter). */
   headers: { 'X-Spam-Result': string; 'X-Spam-Score': string };
   /** Milliseconds spent per phase. */
   timings: { parseMs: number; extractMs: number; analysisMs: number; rulesMs: number; totalMs: number };

@@ -1,5 +1,5 @@
 /**
- * The typed JSON of `expr-vectors.json` (expression-language.md §7), used by the vector tests and
+ * The typed JSON of `expr-vectors.json` (docs/expression-language.md), used by the vector tests and
  * `spamrule eval`:
  * - results: `{"int": n}`, `{"float": x | "NaN" | "inf" | "-inf"}`, `{"str": s}`,
  *   `{"array": [typed…]}`, `{"const": name}`, `{"parseError": msg}`, `{"evalError": msg}`;

@@ -1,5 +1,5 @@
 /**
- * Closure compiler (DECISIONS.md §1 "Compile"): the resolved tree is turned ONCE into nested
+ * Closure compiler (docs/compiler.md): the resolved tree is turned ONCE into nested
  * JavaScript closures, so evaluation runs no tree walk and no text. An expression without async
  * functions compiles to plain synchronous closures; one with a store/DNS call compiles its async
  * branches to `async` closures while every synchronous subtree stays synchronous.
@@ -483,10 +483,10 @@ export function compileResolved(source: string, tree: Expr, scope?: SlotScope): 
 /**
  * Parses, resolves and compiles an expression into closures.
  *
- * @param source expression text (expression-language.md §1)
+ * @param source expression text (docs/expression-language.md)
  * @param opts allow-lists of the parse context (§3.3)
  * @returns a {@link CompiledExpression}: `evalSync` when `!isAsync`, `evalAsync` always
- * @throws ExprParseError with the problem and its `line:column` (DECISIONS.md D6)
+ * @throws ExprParseError with the problem and its `line:column` (README.md, deviation D6)
  */
 export function compileExpression(source: string, opts: CompileOptions = {}): MaybeAsyncExpression {
   const r = resolveExpression(source, opts);

@@ -1,5 +1,5 @@
 /**
- * If-blocks: Stalwart `Expression` objects `{match: [{if, then}], else}` (expression-language.md
+ * If-blocks: Stalwart `Expression` objects `{match: [{if, then}], else}` (docs/expression-language.md
  * §5). Compilation follows §5.2 (else first, empty block, missing else, empty if/then); evaluation
  * §5.3 (one capture buffer per block evaluation, first truthy `if` wins, `else` otherwise).
  */

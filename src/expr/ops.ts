@@ -1,5 +1,5 @@
 /**
- * Operator semantics of the expression language (expression-language.md §2.6–§2.7), shared by
+ * Operator semantics of the expression language (docs/expression-language.md), shared by
  * the closure compiler and the reference interpreter so both give identical results.
  * Every function is total: operators never throw (§6.2).
  */

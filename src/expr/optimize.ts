@@ -29,7 +29,7 @@ import { isSyncTree, usesCaptures } from './slots.js';
 
 /**
  * Variables whose value is long (a search over it scales with the message) or computed on first
- * read (a header value is parsed, body words are tokenized): spam-rules.md §2.2–2.3.
+ * read (a header value is parsed, body words are tokenized): docs/message-analysis.md.
  */
 const HEAVY_VARIABLES: ReadonlySet<string> = new Set([
   'attributes', 'body', 'body.html', 'body.raw', 'body.text', 'body.words', 'headers', 'raw', 'raw_lower',

@@ -1,5 +1,5 @@
 /**
- * Name resolution and static checks over the syntax tree (expression-language.md §1.2, §3.1):
+ * Name resolution and static checks over the syntax tree (docs/expression-language.md):
  * identifiers become variables or constants (with the context's allow-lists), calls are checked
  * against the function table's fixed arity, and the special forms `matches`/`system`/`metric` get
  * their literal argument validated (the regex is compiled here, once). The result is the
@@ -145,7 +145,7 @@ function resolveCall(
 
 /**
  * Parses one expression into the grammar's syntax tree (names unresolved).
- * @throws ExprParseError naming the problem and its `line:column` (DECISIONS.md D6)
+ * @throws ExprParseError naming the problem and its `line:column` (README.md, deviation D6)
  */
 export function parseExpression(source: string): Node {
   try {
@@ -161,7 +161,7 @@ export function parseExpression(source: string): Node {
  *
  * @param source the expression text (≤ 64 KiB, see grammar `MAX_SOURCE_LENGTH`)
  * @param opts allow-lists of the parse context (§3.3; empty or absent = everything allowed)
- * @throws ExprParseError naming the problem and its `line:column` (DECISIONS.md D6)
+ * @throws ExprParseError naming the problem and its `line:column` (README.md, deviation D6)
  */
 export function resolveExpression(source: string, opts: CompileOptions = {}): ResolvedExpression {
   const tree = parseExpression(source);

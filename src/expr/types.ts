@@ -5,7 +5,7 @@
 import type { LookupRegistry } from '../lookup/types.js';
 import type { Value } from './value.js';
 
-/** Where a parse error is: 1-based line and column, 0-based offset (DECISIONS.md D6). */
+/** Where a parse error is: 1-based line and column, 0-based offset (README.md, deviation D6). */
 export interface SourcePosition {
   line: number;
   column: number;
@@ -34,7 +34,7 @@ export class ExprEvalError extends Error {
   }
 }
 
-/** Parse context (expression-language.md §3.3). An empty or absent list allows every name. */
+/** Parse context (docs/expression-language.md). An empty or absent list allows every name. */
 export interface CompileOptions {
   allowedVariables?: readonly string[];
   allowedConstants?: readonly string[];
@@ -81,7 +81,7 @@ export interface CompiledIfBlock {
   /** True for the empty block (no match, empty else): evaluates to `undefined` without running. */
   readonly isEmpty: boolean;
   /**
-   * Runs the block (expression-language.md §5.3) with one capture buffer for all branches.
+   * Runs the block (docs/expression-language.md) with one capture buffer for all branches.
    * Returns `undefined` for the empty block; otherwise the value and which branch produced it
    * (index into `match`, or -1 for `else`). `evalSync` throws if `isAsync`.
    */

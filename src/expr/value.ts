@@ -1,5 +1,5 @@
 /**
- * The Stalwart expression value model (expression-language.md §2).
+ * The Stalwart expression value model (docs/expression-language.md).
  *
  * Representation, chosen so that the common cases (strings and 0/1 integers) are plain JS values:
  *

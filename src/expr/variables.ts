@@ -1,5 +1,5 @@
 /**
- * Name tables of the expression language (expression-language.md §3.2–§3.3): the 92
+ * Name tables of the expression language (docs/expression-language.md): the 92
  * `ExpressionVariable` names, the 19 `ExpressionConstant` names, and the allow-lists of the
  * SpamRule / DNSBL contexts. Checked against `registry-subset.json` (`enums.ExpressionVariable`,
  * `enums.ExpressionConstant`) by `test/expr/variables.test.ts`.

@@ -1,5 +1,5 @@
 /**
- * Runs vectors in the format of `expr-vectors.json` (expression-language.md §7): builds the
+ * Runs vectors in the format of `expr-vectors.json` (docs/expression-language.md): builds the
  * evaluation context from `vars`, `globals` and `store`, compiles with the vector's allow-lists,
  * evaluates, and encodes the result. Used by the conformance test and `spamrule eval --batch`.
  */

@@ -17,7 +17,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /**
  * Checks the Request shape; throws `RequestError` (notRequest, unknownCapability, limit).
- * `using` may be omitted (Stalwart treats it as empty for `x:` methods, jmap-registry.md §5.4).
+ * `using` may be omitted (Stalwart treats it as empty for `x:` methods, Stalwart's registry schema).
  */
 export function parseRequest(
   body: unknown,

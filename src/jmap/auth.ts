@@ -1,7 +1,7 @@
 /**
  * API tokens for `Authorization: Bearer <token>` (RFC 6750). Only the SHA-256 of a token is stored;
  * the token itself is shown once, by `spamrule token create`. Each token carries a set of the
- * registry permissions of jmap-registry.md §6 (`sysSpamRuleGet`, …, `sysStoreLookupDestroy`).
+ * registry permissions of Stalwart's registry schema (`sysSpamRuleGet`, …, `sysStoreLookupDestroy`).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';

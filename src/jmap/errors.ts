@@ -1,5 +1,5 @@
 /**
- * JMAP error shapes (RFC 8620 §3.6, §5.3) as DECISIONS.md §5 fixes them for this facade.
+ * JMAP error shapes (RFC 8620 §3.6, §5.3) as docs/jmap.md fixes them for this facade.
  */
 
 /** RFC 8620 §5.3 SetError. `properties` holds JSON-pointer paths (`store/port`, `condition/match/0/if`). */

@@ -1,5 +1,5 @@
 /**
- * Object ids in Stalwart's format (jmap-registry.md §1.1): a 64-bit Snowflake (milliseconds since
+ * Object ids in Stalwart's format (Stalwart's registry schema): a 64-bit Snowflake (milliseconds since
  * 2021-09-22, 10-bit node id, 12-bit sequence) in the base-32 alphabet `abcdefghijklmnopqrstuvwxyz792013`,
  * big-endian, leading zero digits dropped. Ids grow with creation time, so id order is creation order.
  */

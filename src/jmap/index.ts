@@ -1,5 +1,5 @@
 /**
- * The JMAP (RFC 8620) management facade for `x:SpamRule` and `x:StoreLookup` (DECISIONS.md §5):
+ * The JMAP (RFC 8620) management facade for `x:SpamRule` and `x:StoreLookup` (docs/jmap.md):
  * server, token store, and the managed rule set reader used by `classify --db`.
  */
 import { readSqliteObjects } from './repo.js';

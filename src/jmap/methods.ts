@@ -1,6 +1,6 @@
 /**
  * `x:<Type>/get`, `/set` and `/query` (RFC 8620 §5.1, §5.3, §5.5) for the managed object types,
- * with the facade's decisions from DECISIONS.md §5: real states, `ifInState`, per-object
+ * with the facade's decisions from docs/jmap.md: real states, `ifInState`, per-object
  * `forbidden` in `/set`, `invalidProperties` with JSON-pointer paths, `alreadyExists` for a unique
  * `name`/`namespace` already taken.
  */
@@ -24,7 +24,7 @@ export interface Limits {
   collationAlgorithms: string[];
 }
 
-/** Stalwart's defaults (`x:Jmap` schema defaults, jmap-registry.md §5.1). */
+/** Stalwart's defaults (`x:Jmap` schema defaults, Stalwart's registry schema). */
 export const DEFAULT_LIMITS: Limits = {
   maxSizeUpload: 50_000_000,
   maxConcurrentUpload: 4,
@@ -119,7 +119,7 @@ function optionalMap(v: unknown, name: string): Record<string, unknown> {
 /**
  * `/set`: creates, then updates, then destroys (RFC 8620 §5.3), in one storage transaction. A
  * missing create/update/destroy permission gives that object a `forbidden` SetError while the
- * permitted ones proceed (DECISIONS.md §5). Throws MethodError for `stateMismatch`,
+ * permitted ones proceed (docs/jmap.md). Throws MethodError for `stateMismatch`,
  * `requestTooLarge` and malformed arguments.
  */
 export async function setMethod(kind: ObjectKind, args: Record<string, unknown>, ctx: MethodContext): Promise<Data> {
@@ -197,7 +197,7 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
           if (dup) notUpdated[key] = dup;
           else {
             updated[id] = null;
-            // An update that changes nothing is reported but not written (jmap-registry.md §3.1 step 9).
+            // An update that changes nothing is reported but not written (Stalwart's registry schema).
             if (JSON.stringify(data) !== JSON.stringify(old)) {
               working.objects.set(id, data);
               touched.add(id);

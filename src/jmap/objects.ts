@@ -1,8 +1,8 @@
 /**
  * The two managed object types, `x:SpamRule` and `x:StoreLookup`: validation of creates and
  * PatchObject updates, the stored shape, the `/get` shape, and what `/query` may filter and sort on.
- * Error vocabulary per DECISIONS.md §5 (invalidProperties with JSON-pointer paths); property names
- * and defaults per jmap-registry.md §1.2–1.3.
+ * Error vocabulary per docs/jmap.md (invalidProperties with JSON-pointer paths); property names
+ * and defaults per Stalwart's registry schema.
  */
 import { invalidProperties, MethodError, SetErrorException } from './errors.js';
 import { applyPatch } from './pointer.js';
@@ -29,12 +29,12 @@ export interface Validators {
   store?: StoreValidator;
 }
 
-/** Largest stored object, in bytes of JSON (Stalwart's registry limit, jmap-registry.md §3.1). */
+/** Largest stored object, in bytes of JSON (Stalwart's registry limit, Stalwart's registry schema). */
 export const MAX_OBJECT_BYTES = 200_000;
 
 export interface ObjectKind {
   readonly type: ObjectType;
-  /** Permission prefix (`sysSpamRule`, `sysStoreLookup`), jmap-registry.md §6. */
+  /** Permission prefix (`sysSpamRule`, `sysStoreLookup`), Stalwart's registry schema. */
   readonly permissionPrefix: string;
   /** Every property `/get` can return, `id` included. */
   readonly properties: readonly string[];
@@ -79,7 +79,7 @@ function refuseUnknown(input: Record<string, unknown>, allowed: readonly string[
   }
 }
 
-/** Stalwart normalises SpamRule names: upper-cased, then all white space removed (jmap-registry.md §1.3). */
+/** Stalwart normalises SpamRule names: upper-cased, then all white space removed (Stalwart's registry schema). */
 export function normalizeRuleName(name: string): string {
   return name.toUpperCase().replace(/\s+/gu, '');
 }
@@ -157,7 +157,7 @@ export const SpamRuleKind: ObjectKind = {
   },
   update(old, patch, _id, validate) {
     const next = applyPatch(old, requireObject(patch, 'a PatchObject'));
-    // `name` is set on create and immutable after; re-sending the same value is fine (DECISIONS.md §5).
+    // `name` is set on create and immutable after; re-sending the same value is fine (docs/jmap.md).
     if (typeof next.name === 'string' && normalizeRuleName(next.name) !== old.name)
       throw invalidProperties([{ path: 'name', message: 'name cannot be changed after creation' }]);
     return validateRule(next, validate);
@@ -190,7 +190,7 @@ export const SpamRuleKind: ObjectKind = {
 
 function validateLookup(input: Record<string, unknown>, id: string, old: Data | undefined, validate: Validators): Data {
   const problems: Problem[] = [];
-  // Stalwart ignores a top-level `@type` on StoreLookup (jmap-registry.md §1.2), so we do too.
+  // Stalwart ignores a top-level `@type` on StoreLookup (Stalwart's registry schema), so we do too.
   refuseUnknown(input, ['namespace', 'store', '@type'], problems);
   let namespace = input.namespace ?? id;
   if (typeof namespace !== 'string' || namespace.trim() === '') problems.push({ path: 'namespace', message: 'expected a non-empty string' });

@@ -1,7 +1,7 @@
 /**
  * Property tables for `x:LookupStore` variants and the structs inside them, transcribed from the
- * registry schema (jmap-registry.md §1.2, `registry-subset.json` `fields["x:*Store"]`), and one
- * validator that applies defaults, bounds and types to them. Wire forms follow DECISIONS.md §5:
+ * registry schema (Stalwart's registry schema, `registry-subset.json` `fields["x:*Store"]`), and one
+ * validator that applies defaults, bounds and types to them. Wire forms follow docs/jmap.md:
  * lists are arrays (index-keyed objects accepted), sets are `{value: true}` maps (arrays accepted),
  * durations are integer milliseconds.
  */
@@ -157,7 +157,7 @@ function validateSecret(v: unknown, old: unknown, path: string, problems: Proble
   for (const k of Object.keys(v)) if (k !== '@type' && k !== field) problems.push({ path: join(path, k), message: `unknown property of ${type}` });
   if (field === null) return out;
   let val = v[field];
-  // Secrets are write-only (DECISIONS.md §5): a Value sent back without `secret` keeps the stored one.
+  // Secrets are write-only (docs/jmap.md): a Value sent back without `secret` keeps the stored one.
   if (val === undefined && type === 'Value' && isObject(old) && old['@type'] === 'Value') val = old.secret;
   if (typeof val !== 'string' || val.trim() === '') {
     problems.push({ path: join(path, field), message: val === undefined ? 'required' : 'expected a non-empty string' });
@@ -205,7 +205,7 @@ function validateField(f: Field, v: unknown, old: unknown, path: string, problem
       if (typeof v !== 'string' || !f.values.includes(v)) problems.push({ path, message: `expected one of ${f.values.join(', ')}` });
       return v;
     case 'uriSet': {
-      // Sets: `{value: true}` maps; arrays accepted; `false` entries dropped (jmap-registry.md §1.1).
+      // Sets: `{value: true}` maps; arrays accepted; `false` entries dropped (Stalwart's registry schema).
       const entries = Array.isArray(v) ? v.map((u) => [u, true] as const) : isObject(v) ? Object.entries(v) : undefined;
       if (entries === undefined) {
         problems.push({ path, message: 'expected a set ({"value": true} map or array)' });
@@ -272,7 +272,7 @@ export function validateVariant(
 
 /**
  * Copy of a stored value with write-only secrets removed: a `Value` secret comes back as
- * `{"@type": "Value"}` (DECISIONS.md §5). Names of env variables and files are not secret.
+ * `{"@type": "Value"}` (docs/jmap.md). Names of env variables and files are not secret.
  */
 export function maskSecrets(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(maskSecrets);

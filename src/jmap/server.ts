@@ -2,7 +2,7 @@
  * The HTTP side of the JMAP facade on `node:http`: session resource (`GET /.well-known/jmap`,
  * `GET /jmap/session`), API endpoint (`POST /jmap`, `/jmap/`, `/api`), Bearer authentication,
  * request-level problem JSON (RFC 8620 §3.6.1, RFC 7807), request limits, and engine reloads after
- * every committed change (DECISIONS.md §5).
+ * every committed change (docs/jmap.md).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +23,7 @@ export interface JmapServerOptions {
   /** Listen address; default 127.0.0.1 and a random port. */
   host?: string;
   port?: number;
-  /** The management capability URN, default `urn:stalwart:jmap` (DECISIONS.md §5). */
+  /** The management capability URN, default `urn:stalwart:jmap` (docs/jmap.md). */
   capability?: string;
   limits?: Partial<Limits>;
   /** Most ids one `/query` returns (Stalwart `queryMaxResults`, default 5000). */
@@ -254,7 +254,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
 // The session object only changes with the server's configuration, which is fixed per process.
 const SESSION_STATE = 'c0';
 
-/** 401 unless `Authorization: Bearer <token>` names a known token (RFC 6750; jmap-registry.md §5.2). */
+/** 401 unless `Authorization: Bearer <token>` names a known token (RFC 6750; Stalwart's registry schema). */
 function authenticate(req: IncomingMessage, tokens: TokenStore): TokenInfo {
   const h = req.headers.authorization ?? '';
   const sp = h.indexOf(' ');

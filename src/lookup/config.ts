@@ -1,8 +1,8 @@
 /**
  * Validation of one `x:LookupStore` object (a `StoreLookup.store`), with the defaults and bounds of the
- * seed schema (`registry-subset.json`, `fields["x:PostgreSqlStore"]` … `x:SecretKey*`; jmap-registry.md
+ * seed schema (`registry-subset.json`, `fields["x:PostgreSqlStore"]` … `x:SecretKey*`; Stalwart's registry schema
  * §1.2). Durations are milliseconds. Lists are accepted as arrays or Stalwart's index-keyed objects, sets
- * as `{value: true}` maps or arrays (DECISIONS.md §5). Unknown properties are refused.
+ * as `{value: true}` maps or arrays (docs/jmap.md). Unknown properties are refused.
  */
 import { z } from 'zod';
 
@@ -109,7 +109,7 @@ export const RedisClusterStoreSchema = z.strictObject({
   urls: setOfStrings().default(['redis://127.0.0.1']),
   authUsername: optionalString().default('stalwart'),
   authSecret: secret(),
-  // The schema bounds retry waits to 1..1024 and the code compares milliseconds (jmap-registry.md §1.2).
+  // The schema bounds retry waits to 1..1024 and the code compares milliseconds (Stalwart's registry schema).
   maxRetryWait: z.number().min(1).max(1024).nullable().default(null),
   minRetryWait: z.number().min(1).max(1024).nullable().default(null),
   maxRetries: uint(1, 1024).nullable().default(null),

@@ -1,5 +1,5 @@
 /**
- * Glob matching for MemoryLookupKey entries with `isGlobPattern` (spam-rules.md §2.5, Stalwart
+ * Glob matching for MemoryLookupKey entries with `isGlobPattern` (docs/message-analysis.md, Stalwart
  * `crates/utils/src/glob.rs`): `*` matches any run, `?` one character, `\` escapes; case-sensitive.
  * Implemented as a linear-time two-pointer matcher (no regular expressions, so no backtracking blow-up).
  */

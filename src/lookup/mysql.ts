@@ -1,5 +1,5 @@
 /**
- * `MySql` lookup store on mysql2 pools, tested against MariaDB (jmap-registry.md §1.2 x:MySqlStore).
+ * `MySql` lookup store on mysql2 pools, tested against MariaDB (Stalwart's registry schema x:MySqlStore).
  *
  * Tables (created on first use if missing; see docs/lookup-stores.md):
  *   spamrule_kv(k VARCHAR(255) PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL)  -- Unix ms

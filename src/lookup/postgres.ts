@@ -1,5 +1,5 @@
 /**
- * `PostgreSql` lookup store on node-postgres pools (jmap-registry.md §1.2 x:PostgreSqlStore).
+ * `PostgreSql` lookup store on node-postgres pools (Stalwart's registry schema x:PostgreSqlStore).
  *
  * Tables (created on first use if missing; see docs/lookup-stores.md):
  *   spamrule_kv(k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL)  -- expires_at: Unix ms

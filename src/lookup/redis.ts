@@ -1,5 +1,5 @@
 /**
- * `Redis`, `RedisCluster`, `RedisSentinel` and `Sharded` lookup stores on ioredis (jmap-registry.md §1.2).
+ * `Redis`, `RedisCluster`, `RedisSentinel` and `Sharded` lookup stores on ioredis (Stalwart's registry schema).
  *
  * Keys and counters live natively: `key_get` GET, `key_exists` EXISTS, `key_set` SET (PX when a TTL is
  * given), `counter_get` GET and `counter_incr` INCRBY. Counters use the key prefix `spamrule-counter:` so

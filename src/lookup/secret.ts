@@ -1,4 +1,4 @@
-/** `x:SecretKeyOptional` resolution and masking (jmap-registry.md §1.2, DECISIONS.md §5). */
+/** `x:SecretKeyOptional` resolution and masking (Stalwart's registry schema, docs/jmap.md). */
 import { readFileSync } from 'node:fs';
 import { LookupConfigError, type SecretKeyOptional } from './config.js';
 
@@ -38,7 +38,7 @@ export function resolveSecret(secret: SecretKeyOptional | undefined, storeName: 
 
 /**
  * A copy of a store config (any depth) with the `secret` of every `Value` secret removed, as JMAP `get`
- * returns it (the variant stays; `EnvironmentVariable`/`File` names are not secret). DECISIONS.md §5.
+ * returns it (the variant stays; `EnvironmentVariable`/`File` names are not secret). docs/jmap.md.
  */
 export function maskSecrets<T>(config: T): T {
   const walk = (v: unknown): unknown => {

@@ -1,5 +1,5 @@
 /**
- * `Sqlite` lookup store on better-sqlite3, the embedded default (jmap-registry.md §1.2 x:SqliteStore).
+ * `Sqlite` lookup store on better-sqlite3, the embedded default (Stalwart's registry schema x:SqliteStore).
  *
  * Tables (created when the store opens; see docs/lookup-stores.md):
  *   spamrule_kv(k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at INTEGER NULL)  -- Unix ms

@@ -1,10 +1,10 @@
 /**
  * The one lookup-store interface that expression functions (`key_get`, `key_exists`, `key_set`,
- * `counter_get`, `counter_incr`, `sql_query`) call, whatever the backend (DECISIONS.md §1).
+ * `counter_get`, `counter_incr`, `sql_query`) call, whatever the backend (docs/compiler.md).
  *
- * Semantics follow expression-language.md §4.3. Every method may reject (store down, timeout,
+ * Semantics follow docs/expression-language.md. Every method may reject (store down, timeout,
  * unsupported operation); the engine turns a rejection into "this rule set no tag" plus an entry in
- * `classify`'s `errors` (DECISIONS.md §4).
+ * `classify`'s `errors` (Stalwart's rule evaluation).
  */
 
 /** A value a store hands back: strings (lossy UTF-8), integers, floats, or arrays of them. */

@@ -52,7 +52,7 @@ export function cellValue(v: unknown, isFloat: boolean): LookupValue {
 export const isSelect = (query: string): boolean => /^\s*select\b/i.test(query);
 
 /**
- * Shapes rows as expression-language.md §4.3 says: no rows → `""`; one row with one non-NULL column → the
+ * Shapes rows as docs/expression-language.md says: no rows → `""`; one row with one non-NULL column → the
  * value; one row with one NULL column → `[""]`; one row → an Array; several rows → an Array of Arrays.
  * `rows` are arrays of raw cells, `floatCols[i]` tells whether column i is a floating-point type.
  */

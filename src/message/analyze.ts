@@ -1,6 +1,6 @@
 /**
  * `analyzeMessage`: raw RFC 5322 bytes → the per-scope elements the rule engine iterates
- * (spam-rules.md §1–2). MIME parsing happens up front; each scope's extraction runs on first
+ * (docs/message-analysis.md). MIME parsing happens up front; each scope's extraction runs on first
  * request and is memoized.
  */
 import { performance } from 'node:perf_hooks';
@@ -127,7 +127,7 @@ export function messageContextOf(m: AnalyzedMessage): MessageContext {
 
 /**
  * Parses a raw RFC 5322 message (bytes, or a string taken as UTF-8) with postal-mime and returns
- * its per-scope elements (spam-rules.md §1.5, §2; DECISIONS.md §4 for the scope order).
+ * its per-scope elements (docs/message-analysis.md; Stalwart's rule evaluation for the scope order).
  *
  * - `envelope`: SMTP facts (remote IP default 127.0.0.1, HELO default "unknown", TLS default on).
  * - `options.isTrustedDomain`: the `trusted-domains` namespace, consulted for Domain step 5.

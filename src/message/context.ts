@@ -1,6 +1,6 @@
 /**
  * The per-message facts every scope shares, and the generic variables of `SpamFilterResolver`
- * (`stalwart:crates/spam-filter/src/modules/expression.rs`, spam-rules.md §2.2). Stalwart computes
+ * (`stalwart:crates/spam-filter/src/modules/expression.rs`, docs/message-analysis.md). Stalwart computes
  * a generic variable again on every access; here each is computed on first access and memoized.
  */
 import type { Value } from '../expr/value.js';
@@ -23,12 +23,12 @@ export interface Recipient {
 export interface AnalyzeOptions {
   /**
    * Is this fqdn in lookup namespace `trusted-domains` (or a local domain)? Emails of trusted
-   * domains add no Domain element (spam-rules.md §1.5 Domains step 5). Default: nothing is trusted.
+   * domains add no Domain element (docs/message-analysis.md Domains step 5). Default: nothing is trusted.
    */
   isTrustedDomain?: (domain: string) => boolean;
 }
 
-/** The names answered by the generic resolver, before the scope item (spam-rules.md §2.2). */
+/** The names answered by the generic resolver, before the scope item (docs/message-analysis.md). */
 export const GENERIC_VARIABLES: ReadonlySet<string> = new Set([
   'remote_ip', 'remote_ip.ptr', 'helo_domain', 'authenticated_as', 'asn', 'country', 'is_tls',
   'env_from', 'env_from.local', 'env_from.domain', 'env_to',
@@ -172,7 +172,7 @@ export class MessageContext {
   }
 
   /**
-   * A generic variable's value (spam-rules.md §2.2); `location` is the element's and is answered
+   * A generic variable's value (docs/message-analysis.md); `location` is the element's and is answered
    * by the element. Returns undefined for a name that is not generic.
    */
   generic(name: string): Value | undefined {

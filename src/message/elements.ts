@@ -1,5 +1,5 @@
 /**
- * The elements each scope iterates (spam-rules.md §1.5) and their scope-item variables (§2.3).
+ * The elements each scope iterates (docs/message-analysis.md) and their scope-item variables (§2.3).
  * Every element answers the generic variables first, then its own; unknown names give Integer 0,
  * except Domain, Body and Any, which give their string for any name (StringResolver).
  */
@@ -33,7 +33,7 @@ abstract class Element implements ScopeElement {
   /**
    * Generic variables, then `fallback` for names neither generic nor the scope item's own.
    * Subclasses answer their own names in a `switch` before calling this: no scope-item name is
-   * also a generic name (spam-rules.md §2.2 vs §2.3), so asking them first changes no result and
+   * also a generic name (docs/message-analysis.md), so asking them first changes no result and
    * spares the two hash lookups of `generic()` on the Header/Url hot paths.
    */
   protected common(name: string, fallback: Value): Value {
@@ -171,7 +171,7 @@ class HeaderElement extends Element {
   private declare rawLower: string | undefined;
   declare readonly header: RawHeader;
   constructor(ctx: MessageContext, header: RawHeader) {
-    super(ctx, 'body_text'); // Stalwart passes body_text for every header (quirk, spam-rules.md §2.1)
+    super(ctx, 'body_text'); // Stalwart passes body_text for every header (quirk, docs/message-analysis.md)
     this.header = header;
   }
   get label(): string {

@@ -1,5 +1,5 @@
 /**
- * Top-level header handling (spam-rules.md §1.2, §2.3 "Header"): the raw split that keeps each
+ * Top-level header handling (docs/message-analysis.md): the raw split that keeps each
  * header's exact bytes, mail-parser's canonical names and value types, Date and Received parsing.
  */
 import { addressParser, decodeWords } from 'postal-mime';

@@ -1,6 +1,6 @@
 /**
  * Stalwart's normalisation primitives `Hostname::new` and `Email::new`
- * (`stalwart:crates/spam-filter/src/modules/sanitize.rs`, spam-rules.md §1.3).
+ * (`stalwart:crates/spam-filter/src/modules/sanitize.rs`, docs/message-analysis.md).
  */
 import { domainToUnicode } from 'node:url';
 import ipaddr from 'ipaddr.js';

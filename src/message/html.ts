@@ -1,5 +1,5 @@
 /**
- * A single-pass HTML scanner standing in for mail-parser's HTML tokens (spam-rules.md §1.4–1.5):
+ * A single-pass HTML scanner standing in for mail-parser's HTML tokens (docs/message-analysis.md):
  * it collects the value of every `href`/`src` attribute of any start tag (for the Url scope), the
  * `mailto:` hrefs of `<a>` tags (for the Email scope), and the text outside `<head>…</head>`.
  */

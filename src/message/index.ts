@@ -1,4 +1,4 @@
-/** Message analysis: raw RFC 5322 → per-scope elements and their variables (spam-rules.md §1–2). */
+/** Message analysis: raw RFC 5322 → per-scope elements and their variables (docs/message-analysis.md). */
 export { analyzeMessage, messageContextOf, MAX_LINE_BYTES } from './analyze.js';
 export { MessageContext } from './context.js';
 export { GENERIC_VARIABLES, threadName, type AnalyzeOptions } from './context.js';

@@ -1,5 +1,5 @@
 /**
- * MIME parsing with postal-mime, reduced to what Stalwart's init step keeps (spam-rules.md §1.4):
+ * MIME parsing with postal-mime, reduced to what Stalwart's init step keeps (docs/message-analysis.md):
  * the top-level headers (our own split, so raw bytes survive) and the text parts with their
  * body-ness. postal-mime is the library; only its text grouping is read back from the parser.
  */

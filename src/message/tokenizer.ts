@@ -1,9 +1,9 @@
 /**
  * A linear-time stand-in for Stalwart's `TypesTokenizer` (`stalwart:crates/nlp/src/tokenizers/types.rs`)
- * with URL, scheme-less URL and email detection on (spam-rules.md §1.2, §1.5): it finds the URL,
+ * with URL, scheme-less URL and email detection on (docs/message-analysis.md): it finds the URL,
  * email and IP tokens of a text and, on request, its word tokens.
  *
- * Rules (spam-rules.md §1.5 "Tokenizer rules for text URLs"):
+ * Rules (docs/message-analysis.md):
  * - a URL has a scheme of 1–8 ASCII alphanumerics (optionally `+word`) followed by `://`;
  * - a scheme-less URL is a dotted host whose suffix is a PSL entry, optionally followed by `:port`/path;
  * - a bare dotted quad without a path is an IP token;

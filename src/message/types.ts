@@ -1,18 +1,18 @@
 /**
- * Contracts of message analysis (spam-rules.md §1–2): what the rule engine iterates and asks.
+ * Contracts of message analysis (docs/message-analysis.md): what the rule engine iterates and asks.
  */
 import type { Value } from '../expr/value.js';
 
-/** SpamRule scopes (`@type` of x:SpamRule), in Stalwart's execution order (DECISIONS.md §4). */
+/** SpamRule scopes (`@type` of x:SpamRule), in Stalwart's execution order (Stalwart's rule evaluation). */
 export type Scope = 'Url' | 'Domain' | 'Email' | 'Ip' | 'Header' | 'Body' | 'Any';
 export const SCOPE_ORDER: readonly Scope[] = ['Url', 'Domain', 'Email', 'Ip', 'Header', 'Body', 'Any'];
 
-/** Stalwart `Location::as_str` values (spam-rules.md §1.5). */
+/** Stalwart `Location::as_str` values (docs/message-analysis.md). */
 export type Location =
   | 'env_from' | 'env_to' | 'dkim_pass' | 'received' | 'from' | 'reply_to' | 'subject' | 'to' | 'cc'
   | 'bcc' | 'message_id' | 'dnt' | 'ehlo' | 'body_text' | 'body_html' | 'attachment' | 'tcp';
 
-/** SMTP session facts the MTA already knows (spam-rules.md §1.1). All optional. */
+/** SMTP session facts the MTA already knows (docs/message-analysis.md). All optional. */
 export interface Envelope {
   /** Connecting IP (default 127.0.0.1, as Stalwart's `SpamFilterInput::from_message`). */
   remoteIp?: string;
@@ -41,7 +41,7 @@ export interface ScopeElement {
   readonly label: string;
   /**
    * Resolves any ExpressionVariable for an evaluation on this element: generic variables first,
-   * then the scope item's own (spam-rules.md §2.2–2.3). Never throws; unknown → `""` or 0 as Stalwart.
+   * then the scope item's own (docs/message-analysis.md). Never throws; unknown → `""` or 0 as Stalwart.
    */
   variable(name: string): Value;
 }
@@ -57,7 +57,7 @@ export interface AnalyzedMessage {
   elements(scope: Scope): readonly ScopeElement[];
   /**
    * Tags Stalwart's built-in analysis would have set that we compute from the message itself:
-   * the `X_HDR_<NAME>` header-presence tags (spam-rules.md §5.2 "H").
+   * the `X_HDR_<NAME>` header-presence tags (Stalwart's public rule set).
    */
   readonly builtinTags: readonly string[];
   /** Problems found while parsing (malformed MIME, bad encodings); never fatal. */

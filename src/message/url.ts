@@ -1,5 +1,5 @@
 /**
- * Stalwart's `UrlParts` (`stalwart:crates/spam-filter/src/analysis/url.rs`, spam-rules.md §1.3, §2.3):
+ * Stalwart's `UrlParts` (`stalwart:crates/spam-filter/src/analysis/url.rs`, docs/message-analysis.md):
  * a URL as found, its normalised form and the parts `hyper::Uri` (http 1.x) gives for it.
  */
 import { hostname, sldOrDefault } from './hostname.js';

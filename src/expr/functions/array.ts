@@ -1,5 +1,5 @@
 /**
- * Array functions (expression-language.md §4.1; Stalwart `functions/array.rs`).
+ * Array functions (docs/expression-language.md; Stalwart `functions/array.rs`).
  */
 import { intoArray, looseEq, totalCmp, toBool, type Value } from '../value.js';
 import type { SyncFunctionDef } from './types.js';

@@ -1,5 +1,5 @@
 /**
- * `dns_query(name, type)` (expression-language.md §4.3) over `node:dns/promises`.
+ * `dns_query(name, type)` (docs/expression-language.md) over `node:dns/promises`.
  */
 import { Resolver } from 'node:dns/promises';
 import { ExprEvalError } from '../types.js';

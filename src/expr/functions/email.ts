@@ -1,5 +1,5 @@
 /**
- * E-mail address functions (expression-language.md §4.1; Stalwart `functions/email.rs`).
+ * E-mail address functions (docs/expression-language.md; Stalwart `functions/email.rs`).
  */
 import { toStr } from '../value.js';
 import type { SyncFunctionDef } from './types.js';

@@ -1,5 +1,5 @@
 /**
- * The built-in function table (expression-language.md §4): every named function except the
+ * The built-in function table (docs/expression-language.md): every named function except the
  * special forms `matches`/`system`/`metric`, which the compiler handles itself.
  *
  * Sync functions are pure and never throw; async ones (store, directory, DNS) reject with

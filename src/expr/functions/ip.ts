@@ -1,5 +1,5 @@
 /**
- * IP address functions (expression-language.md §4.1): strict Rust `IpAddr` parsing, CIDR
+ * IP address functions (docs/expression-language.md): strict Rust `IpAddr` parsing, CIDR
  * membership per Stalwart's `IpAddrMask` (`crates/registry/src/types/ipmask.rs`) and reverse-DNS
  * names. Parsing is ours because Rust's grammar is stricter than ipaddr.js (no leading zeros, no
  * short IPv4 forms, no zone ids); the prefix match uses ipaddr.js.

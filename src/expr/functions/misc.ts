@@ -1,5 +1,5 @@
 /**
- * Miscellaneous functions (expression-language.md §4.1; Stalwart `functions/misc.rs`).
+ * Miscellaneous functions (docs/expression-language.md; Stalwart `functions/misc.rs`).
  */
 import { createHash } from 'node:crypto';
 import { Float, toBool, toStr } from '../value.js';

@@ -1,9 +1,9 @@
 /**
- * Lookup-store and directory functions (expression-language.md §4.3; Stalwart `functions/asynch.rs`).
+ * Lookup-store and directory functions (docs/expression-language.md; Stalwart `functions/asynch.rs`).
  *
  * Namespace resolution: `ctx.lookups?.get(ts(ns))` (`""`/`"*"` = the default store is the
  * registry's business). An unknown namespace or no registry makes all five key/counter functions
- * return `""` (Stalwart behaviour, DECISIONS.md §3). Store rejections become {@link ExprEvalError}
+ * return `""` (Stalwart behaviour, README.md, "Compatibility with Stalwart"). Store rejections become {@link ExprEvalError}
  * naming the namespace, with the original error as `cause`.
  */
 import type { LookupStore, LookupValue, SqlParam } from '../../lookup/types.js';

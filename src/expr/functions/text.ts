@@ -1,5 +1,5 @@
 /**
- * Text functions (expression-language.md §4.1; Stalwart `functions/text.rs`), emulating the Rust
+ * Text functions (docs/expression-language.md; Stalwart `functions/text.rs`), emulating the Rust
  * `str` primitives they call (§9.1): UTF-8 byte lengths, Unicode White_Space, `split("")` at every
  * char boundary, `lines`, ASCII-only case folding where Rust uses it.
  */

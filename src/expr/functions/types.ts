@@ -1,5 +1,5 @@
 /**
- * Contract of the built-in function library (expression-language.md §4). The compiler checks
+ * Contract of the built-in function library (docs/expression-language.md). The compiler checks
  * arity at parse time and calls `fn` with the evaluated arguments, left to right.
  */
 import type { EvalContext } from '../types.js';

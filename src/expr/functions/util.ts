@@ -1,6 +1,6 @@
 /**
  * Helpers shared by the function library: the element-wise `transform` rule and Rust's Unicode
- * `White_Space` set (expression-language.md §4, §9.1).
+ * `White_Space` set (docs/expression-language.md).
  */
 import { toStr, type Value } from '../value.js';
 
