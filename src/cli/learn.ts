@@ -1,0 +1,198 @@
+/**
+ * `spamrule learn`: trains Stalwart's statistical classifier from labelled mail, like `sa-learn`.
+ * Messages (files, folders, mbox files) become training samples in the model's store, then one
+ * training run (in a worker thread) builds a new model once both classes have their minimum count.
+ */
+import { expandInputs, readMessages } from './inputs.js';
+
+const HELP = `usage: spamrule learn (--model FILE | --db PATH | --pg URL | --redis URL) [options]
+                      [--spam PATH...] [--ham PATH...]
+       spamrule learn (--model FILE | ...) --forget [PATH...]
+
+Stores each message as a training sample (spam or ham) and trains the classifier; "classify --model
+FILE" and "serve --model FILE" then add its PROB_* tag. PATHs are .eml files, folders (recursively;
+files that are not mail are skipped) or mbox files. Every sample stays in the store, so later runs
+train on top of earlier ones, and several processes can share one store.
+
+Where the model lives (one of):
+  --model FILE        a SQLite file (created when missing)
+  --db PATH           the registry of "spamrule serve --db PATH" (same SQLite file)
+  --pg URL            PostgreSQL: postgres://user:password@host:port/database
+  --redis URL         Redis: redis://host:port
+
+Options:
+  --spam PATH...      messages that are spam
+  --ham PATH...       messages that are not spam
+  --forget [PATH...]  remove these messages' samples and retrain from the remaining ones; with no
+                      PATH, forget everything (model, trainer state and samples)
+  --min-samples N     samples of each class needed before a model is built (default 100)
+  --retrain           train afresh over every stored sample instead of on top of the current model
+  --no-train          only store the samples (train later)
+  --seed N            seed of the training run's shuffles (default 1)
+  --quiet             no summary
+`;
+
+type Mode = 'spam' | 'ham' | 'forget';
+
+interface LearnArgs {
+  spam: string[];
+  ham: string[];
+  forget: string[] | undefined;
+  where: { model?: string; db?: string; pg?: string; redis?: string };
+  minSamples: number;
+  retrain: boolean;
+  train: boolean;
+  seed: number;
+  quiet: boolean;
+}
+
+/** `--spam a b --ham c` style: a mode flag takes every following non-option word. */
+function parse(argv: string[]): LearnArgs | string {
+  const a: LearnArgs = { spam: [], ham: [], forget: undefined, where: {}, minSamples: 100, retrain: false, train: true, seed: 1, quiet: false };
+  let mode: Mode | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const w = argv[i]!;
+    const value = (): string | undefined => argv[++i];
+    switch (w) {
+      case '--spam':
+      case '--ham':
+        mode = w.slice(2) as Mode;
+        break;
+      case '--forget':
+        mode = 'forget';
+        a.forget ??= [];
+        break;
+      case '--model':
+      case '--db':
+      case '--pg':
+      case '--redis': {
+        const v = value();
+        if (v === undefined) return `${w} needs a value`;
+        a.where[w.slice(2) as 'model'] = v;
+        mode = undefined;
+        break;
+      }
+      case '--min-samples':
+      case '--seed': {
+        const v = Number(value());
+        if (!Number.isInteger(v) || v < 0) return `${w} needs a non-negative integer`;
+        if (w === '--seed') a.seed = v;
+        else a.minSamples = v;
+        mode = undefined;
+        break;
+      }
+      case '--retrain':
+        a.retrain = true;
+        break;
+      case '--no-train':
+        a.train = false;
+        break;
+      case '--quiet':
+        a.quiet = true;
+        break;
+      default:
+        if (w.startsWith('--')) return `unknown option ${w}`;
+        if (mode === undefined) return `${w}: say --spam or --ham before the paths`;
+        if (mode === 'forget') a.forget!.push(w);
+        else a[mode].push(w);
+    }
+  }
+  if (Object.keys(a.where).length !== 1) return 'give exactly one of --model, --db, --pg, --redis';
+  if (a.forget === undefined && a.spam.length === 0 && a.ham.length === 0 && !a.retrain) return 'nothing to learn: give --spam and/or --ham PATHs';
+  return a;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const a = parse(argv);
+  if (typeof a === 'string') {
+    process.stderr.write(`spamrule learn: ${a}\n\n${HELP}`);
+    return 2;
+  }
+  const { modelStoreConfig } = await import('../classifier/cli.js');
+  const { openClassifier, sampleHash } = await import('../classifier/index.js');
+  const say = (s: string): void => {
+    if (!a.quiet) process.stderr.write(s + '\n');
+  };
+  let classifier;
+  try {
+    classifier = await openClassifier(modelStoreConfig(a.where), {
+      settings: { minHamSamples: a.minSamples, minSpamSamples: a.minSamples },
+      refreshMs: 0,
+    });
+  } catch (e) {
+    process.stderr.write(`spamrule learn: ${(e as Error).message}\n`);
+    return 2;
+  }
+  let failed = 0;
+  const problem = (path: string, message: string): void => {
+    process.stderr.write(`spamrule learn: ${path}: ${message}\n`);
+    failed++;
+  };
+  try {
+    let retrain = a.retrain;
+    if (a.forget !== undefined) {
+      if (a.forget.length === 0) {
+        await classifier.store.reset(true);
+        say('forgot the model, its trainer state and every sample');
+        if (a.spam.length === 0 && a.ham.length === 0) return 0;
+      } else {
+        const hashes = new Set<string>();
+        const inputs = expandInputs(a.forget);
+        for (const p of inputs.problems) problem(p.path, p.message);
+        for await (const m of readMessages(inputs.files, (f, e) => problem(f, e.message))) hashes.add(sampleHash(m.raw));
+        let removed = 0;
+        const last = await classifier.store.lastSampleId();
+        for (let id = 1; id <= last; id++) {
+          const s = await classifier.store.getSample(id);
+          if (s !== undefined && hashes.has(s.hash)) {
+            await classifier.store.removeSample(id);
+            removed++;
+          }
+        }
+        say(`forgot ${removed} sample${removed === 1 ? '' : 's'}`);
+        // FTRL cannot subtract a sample: the model is rebuilt from the samples that remain.
+        if (removed > 0) retrain = true;
+      }
+    }
+    const counts = { spam: 0, ham: 0, empty: 0, skipped: 0 };
+    for (const kind of ['spam', 'ham'] as const) {
+      const inputs = expandInputs(a[kind]);
+      counts.skipped += inputs.skipped;
+      for (const p of inputs.problems) problem(p.path, p.message);
+      for await (const m of readMessages(inputs.files, (f, e) => problem(f, e.message))) {
+        if (m.raw.length === 0) {
+          counts.empty++;
+          continue;
+        }
+        await classifier.learn(m.raw, kind === 'spam');
+        counts[kind]++;
+      }
+    }
+    if (counts.spam + counts.ham > 0 || counts.skipped + counts.empty > 0) {
+      say(`stored ${counts.spam} spam and ${counts.ham} ham sample${counts.ham === 1 ? '' : 's'}` +
+        (counts.skipped > 0 ? `; skipped ${counts.skipped} file${counts.skipped === 1 ? '' : 's'} that are not mail` : '') +
+        (counts.empty > 0 ? `; skipped ${counts.empty} empty message${counts.empty === 1 ? '' : 's'}` : ''));
+    }
+    if (a.train && (counts.spam + counts.ham > 0 || retrain)) {
+      const r = await classifier.train({ retrain, seed: a.seed });
+      if (r.ready) {
+        say(`trained model generation ${r.generation} on ${r.ham + r.spam + r.replayed} samples (${r.epochs} epoch${r.epochs === 1 ? '' : 's'}; ` +
+          `${r.totalHam} ham and ${r.totalSpam} spam seen in all) in ${(r.ms / 1000).toFixed(1)} s`);
+      } else {
+        say(`not enough samples for a model yet: ${r.totalHam} ham and ${r.totalSpam} spam, ${a.minSamples} of each needed`);
+      }
+      if (r.skipped > 0) say(`${r.skipped} sample${r.skipped === 1 ? '' : 's'} could not be read and were skipped`);
+    }
+  } catch (e) {
+    // Samples stored before the failure stay; the previous model stays current.
+    process.stderr.write(`spamrule learn: ${(e as Error).message}\n`);
+    failed++;
+  } finally {
+    await classifier.store.store.close();
+  }
+  return failed > 0 ? 1 : 0;
+}
