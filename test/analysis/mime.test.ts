@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { cosineSimilarity } from '../../src/analysis/mime.js';
-import { EXTENSIONS, mail, multipart, runContent } from './content-harness.js';
+import { EXTENSIONS, mail, multipart, runContent } from './mime-html-harness.js';
 
 const MV = 'MIME-Version: 1.0';
 const FROM = 'From: Alice <alice@example.com>';
