@@ -1,17 +1,27 @@
 /**
- * Classify throughput on the real corpus with Stalwart's public rule set (issue 2 §6b): messages
- * per second on one core, against bare MIME parsing measured in the same run, and the share of
- * time in MIME parsing, extraction and rule evaluation.
+ * Classify throughput on the real corpus with Stalwart's public rule set: messages per second on
+ * one core, against bare MIME parsing measured in the same run; the rules alone, with the header
+ * modules, and with every built-in analysis module (DNS off); and the share of time in MIME
+ * parsing, extraction, analysis and rule evaluation.
  */
 import PostalMime from 'postal-mime';
 import { Bench } from 'tinybench';
-import { loadCorpus, printTable, publicEngine, stats } from './common.js';
+import { MODULE_NAMES } from '../src/analysis/index.js';
+import { analysisEngine, loadCorpus, printTable, publicBundle, publicEngine, stats } from './common.js';
+
+/** The header-side modules (session and top-level headers). */
+const HEADER_MODULES = ['dmarc', 'ehlo', 'headers', 'received', 'messageid', 'date', 'subject', 'from', 'replyto', 'recipient'];
 
 export async function runClassifyBench(opts: { timeMs?: number } = {}): Promise<void> {
   const corpus = loadCorpus();
-  const engine = publicEngine();
+  const bundle = publicBundle();
+  const engine = publicEngine(bundle);
+  const headerOnly = analysisEngine(bundle, Object.fromEntries(MODULE_NAMES.filter((m) => !HEADER_MODULES.includes(m)).map((m) => [m, false])));
+  const full = analysisEngine(bundle);
   let i = 0;
   let j = 0;
+  let k = 0;
+  let l = 0;
   const bench = new Bench({ time: opts.timeMs ?? 3000, warmup: true, warmupTime: 500 });
   bench.add('postal-mime parse only (baseline)', async () => {
     await PostalMime.parse(corpus[j++ % corpus.length]!.raw);
@@ -19,9 +29,17 @@ export async function runClassifyBench(opts: { timeMs?: number } = {}): Promise<
   bench.add('classify, public rule set', async () => {
     await engine.classify(corpus[i++ % corpus.length]!.raw);
   });
+  bench.add('classify + header modules (DNS off)', async () => {
+    await headerOnly.classify(corpus[k++ % corpus.length]!.raw);
+  });
+  bench.add('classify + all modules (DNS off)', async () => {
+    await full.classify(corpus[l++ % corpus.length]!.raw);
+  });
   await bench.run();
   const parse = stats(bench, 'postal-mime parse only (baseline)');
   const cls = stats(bench, 'classify, public rule set');
+  const hdr = stats(bench, 'classify + header modules (DNS off)');
+  const all = stats(bench, 'classify + all modules (DNS off)');
 
   // One full sequential pass over the whole corpus for the phase split and the total figure.
   let parseMs = 0;
@@ -42,6 +60,21 @@ export async function runClassifyBench(opts: { timeMs?: number } = {}): Promise<
     { task: 'postal-mime parse only (baseline)', 'msg/s': parse.hz.toFixed(0), 'mean µs': (parse.meanMs * 1000).toFixed(1), ratio: '1.00' },
     { task: 'classify, public rule set', 'msg/s': cls.hz.toFixed(0), 'mean µs': (cls.meanMs * 1000).toFixed(1), ratio: (cls.hz / parse.hz).toFixed(2) },
   ]);
+  printTable('built-in analysis cost (time per message vs the rules-only row of this run)', [
+    { task: 'classify, rules only (baseline)', 'mean µs': (cls.meanMs * 1000).toFixed(1), 'time ratio': '1.00' },
+    { task: 'classify + header modules (DNS off)', 'mean µs': (hdr.meanMs * 1000).toFixed(1), 'time ratio': (hdr.meanMs / cls.meanMs).toFixed(2) },
+    { task: 'classify + all modules (DNS off)', 'mean µs': (all.meanMs * 1000).toFixed(1), 'time ratio': (all.meanMs / cls.meanMs).toFixed(2) },
+  ]);
+  // Where the analysis time goes: each module alone on a pass over a sample of the corpus.
+  const sample = corpus.filter((_, n) => n % 6 === 0);
+  const perModule: { module: string; 'µs/msg': string }[] = [];
+  for (const name of MODULE_NAMES) {
+    const e = analysisEngine(bundle, Object.fromEntries(MODULE_NAMES.map((m) => [m, m === name])));
+    let ms = 0;
+    for (const m of sample) ms += (await e.classify(m.raw)).timings.analysisMs;
+    perModule.push({ module: name, 'µs/msg': ((ms * 1000) / sample.length).toFixed(1) });
+  }
+  printTable(`analysis time per module (${sample.length} messages, each module alone)`, perModule);
   const pct = (x: number): string => ((100 * x) / wall).toFixed(1) + '%';
   printTable('full corpus pass: where the time goes', [
     { phase: 'MIME parsing', ms: parseMs.toFixed(0), share: pct(parseMs) },

@@ -1,6 +1,7 @@
 /** Shared bench plumbing: corpus and rule-set loading, result table formatting. */
 import { existsSync } from 'node:fs';
 import { loadRuleFile, SpamEngine, type RuleBundle } from '../src/engine/index.js';
+import type { AnalysisConfig } from '../src/analysis/types.js';
 import { LookupMap, StaticLookupList } from '../src/lookup/index.js';
 import { SHARED_DATA, sharedPath } from '../test/helpers/shared-data.js';
 import type { Bench } from 'tinybench';
@@ -15,9 +16,18 @@ export function publicBundle(): RuleBundle {
 }
 
 /** An engine with the public rule set, its scores and its static lists in memory. */
-export function publicEngine(bundle = publicBundle(), lookups = new LookupMap()): SpamEngine {
+export function publicEngine(bundle = publicBundle(), lookups = new LookupMap(), analysis: AnalysisConfig | false = false): SpamEngine {
   for (const [ns, entries] of bundle.lists) if (!lookups.get(ns)) lookups.set(ns, new StaticLookupList(ns, entries));
-  return new SpamEngine({ rules: bundle.rules, tags: bundle.tags, lookups });
+  // Corpus mail is stored mail: with analysis on, its session comes from its own Received/Return-Path headers.
+  return new SpamEngine({ rules: bundle.rules, tags: bundle.tags, lookups, analysis, trustReceived: analysis !== false });
+}
+
+/**
+ * The public rule set with every built-in analysis module on (DNS off: `OffResolver`), its DNSBL
+ * servers and file extensions; `modules` switches some off.
+ */
+export function analysisEngine(bundle = publicBundle(), modules: Record<string, boolean> = {}): SpamEngine {
+  return publicEngine(bundle, new LookupMap(), { dnsblServers: bundle.dnsblServers, fileExtensions: bundle.fileExtensions, modules });
 }
 
 /** Mean latency (ms) and throughput (ops/s) of a finished tinybench task, across tinybench versions. */

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,rules,classify,classify-redis,startup,lookup`.
+ * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,rules,classify,masscheck,classify-redis,startup,lookup`.
  * Figures are reported as ratios against a baseline measured in the same run (shared, noisy machines).
  */
 import { runClassifyBench } from './classify.js';
@@ -24,6 +24,10 @@ async function main(): Promise<void> {
   if (want('classify-redis')) {
     const { runClassifyRedisBench } = await import('./classify-redis.js');
     await runClassifyRedisBench();
+  }
+  if (want('masscheck')) {
+    const { runMassCheck } = await import('./masscheck.js');
+    await runMassCheck();
   }
   if (want('startup')) {
     const { runStartupBench } = await import('./startup.js');

@@ -55,6 +55,8 @@ export interface AnalysisFlags {
   listCacheDir?: string;
   /** Refresh stale remote lists in the background (the server); default off (classify makes no HTTP request). */
   refreshLists?: boolean;
+  /** Complete sessions from each message's own Received/Return-Path headers. */
+  trustReceived?: boolean;
 }
 
 export interface LoadedRuleSet {
@@ -173,5 +175,6 @@ export function buildEngine(
   const opts: EngineOptions = { rules: set.rules, tags: set.tags, thresholds, lookups, analysis: analysis.analysis === false ? false : config };
   if (analysis.dns !== undefined) opts.dns = analysis.dns;
   opts.authResults = { trustedAuthservIds: analysis.trustedAuthservIds ?? [], verify: analysis.verify ?? false };
+  if (analysis.trustReceived) opts.trustReceived = true;
   return new SpamEngine(opts);
 }

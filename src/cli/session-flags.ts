@@ -35,6 +35,7 @@ export const SESSION_OPTIONS = {
   'no-analysis': { type: 'boolean' },
   'trust-authserv': { type: 'string', multiple: true },
   verify: { type: 'boolean' },
+  'trust-received': { type: 'boolean' },
 } as const;
 
 export const SESSION_HELP = `Session (what the MTA knows; validated before any message is read):
@@ -50,6 +51,9 @@ export const SESSION_HELP = `Session (what the MTA knows; validated before any m
   --trust-authserv ID                     read SPF/DKIM/ARC/DMARC/iprev from the topmost
                                           Authentication-Results header of this authserv-id
   --verify                                verify SPF/DKIM/ARC/DMARC over DNS (needs --dns system)
+  --trust-received                        stored mail: complete each message's session from its own
+                                          headers (topmost Received: IP, HELO, PTR, TLS, arrival time;
+                                          Return-Path; Delivered-To); given flags win
 
 Analysis:
   --dns SPEC        off (default) | system | system:SERVER[,SERVER] | static:FILE.json
@@ -67,6 +71,7 @@ export interface SessionFlags {
   analysis: boolean;
   trustedAuthservIds: string[];
   verify: boolean;
+  trustReceived: boolean;
 }
 
 function split(v: string, flag: string): [string, string | undefined] {
@@ -137,5 +142,6 @@ export function parseSessionFlags(v: Values): SessionFlags {
     analysis: !v['no-analysis'],
     trustedAuthservIds: v['trust-authserv'] ?? [],
     verify: v.verify ?? false,
+    trustReceived: v['trust-received'] ?? false,
   };
 }

@@ -10,6 +10,7 @@ import type { LookupStore } from '../lookup/types.js';
 import type { ClassifierVerdict, EngineClassifier } from '../classifier/classifier.js';
 import { mergeAuth, trustedAuthResults } from '../analysis/auth-results.js';
 import { resolveSession, sessionFromEnvelope, envelopeOf } from '../analysis/session.js';
+import { completeFromHeaders } from '../analysis/stored.js';
 import { verifyMessage } from '../analysis/verify.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
@@ -75,6 +76,12 @@ export interface EngineOptions {
    * authserv-ids; `verify: true`, SPF/DKIM/ARC/DMARC verification with mailauth over `dns`.
    */
   authResults?: { trustedAuthservIds?: readonly string[]; verify?: boolean };
+  /**
+   * Complete each message's session from its own headers (stored mail, mass-checks): remote IP,
+   * HELO, PTR, TLS and arrival time from the topmost `Received`, MAIL FROM from `Return-Path`,
+   * RCPT TO from `Delivered-To`. Fields the caller gives win. Default off (an MTA passes the session).
+   */
+  trustReceived?: boolean;
   /**
    * Time budget of one `classify`, in ms from its start (default {@link DEFAULT_TIME_BUDGET_MS}):
    * past it, the rules not yet evaluated are skipped, each reported in `errors` (source: the rule
@@ -144,6 +151,7 @@ export class SpamEngine {
   /** Set once the first classify of the current rule set has checked the namespaces it reads. */
   private namespacesChecked = false;
   private readonly authResults: { trustedAuthservIds?: readonly string[]; verify?: boolean };
+  private readonly trustReceived: boolean;
   private readonly timeBudgetMs: number;
   /** The statistical classifier of the `classify` step (undefined: the step does nothing). */
   classifier: EngineClassifier | undefined;
@@ -154,6 +162,7 @@ export class SpamEngine {
     this.dns = opts.dns ?? new OffResolver();
     this.dnsBudget = { maxQueries: 64, deadlineMs: 5_000, ...opts.dnsBudget };
     this.authResults = opts.authResults ?? {};
+    this.trustReceived = opts.trustReceived ?? false;
     this.timeBudgetMs = opts.timeBudgetMs === undefined ? DEFAULT_TIME_BUDGET_MS : opts.timeBudgetMs > 0 ? opts.timeBudgetMs : Infinity;
     this.lookups = opts.lookups ?? new LookupMap();
     const { byScope, report } = compileRuleSet(opts.rules ?? []);
@@ -232,7 +241,12 @@ export class SpamEngine {
    * Rejects with `SessionError` (before the message is read) when `opts.session` is unusable.
    */
   async classify(raw: Uint8Array | string, opts: ClassifyOptions = {}): Promise<ClassifyResult> {
-    const session = resolveSession(opts.session ?? (opts.envelope !== undefined ? sessionFromEnvelope(opts.envelope) : {}));
+    let input = opts.session ?? (opts.envelope !== undefined ? sessionFromEnvelope(opts.envelope) : {});
+    if (this.trustReceived) {
+      resolveSession(input); // the caller's fields are checked before anything is read from the message
+      input = completeFromHeaders(input, raw);
+    }
+    const session = resolveSession(input);
     const steps = opts.steps ?? this.defaultSteps();
     return this.runSteps(raw, session, opts, steps);
   }

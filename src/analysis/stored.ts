@@ -1,0 +1,85 @@
+/**
+ * The SMTP session of a stored message, read back from the headers the receiving MTA wrote: for
+ * classifying mail outside the mail path (a folder, an mbox, a mass-check), where no MTA passes the
+ * session. Like SpamAssassin's trusted-relay logic and mailauth's `trustReceived`, it trusts the
+ * topmost `Received` header (written by the last MTA, the one that delivered the message):
+ *
+ * - remote IP, HELO name, PTR name and TLS version from its `from` clause;
+ * - the clock (`now`) from its date, so date checks judge the message as on arrival;
+ * - MAIL FROM from `Return-Path` (RFC 5321 §4.4), RCPT TO from `Delivered-To`/`X-Original-To`,
+ *   else from the `for` clause of that `Received` header.
+ *
+ * Only fields the caller did not give are taken; nothing here is verified.
+ */
+import { mailDateTimestamp, parseMailDate } from '../message/date.js';
+import type { RawHeader } from '../message/headers.js';
+import ipaddr from 'ipaddr.js';
+import { headerAddresses, splitHeaders } from '../message/headers.js';
+import { parsedReceived } from '../message/received.js';
+import type { SessionInput } from './types.js';
+
+const utf8 = new TextDecoder('utf-8');
+
+/** The top-level headers of a raw message (at most the first 256 KB are read). */
+export function rawHeaders(raw: Uint8Array | string): RawHeader[] {
+  const text = typeof raw === 'string' ? raw.slice(0, 262_144) : utf8.decode(raw.subarray(0, 262_144));
+  const m = /\r?\n\r?\n/.exec(text);
+  return splitHeaders(m === null ? text : text.slice(0, m.index + 1), []);
+}
+
+function firstAddress(h: RawHeader | undefined): string | undefined {
+  if (h === undefined) return undefined;
+  const a = headerAddresses(h)[0]?.address;
+  return a === undefined || a === '' ? undefined : a;
+}
+
+const INTERNAL = new Set(['private', 'loopback', 'linkLocal', 'unspecified', 'uniqueLocal', 'carrierGradeNat', 'broadcast', 'multicast']);
+
+/** Is `ip` a public address (not private, loopback, link-local, unspecified, …)? */
+function isExternal(ip: string | undefined): boolean {
+  if (ip === undefined || !ipaddr.isValid(ip)) return false;
+  let a = ipaddr.parse(ip);
+  if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) a = (a as ipaddr.IPv6).toIPv4Address();
+  return !INTERNAL.has(a.range());
+}
+
+/** Session fields recovered from a stored message's headers (empty when there is no Received header). */
+export function sessionFromHeaders(headers: readonly RawHeader[]): SessionInput {
+  const s: SessionInput = {};
+  const byName = (n: string): RawHeader | undefined => headers.find((h) => h.name.toLowerCase() === n);
+  const rp = byName('return-path');
+  if (rp !== undefined) {
+    const v = rp.raw.trim();
+    s.mailFrom = v === '<>' ? '' : (firstAddress(rp) ?? v.replace(/^<|>$/g, ''));
+  }
+  const rcpt = firstAddress(byName('delivered-to')) ?? firstAddress(byName('x-original-to')) ?? firstAddress(byName('envelope-to'));
+  const received = headers.filter((h) => h.name.toLowerCase() === 'received').slice(0, 32);
+  const top = received.find((h) => isExternal(parsedReceived(h).fromIp)) ?? received[0];
+  if (top !== undefined) {
+    const r = parsedReceived(top);
+    if (r.fromIp !== undefined) s.remoteIp = r.fromIp;
+    const helo = r.helo ?? r.from;
+    if (helo !== undefined) s.heloDomain = helo.name ?? `[${helo.ip}]`;
+    if (r.fromIprev !== undefined && r.fromIprev.toLowerCase() !== 'unknown') s.iprev = { result: 'pass', ptr: [r.fromIprev] };
+    if (r.tlsVersion !== undefined) s.tls = r.tlsVersion;
+    const semi = top.raw.lastIndexOf(';');
+    if (semi >= 0) {
+      const d = parseMailDate(top.raw.slice(semi + 1));
+      if (d !== undefined) s.now = mailDateTimestamp(d) * 1000;
+    }
+    if (rcpt === undefined && r.for !== undefined) s.rcptTo = [r.for.replace(/^<|>$/g, '')];
+  }
+  if (rcpt !== undefined) s.rcptTo = [rcpt];
+  return s;
+}
+
+/**
+ * `given` completed from the message's headers: a field the caller gave always wins. Fields that
+ * would not validate (an unparsable IP in a forged header) are dropped, so this never throws.
+ */
+export function completeFromHeaders(given: SessionInput, raw: Uint8Array | string): SessionInput {
+  const stored = sessionFromHeaders(rawHeaders(raw));
+  const merged: SessionInput = { ...stored, ...given };
+  if (merged.remoteIp !== undefined && given.remoteIp === undefined && !/^[0-9a-f:.]+$/i.test(merged.remoteIp)) delete merged.remoteIp;
+  return merged;
+}
