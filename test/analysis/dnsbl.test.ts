@@ -9,7 +9,7 @@ import type { DnsblServerInput } from '../../src/analysis/types.js';
 import { OffResolver, type DnsAnswer, type DnsType } from '../../src/dns/index.js';
 import { parseExpression } from '../../src/expr/index.js';
 import { hasSharedData, sharedPath } from '../helpers/shared-data.js';
-import { mail, runModules, server } from './content-harness.js';
+import { mail, runModules, server } from './dnsbl-harness.js';
 
 const MSG = mail(['From: Alice <alice@example.org>', 'To: bob@example.net', 'Subject: hello']);
 

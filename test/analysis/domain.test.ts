@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { mail, runModules, server } from './content-harness.js';
+import { mail, runModules, server } from './dnsbl-harness.js';
 
 const DOMAIN = server('Domain', 'DOM', { else: "value + '.dbl.example'" }, { match: [['!is_empty(ip)', "'DOM_' + location"]], else: 'false' });
 const DKIM_ONLY = server('Domain', 'DWL', { match: [["location == 'dkim_pass'", "value + '.dwl.example'"]], else: 'false' }, { match: [['octets[3] == 3', "'DWL_HI'"]], else: 'false' });

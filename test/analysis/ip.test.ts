@@ -3,7 +3,7 @@
  * the message's IP set reach the Ip DNSBLs (Stalwart's ip analysis).
  */
 import { describe, expect, it } from 'vitest';
-import { mail, runModules, server } from './content-harness.js';
+import { mail, runModules, server } from './dnsbl-harness.js';
 
 const MSG = mail(['From: Alice <alice@example.org>', 'To: bob@example.net', 'Subject: hello']);
 const ANY = server('Ip', 'ANY', { else: "ip_reverse + '.bl.example'" }, { match: [['!is_empty(ip)', "'LISTED_' + location"]], else: 'false' });

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractUrls } from '../../src/message/elements.js';
-import { mail, runModules, server } from './content-harness.js';
+import { mail, runModules, server } from './dnsbl-harness.js';
 
 const tagsOf = async (msg: string, opts: Parameters<typeof runModules>[2] = {}): Promise<string[]> => (await runModules(['url'], msg, opts)).tags;
 const urlsOf = (r: Awaited<ReturnType<typeof runModules>>): string[] => extractUrls(r.message, () => {}).map((e) => e.label);
