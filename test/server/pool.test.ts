@@ -1,0 +1,88 @@
+/**
+ * `SpamEnginePool`: the same verdicts as `SpamEngine.classify`, rule-set updates that apply to the
+ * next message on every thread (also a thread restarted after a time-out), and its documented
+ * failures (`ScanError` reasons).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
+import { ScanError, SpamEnginePool } from '../../src/server/index.js';
+import { defaultSpec } from './harness.js';
+
+const pools: SpamEnginePool[] = [];
+afterAll(async () => {
+  for (const p of pools) await p.close();
+});
+
+const rule = (tag: string): SpamRuleInput => ({ '@type': 'Any', name: `R_${tag}`, condition: { match: [{ if: "contains(subject, 'marker')", then: `'${tag}'` }], else: 'false' } });
+const marked = 'From: a@example.org\r\nTo: b@example.com\r\nSubject: a marker here\r\n\r\nhello\r\n';
+
+/** Classifies until a thread that is still starting (or restarting) answers. */
+async function eventually(pool: SpamEnginePool, raw: string): Promise<string[]> {
+  for (let i = 0; ; i++) {
+    try {
+      return (await pool.classify(raw)).tags;
+    } catch (e) {
+      if (!(e instanceof ScanError && e.reason === 'timeout') || i > 20) throw e;
+    }
+  }
+}
+
+describe('SpamEnginePool', () => {
+  it('gives the verdict SpamEngine gives, and takes rule-set updates on every thread', async () => {
+    const spec = defaultSpec();
+    const pool = new SpamEnginePool({ ...spec, workers: 2 });
+    pools.push(pool);
+    const engine = new SpamEngine({ rules: spec.rules, tags: spec.tags, lookups: undefined, analysis: spec.engine?.analysis });
+    const inProcess = await engine.classify(marked, { session: { remoteIp: '192.0.2.7', heloDomain: 'mx.example.org' } });
+    const pooled = await pool.classify(marked, { session: { remoteIp: '192.0.2.7', heloDomain: 'mx.example.org' } });
+    expect(pooled.tags).toEqual(inProcess.tags);
+    expect(pooled.score).toBe(inProcess.score);
+    expect(pooled.action).toBe(inProcess.action);
+
+    pool.update({ rules: [rule('ONE')] });
+    const r1 = await Promise.all([1, 2, 3, 4].map(() => pool.classify(marked)));
+    for (const r of r1) expect(r.tags).toContain('ONE');
+    pool.loadRules([rule('TWO')]);
+    const r2 = await Promise.all([1, 2, 3, 4].map(() => pool.classify(marked, { tags: new Set(['UPSTREAM']) })));
+    for (const r of r2) {
+      expect(r.tags).toContain('TWO');
+      expect(r.tags).not.toContain('ONE');
+      expect(r.tags).toContain('UPSTREAM');
+    }
+  }, 60_000);
+
+  it('rejects unusable session input with ScanError "session"', async () => {
+    const pool = pools[0]!;
+    const e = await pool.classify(marked, { session: { remoteIp: 'not an ip' } }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ScanError);
+    expect((e as ScanError).reason).toBe('session');
+    expect((e as ScanError).message).toMatch(/remoteIp/);
+  });
+
+  it('abandons a scan over the time limit; the restarted thread uses the current rule set', async () => {
+    const pool = new SpamEnginePool({ rules: [rule('BEFORE')], workers: 1, timeoutMs: 1500 });
+    pools.push(pool);
+    expect(await eventually(pool, marked)).toContain('BEFORE');
+    const lines: string[] = [];
+    for (let i = 0; i < 400_000; i++) lines.push(`line ${i} http://h${i % 3000}.example.com/p?${i}\r\n`);
+    const big = `From: a@example.org\r\nSubject: big\r\n\r\n${lines.join('')}`;
+    const e = await pool.classify(big).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ScanError);
+    expect((e as ScanError).reason).toBe('timeout');
+    // The thread that was ended is replaced; it starts from the pool's first rule set and must
+    // pick up the newer one before classifying.
+    pool.update({ rules: [rule('AFTER')] });
+    const tags = await eventually(pool, marked);
+    expect(tags).toContain('AFTER');
+    expect(tags).not.toContain('BEFORE');
+  }, 90_000);
+
+  it('close() lets the scans in flight finish, then refuses with ScanError "closed"', async () => {
+    const pool = new SpamEnginePool({ rules: [rule('X')], workers: 1 });
+    const inFlight = pool.classify(marked);
+    await pool.close();
+    expect((await inFlight).tags).toContain('X');
+    const e = await pool.classify(marked).catch((x: unknown) => x);
+    expect((e as ScanError).reason).toBe('closed');
+  }, 60_000);
+});
