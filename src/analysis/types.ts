@@ -146,7 +146,7 @@ export interface AnalysisConfig {
   dnsblLimits?: { ip?: number; domain?: number; email?: number; url?: number };
   /**
    * The server's own IP lists (Stalwart's security settings), as addresses or CIDR ranges: `allowedIps`
-   * are never DNSBL-checked nor taken from Received headers; `blockedIps` give IP_BLOCKED (ip module).
+   * are never DNSBL-checked; `blockedIps` give IP_BLOCKED instead of a check (ip module).
    */
   allowedIps?: readonly string[];
   blockedIps?: readonly string[];
