@@ -53,12 +53,50 @@ interface Tok {
   value?: string;
 }
 
+/** The first 16 letters and digits of a word, lower-cased (mail-parser's keyword hash). */
+function alnumKey(word: string): string {
+  let key = '';
+  for (let i = 0; i < word.length && key.length < 16; i++) {
+    const c = word.charCodeAt(i);
+    if ((c >= 48 && c <= 57) || (c >= 97 && c <= 122)) key += word[i];
+    else if (c >= 65 && c <= 90) key += String.fromCharCode(c + 32);
+  }
+  return key;
+}
+
 function isSeparator(k: K): boolean {
   return k <= K.Comma;
 }
 
 const SEP: Tok[] = [];
 for (let k = K.BracketOpen; k <= K.Comma; k++) SEP.push({ k, text: '', comment: 0, bracket: 0 });
+
+/** Separator characters and their tokens. */
+const SEP_OF: ReadonlyMap<number, Tok> = new Map([
+  [40, SEP[K.ParenOpen]!], [41, SEP[K.ParenClose]!], [60, SEP[K.AngleOpen]!], [62, SEP[K.AngleClose]!],
+  [91, SEP[K.BracketOpen]!], [93, SEP[K.BracketClose]!], [61, SEP[K.Equal]!], [59, SEP[K.Semicolon]!],
+  [47, SEP[K.Slash]!], [34, SEP[K.Quote]!], [44, SEP[K.Comma]!],
+]);
+
+/** Character classes the tokenizer counts. */
+const enum C { Other, Alpha, Hex, UpperAlpha, UpperHex, Digit, At, Dot, Plus, Minus, Lf, Colon, Sep, Blank, Underscore, Utf }
+
+/** Class of each ASCII character (mail-parser counts a-f/A-F apart from the other letters). */
+const CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  CLASS[c] = c >= 97 && c <= 102 ? C.Hex : c >= 103 && c <= 122 ? C.Alpha : c >= 65 && c <= 70 ? C.UpperHex
+    : c >= 71 && c <= 90 ? C.UpperAlpha : c >= 48 && c <= 57 ? C.Digit : C.Other;
+}
+CLASS[64] = C.At;
+CLASS[46] = C.Dot;
+CLASS[43] = C.Plus;
+CLASS[45] = C.Minus;
+CLASS[10] = C.Lf;
+CLASS[58] = C.Colon;
+CLASS[95] = C.Underscore;
+CLASS[127] = C.Utf;
+for (const c of [32, 9, 13]) CLASS[c] = C.Blank;
+for (const c of [40, 41, 60, 62, 91, 93, 61, 59, 47, 34, 44]) CLASS[c] = C.Sep;
 
 /** Words recognised by their exact alphanumerics (no dots, `@`, or other punctuation). */
 const WORDS: ReadonlyMap<string, readonly [K, string?]> = new Map<string, readonly [K, string?]>([
@@ -124,94 +162,67 @@ function tokenize(s: string): Tok[] {
     if (eof) break;
     let alpha = 0, digit = 0, hex = 0, dot = 0, at = 0, other = 0, colon = 0, plus = 0, minus = 0, utf = 0;
     let upper = 0, underscore = 0, total = 0;
-    let hash = '';
     const comment = commentDepth;
     const bracket = bracketDepth;
     let start = pos;
 
-    while (pos < n) {
+    scan: while (pos < n) {
       const c = s.charCodeAt(pos++);
-      if (c >= 48 && c <= 57) {
-        digit++;
-        if (hash.length < 16) hash += s[pos - 1];
-      } else if (c >= 97 && c <= 122) {
-        if (c <= 102) hex++;
-        else alpha++;
-        if (hash.length < 16) hash += s[pos - 1];
-      } else if (c >= 65 && c <= 90) {
-        if (c <= 70) hex++;
-        else alpha++;
-        upper++;
-        if (hash.length < 16) hash += String.fromCharCode(c + 32);
-      } else if (c === 64) at++;
-      else if (c === 46) dot++;
-      else if (c === 43) plus++;
-      else if (c === 45) minus++;
-      else if (c === 10) {
-        const nx = s.charCodeAt(pos);
-        if (nx !== 32 && nx !== 9) {
-          eof = true;
+      switch (c < 128 ? CLASS[c]! : C.Utf) {
+        case C.Alpha: alpha++; break;
+        case C.Hex: hex++; break;
+        case C.UpperAlpha: alpha++; upper++; break;
+        case C.UpperHex: hex++; upper++; break;
+        case C.Digit: digit++; break;
+        case C.At: at++; break;
+        case C.Dot: dot++; break;
+        case C.Plus: plus++; break;
+        case C.Minus: minus++; break;
+        case C.Utf: utf++; break;
+        case C.Underscore: underscore++; other++; break;
+        case C.Other: other++; break;
+        case C.Blank:
+          if (total > 0) break scan;
+          start++;
+          continue;
+        case C.Lf: {
+          const nx = s.charCodeAt(pos);
+          if (nx !== 32 && nx !== 9) {
+            eof = true;
+            break scan;
+          }
+          pos++; // the folding blank goes with the line break
+          if (total > 0) break scan;
+          start++; // (mail-parser counts this as a character of the next word)
           break;
         }
-        pos++; // the folding blank goes with the line break
-        if (total > 0) break;
-        start++; // (mail-parser counts this as a character of the next word)
-      } else if (c === 40) {
-        if (!inQuote) commentDepth++;
-        pending = SEP[K.ParenOpen];
-        break;
-      } else if (c === 41) {
-        if (!inQuote) commentDepth = Math.max(0, commentDepth - 1);
-        pending = SEP[K.ParenClose];
-        break;
-      } else if (c === 60) {
-        pending = SEP[K.AngleOpen];
-        break;
-      } else if (c === 62) {
-        pending = SEP[K.AngleClose];
-        break;
-      } else if (c === 91) {
-        // mail-parser derives the bracket depth from the comment depth.
-        if (!inQuote) bracketDepth = commentDepth + 1;
-        pending = SEP[K.BracketOpen];
-        break;
-      } else if (c === 93) {
-        if (!inQuote) bracketDepth = Math.max(0, commentDepth - 1);
-        pending = SEP[K.BracketClose];
-        break;
-      } else if (c === 58) {
-        // Colons belong to the word only while it can still be an IPv6 address.
-        if (inDate || at > 0 || dot > 0 || alpha > 0 || other > 0 || plus > 0 || minus > 0 || utf > 0 || colon === 7) {
-          pending = SEP[K.Colon];
+        case C.Colon:
+          // Colons belong to the word only while it can still be an IPv6 address.
+          if (inDate || at > 0 || dot > 0 || alpha > 0 || other > 0 || plus > 0 || minus > 0 || utf > 0 || colon === 7) {
+            pending = SEP[K.Colon];
+            break scan;
+          }
+          colon++;
           break;
-        }
-        colon++;
-      } else if (c === 61) {
-        pending = SEP[K.Equal];
-        break;
-      } else if (c === 59) {
-        if (commentDepth === 0) inDate = true;
-        pending = SEP[K.Semicolon];
-        break;
-      } else if (c === 47) {
-        pending = SEP[K.Slash];
-        break;
-      } else if (c === 34) {
-        inQuote = !inQuote;
-        pending = SEP[K.Quote];
-        break;
-      } else if (c === 44) {
-        pending = SEP[K.Comma];
-        break;
-      } else if (c === 32 || c === 9 || c === 13) {
-        if (total > 0) break;
-        start++;
-        continue;
-      } else if (c >= 0x7f) utf++;
-      else if (c === 95) {
-        underscore++;
-        other++;
-      } else other++;
+        case C.Sep:
+          // Every other separator ends the word and is a token of its own.
+          if (c === 40 /* ( */) {
+            if (!inQuote) commentDepth++;
+          } else if (c === 41 /* ) */) {
+            if (!inQuote && commentDepth > 0) commentDepth--;
+          } else if (c === 91 /* [ */) {
+            // mail-parser derives the bracket depth from the comment depth.
+            if (!inQuote) bracketDepth = commentDepth + 1;
+          } else if (c === 93 /* ] */) {
+            if (!inQuote) bracketDepth = commentDepth > 0 ? commentDepth - 1 : 0;
+          } else if (c === 59 /* ; */) {
+            if (commentDepth === 0) inDate = true;
+          } else if (c === 34 /* " */) {
+            inQuote = !inQuote;
+          }
+          pending = SEP_OF.get(c);
+          break scan;
+      }
       total++;
     }
     if (total === 0) {
@@ -220,8 +231,12 @@ function tokenize(s: string): Tok[] {
     }
     // The word ends one character before the read position (the character that ended it, or the
     // last one of the value, which mail-parser drops the same way).
-    let text = s.slice(start, pos - 1);
-    if (text.includes('\ufffd')) text = ''; // not valid UTF-8 in the raw bytes
+    const word = s.slice(start, pos - 1);
+    const text = utf > 0 && word.includes('\ufffd') ? '' : word; // not valid UTF-8 in the raw bytes
+    // Keywords are told apart by their letters and digits (the first 16, lower-cased); only words
+    // short enough to be one need them.
+    const alnum = alpha + digit + hex;
+    const hash = alnum <= 11 || (upper > 0 && digit > 0) ? alnumKey(word) : '';
     const tok: Tok = { k: K.Text, text, comment, bracket };
     const plain = dot === 0 && at === 0 && other === 0 && colon === 0 && plus === 0 && utf === 0;
     if (alpha === 0 && digit >= 4 && digit <= 12 && hex === 0 && dot === 3 && at === 0 && other === 0 && colon === 0 && plus === 0 && minus === 0 && utf === 0) {
@@ -270,6 +285,10 @@ const EMPTY: ParsedReceived = {
 
 const enum State { None, From, By, For, Id, With, Via, Date }
 
+function host(t: Tok): ReceivedHost {
+  return t.k === K.Ip ? { ip: t.value! } : { name: t.text };
+}
+
 /**
  * Parses one Received value (the text after the colon, folding included) as mail-parser does.
  * Only the first {@link MAX_RECEIVED_CHARS} characters are read. Never throws.
@@ -286,7 +305,6 @@ export function parseReceivedValue(raw: string): ParsedReceived {
   let tlsVersion: string | undefined;
   let other = false; // with, id, via, ident, cipher or the greeting command: they only count as "parsed"
   let dateParts = 0;
-  const host = (t: Tok): ReceivedHost => (t.k === K.Ip ? { ip: t.value! } : { name: t.text });
   let i = 0;
   while (i < toks.length) {
     const t = toks[i++]!;
