@@ -1,0 +1,153 @@
+/**
+ * mail-parser's part tree (src/message/mime-tree.ts) and Stalwart's text parts over it: document
+ * order, body lists by mail-parser's rules, raw offsets, decoding, attribute decoding, nested
+ * messages, malformed headers and limits.
+ */
+import { describe, expect, it } from 'vitest';
+import { MAX_MIME_PARTS, parseContentType, parseMimeTree } from '../../src/message/mime-tree.js';
+import { buildView } from '../../src/message/text-parts.js';
+
+const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+const crlf = (lines: string[]): string => lines.join('\r\n');
+
+function tree(lines: string[]) {
+  return parseMimeTree(enc(crlf(lines))).message;
+}
+
+describe('part tree', () => {
+  it('lists every part depth-first, containers first, with the RFC 8621 body lists', () => {
+    const m = tree([
+      'From: a@example.com', 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="outer"', '',
+      'preamble is ignored',
+      '--outer', 'Content-Type: multipart/alternative; boundary=inner', '',
+      '--inner', 'Content-Type: text/plain; charset=utf-8', '', 'plain body',
+      '--inner', 'Content-Type: text/html; charset=utf-8', '', '<p>html body</p>',
+      '--inner--', '',
+      '--outer', 'Content-Type: image/png; name=a.png', 'Content-Transfer-Encoding: base64', '', 'iVBORw0KGgo=',
+      '--outer', 'Content-Type: text/calendar', '', 'BEGIN:VCALENDAR',
+      '--outer--', 'epilogue', '',
+    ]);
+    expect(m.parts.map((p) => `${p.kind}:${p.contentType?.type}/${p.contentType?.subtype}`)).toEqual([
+      'multipart:multipart/mixed', 'multipart:multipart/alternative', 'text:text/plain', 'html:text/html', 'inline-binary:image/png', 'text:text/calendar',
+    ]);
+    expect(m.parts[0]!.children).toEqual([1, 4, 5]);
+    expect(m.parts[1]!.children).toEqual([2, 3]);
+    // The alternative's choices stay inside it: the mixed level still needs both bodies, so the
+    // (inline) image joins both lists, and is an attachment too; other text/* is only an attachment.
+    expect(m.textBody).toEqual([2, 4]);
+    expect(m.htmlBody).toEqual([3, 4]);
+    expect(m.attachments).toEqual([4, 5]);
+    expect(m.parts[2]!.text).toBe('plain body');
+    expect(m.parts[4]!.decoded).toEqual(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+  });
+
+  it('an HTML-only message lists the HTML part in both body lists; an alternative with only HTML too', () => {
+    const single = tree(['Content-Type: text/html', '', '<p>x</p>', '']);
+    expect([single.textBody, single.htmlBody, single.attachments]).toEqual([[0], [0], []]);
+    const alt = tree(['Content-Type: multipart/alternative; boundary=a', '', '--a', 'Content-Type: text/html', '', '<p>x</p>', '--a--', '']);
+    expect([alt.textBody, alt.htmlBody]).toEqual([[1], [1]]);
+  });
+
+  it('inline images of multipart/mixed are body parts and attachments; a text part with a name is an attachment', () => {
+    const m = tree([
+      'Content-Type: multipart/mixed; boundary=m', '',
+      '--m', 'Content-Type: text/plain', '', 'hello',
+      '--m', 'Content-Type: image/gif', 'Content-Disposition: inline', '', 'GIF89a',
+      '--m', 'Content-Type: text/plain; name=notes.txt', '', 'notes',
+      '--m', 'Content-Type: text/plain', 'Content-Disposition: attachment', '', 'attached',
+      '--m--', '',
+    ]);
+    expect(m.textBody).toEqual([1, 2]);
+    expect(m.htmlBody).toEqual([1, 2]);
+    expect(m.attachments).toEqual([2, 3, 4]);
+  });
+
+  it('keeps raw offsets and the encoded body; len() is the decoded size', () => {
+    const raw = crlf(['Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: base64', '', 'aMOpbGzDsyB3w7NybGQK', '']);
+    const m = parseMimeTree(enc(raw)).message;
+    const p = m.parts[0]!;
+    expect(Buffer.from(m.raw.subarray(p.bodyStart, p.bodyEnd)).toString()).toBe('aMOpbGzDsyB3w7NybGQK\r\n');
+    expect(p.text).toBe('hélló wórld\n');
+    expect(p.len).toBe(15);
+  });
+
+  it('decodes quoted-printable and declared charsets', () => {
+    const m = tree(['Content-Type: text/plain; charset=iso-8859-1', 'Content-Transfer-Encoding: quoted-printable', '', 'Gr=FC=DFe, soft=', 'break =3D done=2', '']);
+    expect(m.parts[0]!.text).toBe('Grüße, softbreak = done=2\r\n');
+  });
+
+  it('keeps the raw header name and value (folding included, latin1)', () => {
+    const m = tree(['MIME-Version : 1.0', 'Content-Type: text/plain;', '\tcharset="utf-8";', '', 'x']);
+    expect(m.parts[0]!.headers.map((h) => [h.rawName, h.name, h.value])).toEqual([
+      ['MIME-Version ', 'mime-version', ' 1.0'],
+      ['Content-Type', 'content-type', ' text/plain;\r\n\tcharset="utf-8";'],
+    ]);
+    expect(m.parts[0]!.contentType?.attributes.get('charset')).toBe('utf-8');
+  });
+
+  it('parses nested message/rfc822 parts into their own part list', () => {
+    const m = tree([
+      'Content-Type: multipart/mixed; boundary=x', '',
+      '--x', 'Content-Type: text/plain', '', 'outer',
+      '--x', 'Content-Type: message/rfc822', '',
+      'From: b@example.org', 'Content-Type: multipart/alternative; boundary=y', '',
+      '--y', 'Content-Type: text/plain', '', 'inner plain',
+      '--y', 'Content-Type: text/html', '', '<b>inner html</b>',
+      '--y--',
+      '--x--', '',
+    ]);
+    expect(m.parts.map((p) => p.kind)).toEqual(['multipart', 'text', 'message']);
+    expect(m.attachments).toEqual([2]);
+    const nested = m.parts[2]!.nested!;
+    expect(nested.parts.map((p) => p.kind)).toEqual(['multipart', 'text', 'html']);
+    expect(nested.textBody).toEqual([1]);
+    const view = buildView(enc(crlf([
+      'Content-Type: multipart/mixed; boundary=x', '', '--x', 'Content-Type: text/plain', '', 'outer', '--x', 'Content-Type: message/rfc822', '',
+      'Content-Type: text/html', '', '<p>inner</p>', '--x--', '',
+    ])));
+    expect(view.textParts.map((e) => (e === undefined ? null : [e.partIndex, e.isHtml, e.isBody, e.text]))).toEqual([
+      null, [1, false, true, 'outer'], null, [-1, true, false, 'inner'],
+    ]);
+  });
+
+  it('an unparsable Content-Type is absent; a multipart without its boundary is a text attachment', () => {
+    expect(tree(['Content-Type: ; tag=1', '', 'x']).parts[0]!.contentType).toBeUndefined();
+    const m = tree(['Content-Type: multipart/mixed; boundary=zz', '', 'no delimiter here', '']);
+    expect([m.parts[0]!.kind, m.attachments]).toEqual(['text', [0]]);
+  });
+
+  it('a message without a blank line is all headers', () => {
+    const m = tree(['From: a@example.com', 'Subject: only headers']);
+    expect(m.parts).toHaveLength(1);
+    expect(m.parts[0]!.len).toBe(0);
+  });
+
+  it('caps the number of parts and the nesting depth with warnings', () => {
+    const parts: string[] = ['Content-Type: multipart/mixed; boundary=s', ''];
+    for (let i = 0; i < MAX_MIME_PARTS + 10; i++) parts.push('--s', '', `p${i}`);
+    parts.push('--s--', '');
+    const r = parseMimeTree(enc(crlf(parts)));
+    expect(r.message.parts.length).toBe(MAX_MIME_PARTS);
+    expect(r.warnings[0]).toMatch(/part limit/);
+    let head = '';
+    let tail = '';
+    for (let i = 0; i < 1000; i++) {
+      head += `Content-Type: multipart/mixed; boundary="n${i}"\r\n\r\n--n${i}\r\n`;
+      tail = `\r\n--n${i}--\r\n` + tail;
+    }
+    const t0 = Date.now();
+    const d = parseMimeTree(enc(head + 'Content-Type: text/plain\r\n\r\nhi\r\n' + tail));
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(d.warnings[0]).toMatch(/nesting limit/);
+  });
+});
+
+describe('Content-Type attributes', () => {
+  it('unquotes, lower-cases names and type, decodes RFC 2231 and RFC 2047', () => {
+    const ct = parseContentType(' Application/PDF; Name="=?utf-8?Q?r=C3=A9sum=C3=A9.pdf?="; x="a\\"b"');
+    expect([ct?.type, ct?.subtype, ct?.attributes.get('name'), ct?.attributes.get('x')]).toEqual(['application', 'pdf', 'résumé.pdf', 'a"b']);
+    const cd = parseContentType("attachment; filename*0*=utf-8''%C3%A9t%C3%A9; filename*1=.txt");
+    expect([cd?.type, cd?.subtype, cd?.attributes.get('filename')]).toEqual(['attachment', undefined, 'été.txt']);
+    expect(parseContentType('  ; x=1')).toBeUndefined();
+  });
+});
