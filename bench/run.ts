@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,rules,classify,masscheck,classify-redis,startup,lookup`.
+ * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,rules,classify,masscheck,classify-redis,startup,lookup,learn`.
  * Figures are reported as ratios against a baseline measured in the same run (shared, noisy machines).
  */
 import { runClassifyBench } from './classify.js';
@@ -36,6 +36,10 @@ async function main(): Promise<void> {
   if (want('lookup')) {
     const { runLookupBench } = await import('./lookup.js');
     await runLookupBench();
+  }
+  if (want('learn')) {
+    const { runLearnBench } = await import('./learn.js');
+    await runLearnBench();
   }
 }
 

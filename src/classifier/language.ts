@@ -67,11 +67,26 @@ const stopLists = new Map<string, ReadonlySet<string>>();
 let jieba: { cut(s: string, hmm?: boolean): string[] } | undefined;
 let tiny: { segment(s: string): string[] } | undefined;
 
+/** Words stemmed per language are remembered (mail repeats its words); the memo is cleared when full. */
+const STEM_MEMO_MAX = 200_000;
+
 function stemmer(name: string): Stemmer {
   let s = stemmers.get(name);
   if (s === undefined) {
     const lib = require('snowball-stemmers') as { newStemmer(n: string): Stemmer };
-    s = lib.newStemmer(name);
+    const inner = lib.newStemmer(name);
+    const memo = new Map<string, string>();
+    s = {
+      stem(w: string): string {
+        let r = memo.get(w);
+        if (r === undefined) {
+          r = inner.stem(w);
+          if (memo.size >= STEM_MEMO_MAX) memo.clear();
+          memo.set(w, r);
+        }
+        return r;
+      },
+    };
     stemmers.set(name, s);
   }
   return s;
@@ -107,8 +122,8 @@ function segmentTiny(w: string): string[] {
 
 /** Stalwart's threshold: a detection less confident than this counts as English. */
 export const MIN_LANGUAGE_CONFIDENCE = 0.6;
-/** Characters of a text used for detection (franc reads at most 2,048 as well). */
-const DETECT_CHARS = 2_048;
+/** Characters of a text used for detection: enough for a confident guess, and detection is the costliest step. */
+const DETECT_CHARS = 1_024;
 const DETECT_ONLY = { only: DETECTABLE, minLength: 1 };
 
 /**
