@@ -6,7 +6,8 @@
  * they stay a separate namespace from keys (§4.3: `key_get` on a counter key is missing); plain keys are
  * stored unprefixed so lists filled with `redis-cli SET` are readable as is.
  */
-import { xxh3 } from '@node-rs/xxhash';
+import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
+import { createRequire } from 'node:module';
 import type { Cluster, ClusterNode, Redis, RedisOptions } from 'ioredis';
 import type {
   InMemoryStoreBaseConfig,
@@ -203,12 +204,18 @@ export function createInMemoryStore(namespace: string, c: InMemoryStoreBaseConfi
   return createRedisSentinelStore(namespace, c);
 }
 
+let xxh3Module: typeof Xxh3 | undefined;
+/** @node-rs/xxhash (a native addon, CommonJS) loaded on the first shard computation, not at import. */
+function xxh3(): typeof Xxh3 {
+  return (xxh3Module ??= (createRequire(import.meta.url)('@node-rs/xxhash') as { xxh3: typeof Xxh3 }).xxh3);
+}
+
 /**
  * The shard (0-based) a key belongs to among `n`: xxh3-64 of the key's UTF-8 bytes modulo `n`, as Stalwart
  * does, so the choice is the same across processes and restarts.
  */
 export function shardOf(key: string, n: number): number {
-  return Number(xxh3.xxh64(key) % BigInt(n));
+  return Number(xxh3().xxh64(key) % BigInt(n));
 }
 
 /**
