@@ -91,25 +91,48 @@ function qWord(s: string, i: number): { bytes: number[]; end: number } | undefin
  */
 export const MAX_WORD_CHARS = 16_384;
 
-const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const B64_VALUES = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) B64_VALUES['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
 
-/** B-encoded data from `i` up to `?=`. */
-function bWord(s: string, i: number): { bytes: Uint8Array; end: number } | undefined {
-  let data = '';
+/**
+ * B-encoded data from `i` up to `?=`, as mail-parser decodes it: blanks ignored, `=` ends a quantum
+ * (more data may follow), a line break must be a fold, any other character fails the word.
+ */
+function bWord(s: string, i: number): { bytes: number[]; end: number } | undefined {
+  const bytes: number[] = [];
+  let acc = 0;
+  let count = 0;
   const limit = Math.min(s.length, i + MAX_WORD_CHARS);
   while (i < limit) {
     const c = s.charCodeAt(i);
-    if (c === 63 && s.charCodeAt(i + 1) === 61) {
-      if (!B64.test(data)) return undefined;
-      return { bytes: Buffer.from(data, 'base64'), end: i + 2 };
-    }
-    if (c === 10) {
-      const j = skipFold(s, i);
-      if (j < 0) return undefined;
-      i = j;
+    if (c === 63 /* ? */) return s.charCodeAt(i + 1) === 61 ? { bytes, end: i + 2 } : undefined;
+    if (c === 61 /* = */) {
+      if (count === 1) bytes.push((acc << 2) & 0xff);
+      else if (count === 2) bytes.push((acc >> 4) & 0xff);
+      else if (count === 3) bytes.push((acc >> 10) & 0xff, (acc >> 2) & 0xff);
+      acc = 0;
+      count = 0;
+      i++;
       continue;
     }
-    if (c !== 13 && c !== 32 && c !== 9) data += s[i];
+    if (c === 10) {
+      const n = s.charCodeAt(i + 1);
+      if (n !== 32 && n !== 9) return undefined;
+      i += 2;
+      continue;
+    }
+    if (c === 32 || c === 9 || c === 13) {
+      i++;
+      continue;
+    }
+    const v = c < 128 ? B64_VALUES[c]! : -1;
+    if (v < 0) return undefined;
+    acc = (acc << 6) | v;
+    if (++count === 4) {
+      bytes.push((acc >> 16) & 0xff, (acc >> 8) & 0xff, acc & 0xff);
+      acc = 0;
+      count = 0;
+    }
     i++;
   }
   return undefined;

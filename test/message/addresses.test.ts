@@ -132,3 +132,13 @@ describe('header facts', () => {
     expect(ctx.subjectText).toBe('Hi ');
   });
 });
+
+describe('B words as mail-parser decodes them', () => {
+  it('accepts padding between quanta and folded blanks, rejects foreign characters', () => {
+    expect(decodeEncodedWord('=?utf-8?B?QQ==QQ==?=', 0)?.text).toBe('AA');
+    expect(decodeEncodedWord('=?utf-8?B?SGVs bG8=?=', 0)?.text).toBe('Hello');
+    expect(decodeEncodedWord('=?utf-8?B?SGVs\r\n bG8=?=', 0)?.text).toBe('Hello');
+    expect(decodeEncodedWord('=?utf-8?B?SGVs\r\nbG8=?=', 0)).toBeUndefined();
+    expect(decodeEncodedWord('=?utf-8?B?SGV!bG8=?=', 0)).toBeUndefined();
+  });
+});
