@@ -324,7 +324,8 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
     return;
   }
 
-  const decoded = decodeBody(bin, bodyStart, bodyEnd, enc);
+  // Identity encodings share the message's bytes (no copy).
+  const decoded = enc === 'none' ? b.raw.subarray(bodyStart, bodyEnd) : decodeBody(bin, bodyStart, bodyEnd, enc);
   const isInline = inline
     && !(cd !== undefined && cd.type === 'attachment')
     && (st.parts === 1 || (st.container !== 'related' && (mime === 'inline' || !(ct?.attributes.has('name') ?? false))));
@@ -358,10 +359,9 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
   }
 }
 
-function decodeBody(bin: string, start: number, end: number, enc: 'none' | 'base64' | 'qp'): Uint8Array {
+function decodeBody(bin: string, start: number, end: number, enc: 'base64' | 'qp'): Uint8Array {
   if (enc === 'base64') return new Uint8Array(Buffer.from(bin.slice(start, end), 'base64'));
-  if (enc === 'qp') return decodeQuotedPrintable(bin, start, end);
-  return new Uint8Array(Buffer.from(bin.slice(start, end), 'latin1'));
+  return decodeQuotedPrintable(bin, start, end);
 }
 
 function hexVal(c: number): number {
