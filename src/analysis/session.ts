@@ -156,5 +156,8 @@ export function envelopeOf(s: Session): Envelope {
   if (s.country !== null) e.country = s.country;
   const ptr = s.iprev?.ptr[0];
   if (ptr !== undefined) e.iprevPtr = ptr;
+  // Domains of passing DKIM signatures are Domain-scope elements (location dkim_pass).
+  const dkimPass = s.dkim.filter((d) => d.result === 'pass' && d.domain !== '').map((d) => d.domain);
+  if (dkimPass.length > 0) e.dkimPassDomains = dkimPass;
   return e;
 }

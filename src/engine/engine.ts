@@ -65,7 +65,8 @@ export interface EngineOptions {
   /** DNS for the analysis modules and DNSBLs (src/dns). Default: off (no query is made). */
   dns?: Resolver;
   /**
-   * DNS budget per message: at most `maxQueries` queries (default 64), and no query answered later
+   * DNS budget per message: at most `maxQueries` queries (default 256: the DNSBL limits are 50
+   * per scope), and no query answered later
    * than `deadlineMs` (default 5,000 ms) after the message's analysis starts; past either, queries
    * answer `error`, which sets no tag.
    */
@@ -160,7 +161,7 @@ export class SpamEngine {
     this.classifier = opts.classifier;
     this.analysis = opts.analysis === false ? undefined : (opts.analysis ?? {});
     this.dns = opts.dns ?? new OffResolver();
-    this.dnsBudget = { maxQueries: 64, deadlineMs: 5_000, ...opts.dnsBudget };
+    this.dnsBudget = { maxQueries: 256, deadlineMs: 5_000, ...opts.dnsBudget };
     this.authResults = opts.authResults ?? {};
     this.trustReceived = opts.trustReceived ?? false;
     this.timeBudgetMs = opts.timeBudgetMs === undefined ? DEFAULT_TIME_BUDGET_MS : opts.timeBudgetMs > 0 ? opts.timeBudgetMs : Infinity;
@@ -279,6 +280,8 @@ export class SpamEngine {
       return this.finish(tags, matches, analysisMatches, errors, [], t0, 0, 0, 0, 0, skipped);
     }
     const warnings = msg.warnings as string[];
+    // Rules alone (analysis off) still see the X_HDR_* header-presence tags, as before the modules existed.
+    if (this.analysis === undefined) for (const t of msg.builtinTags) tags.add(t);
     if (!this.namespacesChecked) {
       // Once per rule set: a namespace nothing provides silently answers "" otherwise.
       this.namespacesChecked = true;

@@ -56,7 +56,7 @@ describe('classify: one rule per scope on a real message', () => {
   ];
   for (const [scope, cond, tag, element, location] of cases) {
     it(`${scope}: ${tag}`, async () => {
-      const engine = new SpamEngine({ rules: [r(scope, `R_${tag}`, 10, cond, tag)] });
+      const engine = new SpamEngine({ analysis: false, rules: [r(scope, `R_${tag}`, 10, cond, tag)] });
       expect(engine.loadReport.errors).toEqual([]);
       const res = await engine.classify(MESSAGE, { envelope: { remoteIp: '203.0.113.7', heloDomain: 'relay.sender.example' } });
       expect(res.errors).toEqual([]);
@@ -71,6 +71,7 @@ describe('classify: one rule per scope on a real message', () => {
 describe('ordering and $TAG visibility (DECISIONS.md §4)', () => {
   it('runs rules in ascending priority inside a scope; later rules see earlier tags', async () => {
     const engine = new SpamEngine({
+      analysis: false,
       rules: [
         r('Any', 'A', 10, 'true', 'A_TAG'),
         r('Any', 'B_BEFORE', 5, '$A_TAG', 'B_SAW_A'),
@@ -83,6 +84,7 @@ describe('ordering and $TAG visibility (DECISIONS.md §4)', () => {
 
   it('runs scopes in Url → … → Any order regardless of priority', async () => {
     const engine = new SpamEngine({
+      analysis: false,
       rules: [r('Any', 'ANY_FIRST_PRIO', -5, '$EVIL_URL', 'ANY_SAW_URL'), r('Url', 'URL_LATE_PRIO', 9999, "host == 'evil.example'", 'EVIL_URL')],
     });
     const res = await engine.classify(MESSAGE);
@@ -91,6 +93,7 @@ describe('ordering and $TAG visibility (DECISIONS.md §4)', () => {
 
   it('skips disabled rules and uses upstream tags', async () => {
     const engine = new SpamEngine({
+      analysis: false,
       rules: [
         { ...r('Any', 'OFF', 1, 'true', 'DISABLED_TAG'), enable: false },
         r('Any', 'COMPOSITE', 2, '$DMARC_POLICY_ALLOW && $SPF_FAIL', 'DMARC_ALLOW_SPF_FAIL'),
@@ -107,6 +110,7 @@ describe('ordering and $TAG visibility (DECISIONS.md §4)', () => {
 
   it('fires once per element (element-first loop) and picks the first true branch', async () => {
     const engine = new SpamEngine({
+      analysis: false,
       rules: [
         {
           '@type': 'Email',
@@ -138,6 +142,7 @@ describe('scores, actions and headers', () => {
   ];
   it('sums scores (globs included), applies scoreSpam and renders X-Spam-Result', async () => {
     const engine = new SpamEngine({
+      analysis: false,
       rules: [r('Any', 'R1', 1, 'true', 'BIG'), r('Any', 'R2', 2, 'true', 'SMALL'), r('Any', 'R3', 3, 'true', 'FREEMAIL_TO'), r('Any', 'R4', 4, 'true', 'X_HIDDEN')],
       tags,
     });
@@ -155,7 +160,7 @@ describe('scores, actions and headers', () => {
   });
 
   it('a Reject tag rejects whatever the score', async () => {
-    const engine = new SpamEngine({ rules: [r('Any', 'R', 1, "from.domain == 'sender.example'", 'BLOCKED')], tags });
+    const engine = new SpamEngine({ analysis: false, rules: [r('Any', 'R', 1, "from.domain == 'sender.example'", 'BLOCKED')], tags });
     const res = await engine.classify(MESSAGE);
     expect(res.action).toBe('reject');
     expect(res.score).toBe(0);
@@ -165,6 +170,7 @@ describe('scores, actions and headers', () => {
 describe('failures are reported, never thrown', () => {
   it('refuses rules that do not compile, naming rule, branch and position', () => {
     const engine = new SpamEngine({
+      analysis: false,
       rules: [r('Any', 'GOOD', 1, 'true', 'OK'), r('Any', 'BAD', 2, 'nosuchvar == 1', 'X'), r('Header', 'WRONG_SCOPE', 3, "url == 'x'", 'Y')],
     });
     expect(engine.loadReport.loaded).toBe(1);
@@ -187,6 +193,7 @@ describe('failures are reported, never thrown', () => {
     };
     const lookups = new LookupMap().set('blocked', down).set('trusted', new StaticLookupList('trusted', ['sender.example']));
     const engine = new SpamEngine({
+      analysis: false,
       lookups,
       rules: [
         r('Any', 'USES_DOWN_STORE', 1, "key_exists('blocked', from.domain)", 'BLOCKED'),
@@ -202,7 +209,7 @@ describe('failures are reported, never thrown', () => {
   });
 
   it('classifies malformed input without throwing', async () => {
-    const engine = new SpamEngine({ rules: [r('Any', 'R', 1, 'is_empty(subject)', 'NO_SUBJECT')] });
+    const engine = new SpamEngine({ analysis: false, rules: [r('Any', 'R', 1, 'is_empty(subject)', 'NO_SUBJECT')] });
     for (const raw of ['', '\x00\x01\x02', 'not a mail at all', 'Subject: =?utf-8?B?@@@?=\r\n\r\n', 'Content-Type: multipart/mixed; boundary=x\r\n\r\n--x\r\n--x']) {
       const res = await engine.classify(raw);
       expect(Array.isArray(res.tags)).toBe(true);
@@ -233,6 +240,7 @@ describe('lookups of one message go out concurrently (issue 3)', () => {
     };
     const msg = mail(['From: x@example.com', 'Subject: links', '', 'https://a.example.com/ https://b1.example.com/ https://c.example.com/ https://b2.example.com/', '']);
     const engine = new SpamEngine({
+      analysis: false,
       lookups: new LookupMap().set('slowlist', slow),
       rules: [
         r('Url', 'LISTED', 1, "key_exists('slowlist', host)", 'LISTED_HOST'),
