@@ -1,0 +1,65 @@
+/**
+ * classify's session flags: bad values are clear errors before any message is read (exit 2), good
+ * ones reach the modules, and --json / --explain name the module that set each tag; --dns off and
+ * a never-answering DNS server keep each message within the DNS budget.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { run as classify } from '../../src/cli/classify.js';
+import { SpamEngine } from '../../src/engine/engine.js';
+import type { DnsAnswer, DnsType, Resolver } from '../../src/dns/types.js';
+import { capture } from '../helpers/capture.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'spamrule-session-'));
+const MAIL = join(dir, 'm.eml');
+writeFileSync(
+  MAIL,
+  ['From: Alice <alice@example.org>', 'To: bob@example.net', 'Subject: hello', 'Date: Mon, 23 Nov 2026 10:00:00 +0000', 'Message-ID: <a1@example.org>', '', 'hi', ''].join('\r\n'),
+);
+
+describe('classify session flags', () => {
+  it.each([
+    [['--remote-ip', 'notanip'], /bad session input: session\.remoteIp: "notanip" is not an IP address/],
+    [['--spf', 'maybe'], /session\.spf\.mailFrom: "maybe" is not one of pass, fail/],
+    [['--dkim', 'pass'], /--dkim expects RESULT:DOMAIN/],
+    [['--dmarc', 'fail:drop'], /session\.dmarc\.policy/],
+    [['--no-module', 'nosuch'], /--no-module: unknown module "nosuch"/],
+    [['--dns', 'carrier-pigeon'], /unknown resolver kind "carrier-pigeon"/],
+    [['--now', 'soonish'], /session\.now/],
+  ])('%j is an error before any message is read', async (flags, message) => {
+    const { result, stdout, stderr } = await capture(() => classify([...flags, join(dir, 'missing.eml')]));
+    expect(result).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(message);
+  });
+
+  it('authentication flags set the dmarc module tags, named in --json and --explain', async () => {
+    const flags = ['--spf', 'fail', '--dkim', 'pass:example.org', '--dmarc', 'fail:reject', '--iprev', 'pass:mx.example.org', '--remote-ip', '192.0.2.1', '--helo', 'mx.example.org'];
+    const j = await capture(() => classify(['--json', ...flags, MAIL]));
+    expect(j.result).toBe(0);
+    const rec = JSON.parse(j.stdout.trim()) as { tags: string[]; matches: { module?: string; rule?: string; tag: string }[] };
+    expect(rec.tags).toEqual(expect.arrayContaining(['SPF_FAIL', 'DKIM_ALLOW', 'DMARC_POLICY_REJECT', 'ARC_NA']));
+    expect(rec.matches).toContainEqual({ module: 'dmarc', tag: 'DMARC_POLICY_REJECT' });
+    const x = await capture(() => classify(['--explain', ...flags, MAIL]));
+    expect(x.stdout).toMatch(/DMARC_POLICY_REJECT\s+\S+\s+module dmarc/);
+    // Switched off: no dmarc tags at all.
+    const off = await capture(() => classify(['--json', '--no-module', 'dmarc', ...flags, MAIL]));
+    expect((JSON.parse(off.stdout.trim()) as { tags: string[] }).tags).not.toContain('SPF_FAIL');
+  });
+
+  it('a resolver that never answers: every message finishes within the DNS budget', async () => {
+    const never: Resolver = { query: <T extends DnsType>() => new Promise<DnsAnswer<T>>(() => {}) };
+    const engine = new SpamEngine({ dns: never, dnsBudget: { deadlineMs: 250 } });
+    for (let i = 0; i < 4; i++) {
+      const t0 = performance.now();
+      const r = await engine.classify(
+        `From: a${i}@sender${i}.example\r\nTo: b@example.net\r\nSubject: x\r\n\r\nsee https://site${i}.example/ ok\r\n`,
+        { session: { remoteIp: '192.0.2.1', heloDomain: `mx.sender${i}.example`, mailFrom: `a${i}@sender${i}.example` } },
+      );
+      expect(performance.now() - t0).toBeLessThan(2_000);
+      expect(r.tags).not.toContain('HELO_NORES_A_OR_MX'); // a failed query sets no tag
+    }
+  });
+});
