@@ -18,6 +18,18 @@ const LIST_WEIGHT: ReadonlyMap<string, number> = new Map([
   ['list-id', 0.5125], ['list-subscribe', 0.25], ['list-unsubscribe', 0.25], ['x-loop', 0.125],
 ]);
 
+/** Header names repeat across messages: their tags are kept (bounded, so hostile names cannot grow it). */
+const TAG_CACHE = new Map<string, string>();
+function presenceTag(name: string): string {
+  let t = TAG_CACHE.get(name);
+  if (t === undefined) {
+    t = headerTag(name);
+    if (TAG_CACHE.size >= 4096) TAG_CACHE.clear();
+    TAG_CACHE.set(name, t);
+  }
+  return t;
+}
+
 /** Rust's `str::parse::<i32>`: optional sign, ASCII digits only, in range; else undefined. */
 const I32_RE = /^[+-]?[0-9]+$/;
 function parseI32(s: string): number | undefined {
@@ -39,7 +51,7 @@ export async function headers(ctx: AnalysisContext): Promise<void> {
   let listScore = 0;
   const seen = new Set<string>();
   for (const h of ctx.message.headers) {
-    ctx.tag(headerTag(h.name));
+    ctx.tag(presenceTag(h.name));
     const name = h.name.toLowerCase();
     if (UNIQUE.has(name)) {
       if (seen.has(name)) ctx.tag('MULTIPLE_UNIQUE_HEADERS');

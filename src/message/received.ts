@@ -9,7 +9,6 @@
  * more blanks yields an empty word.
  */
 import ipaddr from 'ipaddr.js';
-import { parseIp } from './hostname.js';
 import type { RawHeader } from './headers.js';
 
 /** A host as the parser records it: an IP address (canonical text) or a name as written. */
@@ -50,7 +49,7 @@ interface Tok {
   comment: number;
   bracket: number;
   /** Ip: the address; Tls: the version. */
-  value?: string;
+  value: string | undefined;
 }
 
 /** The first 16 letters and digits of a word, lower-cased (mail-parser's keyword hash). */
@@ -69,7 +68,7 @@ function isSeparator(k: K): boolean {
 }
 
 const SEP: Tok[] = [];
-for (let k = K.BracketOpen; k <= K.Comma; k++) SEP.push({ k, text: '', comment: 0, bracket: 0 });
+for (let k = K.BracketOpen; k <= K.Comma; k++) SEP.push({ k, text: '', comment: 0, bracket: 0, value: undefined });
 
 /** Separator characters and their tokens. */
 const SEP_OF: ReadonlyMap<number, Tok> = new Map([
@@ -129,6 +128,33 @@ function isI64(s: string): boolean {
   if (s.length < 19) return true;
   const v = BigInt(s);
   return v <= I64_MAX && v >= -I64_MAX - 1n;
+}
+
+/**
+ * Rust's `Ipv4Addr::from_str`: four decimal octets up to 255, no leading zeros. The word's counts
+ * already say it is 4–12 digits and 3 dots; this checks the octets (returning the text, which is
+ * then canonical) without splitting.
+ */
+function ipv4(text: string): string | undefined {
+  let octet = -1;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0) return undefined;
+      dots++;
+      digits = 0;
+      octet = -1;
+    } else if (c >= 48 && c <= 57) {
+      if (digits === 1 && octet === 0) return undefined; // leading zero
+      octet = digits === 0 ? c - 48 : octet * 10 + (c - 48);
+      if (++digits > 3 || octet > 255) return undefined;
+    } else {
+      return undefined;
+    }
+  }
+  return dots === 3 && digits > 0 ? text : undefined;
 }
 
 /** Rust's `Ipv6Addr::from_str`: plain or with an embedded IPv4, no zone. */
@@ -237,10 +263,11 @@ function tokenize(s: string): Tok[] {
     // short enough to be one need them.
     const alnum = alpha + digit + hex;
     const hash = alnum <= 11 || (upper > 0 && digit > 0) ? alnumKey(word) : '';
-    const tok: Tok = { k: K.Text, text, comment, bracket };
+    // Every token has the same shape (value set up front) so the parser's reads stay monomorphic.
+    const tok: Tok = { k: K.Text, text, comment, bracket, value: undefined };
     const plain = dot === 0 && at === 0 && other === 0 && colon === 0 && plus === 0 && utf === 0;
     if (alpha === 0 && digit >= 4 && digit <= 12 && hex === 0 && dot === 3 && at === 0 && other === 0 && colon === 0 && plus === 0 && minus === 0 && utf === 0) {
-      const ip = /^[0-9.]+$/.test(text) ? parseIp(text) : undefined;
+      const ip = ipv4(text);
       if (ip !== undefined) {
         tok.k = K.Ip;
         tok.value = ip;
