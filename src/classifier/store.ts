@@ -5,8 +5,9 @@
  * `counter_incr` are used, under keys prefixed `classifier:`:
  *
  * - `classifier:seq` (counter): the last sample id handed out (ids increase with creation time);
- * - `classifier:sample:<id>`: one sample, JSON `{spam, account?, hash, deleteAfterUse?, at, raw}` with the
- *   message base64-encoded; a removed sample is an empty value;
+ * - `classifier:sample:<id>`: one sample's message, base64-encoded;
+ * - `classifier:meta:<id>`: its JSON `{spam, account?, hash, deleteAfterUse?, at}`, written after the message
+ *   (the acknowledgement); a removed sample has an empty value;
  * - `classifier:gen:<n>:trainer`, `classifier:gen:<n>:model`: trainer state and model of generation n
  *   (deflated binary, base64);
  * - `classifier:current`: the generation in use. A training run writes its generation first and flips
@@ -98,8 +99,16 @@ export class ClassifierStore {
     const meta: Omit<SampleMeta, 'id'> = { spam, hash: sampleHash(raw), at: Date.now() };
     if (opts.account !== undefined) meta.account = opts.account;
     if (opts.deleteAfterUse === true) meta.deleteAfterUse = true;
-    await this.store.keySet(`classifier:sample:${id}`, JSON.stringify({ ...meta, raw: Buffer.from(body).toString('base64') }));
+    await this.store.keySet(`classifier:sample:${id}`, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64'));
+    await this.store.keySet(`classifier:meta:${id}`, JSON.stringify(meta));
     return id;
+  }
+
+  /** A sample's description without its message (undefined when removed or never completed). */
+  async getMeta(id: number): Promise<SampleMeta | undefined> {
+    const v = await this.store.keyGet(`classifier:meta:${id}`);
+    if (typeof v !== 'string' || v === '') return undefined;
+    return { ...(JSON.parse(v) as Omit<SampleMeta, 'id'>), id };
   }
 
   /** The highest sample id handed out so far. */
@@ -108,13 +117,15 @@ export class ClassifierStore {
   }
 
   async getSample(id: number): Promise<Sample | undefined> {
+    const meta = await this.getMeta(id);
+    if (meta === undefined) return undefined;
     const v = await this.store.keyGet(`classifier:sample:${id}`);
-    if (typeof v !== 'string' || v === '') return undefined;
-    const o = JSON.parse(v) as Omit<Sample, 'raw' | 'id'> & { raw: string };
-    return { ...o, id, raw: Buffer.from(o.raw, 'base64') };
+    if (typeof v !== 'string') return undefined;
+    return { ...meta, raw: Buffer.from(v, 'base64') };
   }
 
   async removeSample(id: number): Promise<void> {
+    await this.store.keySet(`classifier:meta:${id}`, '');
     await this.store.keySet(`classifier:sample:${id}`, '');
   }
 

@@ -12,7 +12,7 @@
 import { analyzeMessage, messageContextOf } from '../message/index.js';
 import { buildTokens, trainFacts, type TrustCheck } from './features.js';
 import { DEFAULT_FTRL, FtrlTrainer, vectorize, type Features, type FtrlParameters } from './model.js';
-import type { ClassifierStore, Reservoir, Sample, SampleMeta, TrainerState } from './store.js';
+import type { ClassifierStore, Reservoir, SampleMeta, TrainerState } from './store.js';
 
 export interface ClassifierSettings {
   ftrl: FtrlParameters;
@@ -135,12 +135,7 @@ export async function trainRun(store: ClassifierStore, settings: ClassifierSetti
   const duplicates: number[] = [];
   let maxId = state.lastId;
   for (let id = last; id > state.lastId; id--) {
-    let s: Sample | undefined;
-    try {
-      s = await store.getSample(id);
-    } catch (e) {
-      throw e instanceof Error ? e : new Error(String(e));
-    }
+    const s = await store.getMeta(id);
     if (s === undefined) continue;
     maxId = Math.max(maxId, id);
     const identity = `${s.hash}/${s.account ?? 'none'}`;
@@ -152,8 +147,7 @@ export async function trainRun(store: ClassifierStore, settings: ClassifierSetti
     const r = s.spam ? state.spam : state.ham;
     if (s.deleteAfterUse === true) r.totalSeen++;
     else offer(r, id, settings.reservoirCapacity, rnd);
-    const { raw: _raw, ...meta } = s;
-    list.push(meta);
+    list.push(s);
     if (s.spam) report.spam++;
     else report.ham++;
   }
@@ -183,9 +177,17 @@ export async function trainRun(store: ClassifierStore, settings: ClassifierSetti
   const epochs = epochsFor(Math.min(state.ham.totalSeen, state.spam.totalSeen));
   report.epochs = epochs;
 
+  // A replayed sample of this run is featurised once.
+  const featureMemo = new Map<number, Features>();
   for (let c = 0; c < work.length; c += 128) {
     const chunk: { f: Features; spam: boolean }[] = [];
     for (const w of work.slice(c, c + 128)) {
+      const known = featureMemo.get(w.id);
+      if (known !== undefined) {
+        chunk.push({ f: known, spam: w.spam });
+        if (w.replay) report.replayed++;
+        continue;
+      }
       const s = await store.getSample(w.id);
       const r = w.spam ? state.spam : state.ham;
       if (s === undefined) {
@@ -194,7 +196,9 @@ export async function trainRun(store: ClassifierStore, settings: ClassifierSetti
         continue;
       }
       try {
-        chunk.push({ f: await sampleFeatures(s.raw, settings, trusted, s.account), spam: s.spam });
+        const f = await sampleFeatures(s.raw, settings, trusted, s.account);
+        featureMemo.set(w.id, f);
+        chunk.push({ f, spam: s.spam });
         if (w.replay) report.replayed++;
       } catch {
         report.skipped++;
