@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,rules,classify,masscheck,classify-redis,startup,lookup,learn`.
+ * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,rules,classify,masscheck,classify-redis,startup,lookup,learn,server`.
  * Figures are reported as ratios against a baseline measured in the same run (shared, noisy machines).
  */
 import { runClassifyBench } from './classify.js';
@@ -32,6 +32,10 @@ async function main(): Promise<void> {
   if (want('startup')) {
     const { runStartupBench } = await import('./startup.js');
     await runStartupBench();
+  }
+  if (want('server')) {
+    const { runServerBench } = await import('./server.js');
+    await runServerBench();
   }
   if (want('lookup')) {
     const { runLookupBench } = await import('./lookup.js');
