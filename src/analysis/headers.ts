@@ -50,13 +50,19 @@ function parseI32(s: string): number | undefined {
 export async function headers(ctx: AnalysisContext): Promise<void> {
   let listScore = 0;
   const seen = new Set<string>();
-  for (const h of ctx.message.headers) {
+  const all = ctx.message.headers;
+  for (let i = 0; i < all.length; i++) {
+    const h = all[i]!;
     ctx.tag(presenceTag(h.name));
     const name = h.name.toLowerCase();
     if (UNIQUE.has(name)) {
       if (seen.has(name)) ctx.tag('MULTIPLE_UNIQUE_HEADERS');
       else seen.add(name);
-      if (!startsWithBlank(h.raw)) ctx.tag('HEADER_EMPTY_DELIMITER');
+      const first = firstByte(h.raw);
+      // A value of line breaks only: Stalwart reads on into what follows. After a header that is
+      // the next header's name (never a blank); after the last one, the blank line and the body.
+      const next = first !== -1 ? first : i + 1 < all.length ? 0 : bodyFirstByte(ctx.message.raw);
+      if (next !== 32 && next !== 9) ctx.tag('HEADER_EMPTY_DELIMITER');
       continue;
     }
     const weight = LIST_WEIGHT.get(name);
@@ -85,16 +91,22 @@ export async function headers(ctx: AnalysisContext): Promise<void> {
   if (seen.size === 0) ctx.tag('MISSING_ESSENTIAL_HEADERS');
 }
 
-/**
- * Does the value (the bytes after the colon) start with a space or tab once line breaks are
- * skipped? A value made only of line breaks counts as "no": Stalwart reads on into whatever follows
- * the header, which is the next header's name or the blank line and the body.
- */
-function startsWithBlank(raw: string): boolean {
+/** The first character of a value that is not CR or LF, or -1 when there is none. */
+function firstByte(raw: string): number {
   for (let i = 0; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
-    if (c === 32 || c === 9) return true;
-    if (c !== 13 && c !== 10) return false;
+    if (c !== 13 && c !== 10) return c;
   }
-  return false;
+  return -1;
+}
+
+/** The first byte after the header block's end that is not CR or LF (-1 at the end of the message). */
+function bodyFirstByte(raw: Uint8Array): number {
+  const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const lf = b.indexOf('\n\n');
+  const crlf = b.indexOf('\n\r\n');
+  let i = lf < 0 ? crlf : crlf < 0 ? lf : Math.min(lf, crlf);
+  if (i < 0) return -1;
+  for (; i < b.length; i++) if (b[i] !== 13 && b[i] !== 10) return b[i]!;
+  return -1;
 }

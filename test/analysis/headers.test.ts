@@ -37,6 +37,9 @@ describe('headers module', () => {
     expect(withoutPresence(await tags(['From: a@example.org', 'Subject:\r\n hello']))).toEqual([]);
     expect(withoutPresence(await tags(['From: a@example.org', 'Subject:\tx']))).toEqual([]);
     expect(withoutPresence(await tags(['From: a@example.org', 'Subject:', 'To: b@example.net']))).toEqual(['HEADER_EMPTY_DELIMITER']);
+    // An empty last header: Stalwart reads on through the blank line into the body.
+    expect(withoutPresence(await tags(['From: a@example.org', 'Subject:'], ' indented body'))).toEqual([]);
+    expect(withoutPresence(await tags(['From: a@example.org', 'Subject:'], 'body'))).toEqual(['HEADER_EMPTY_DELIMITER']);
     // Only the 13 unique headers are checked.
     expect(withoutPresence(await tags([...BASE, 'X-Mailer:nospace']))).toEqual([]);
   });
