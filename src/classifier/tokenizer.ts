@@ -150,9 +150,31 @@ export function typesTokenize(text: string, numbers: boolean): TypedToken[] {
   return out;
 }
 
+/** Position of the first white-space character at or after `i` (or the end), looking at most `max` ahead. */
+function spanEnd(s: string, i: number, max: number): number {
+  const end = Math.min(s.length, i + max);
+  for (let k = i; k < end; k++) {
+    const c = s.charCodeAt(k);
+    if (c === 32 || (c >= 9 && c <= 13) || c === 0xa0) return k;
+  }
+  return end;
+}
+
 function tryComposite(s: string, i: number): TypedToken | undefined {
+  // Cheap tests first: a composite token needs `:`, `+`, `@` or `.` before the next white space.
+  const end = spanEnd(s, i, 600);
+  let colon = false;
+  let at = false;
+  let dot = false;
+  for (let k = i; k < end; k++) {
+    const c = s.charCodeAt(k);
+    if (c === 58 || c === 43) colon = true;
+    else if (c === 64) at = true;
+    else if (c === 46) dot = true;
+  }
+  if (!colon && !at && !dot) return undefined;
   // 1. URL with a scheme.
-  const sch = matchAt(SCHEME_RE, s, i);
+  const sch = colon ? matchAt(SCHEME_RE, s, i) : null;
   if (sch !== null) {
     let j = i + sch[0].length;
     const auth = matchAt(AUTH_RE, s, j)!;
@@ -169,13 +191,13 @@ function tryComposite(s: string, i: number): TypedToken | undefined {
     return { type: (host !== '' && validHost(host)) || isFile ? T.Url : T.UrlNoHost, text };
   }
   // 2. E-mail address.
-  const em = matchAt(EMAIL_RE, s, i);
+  const em = at ? matchAt(EMAIL_RE, s, i) : null;
   if (em !== null) {
     const host = em[1]!;
     if (validHost(host) && !QUAD_RE.test(host)) return { type: T.Email, text: em[0] };
   }
   // 3. URL without a scheme, or an IP address.
-  const h = matchAt(HOSTNAME_RE, s, i);
+  const h = dot ? matchAt(HOSTNAME_RE, s, i) : null;
   if (h !== null) {
     const host = h[0];
     const quad = QUAD_RE.test(host);

@@ -36,10 +36,13 @@ const NON_LATIN_LETTER_RE = /(?![\p{Script_Extensions=Latin}\p{Script=Common}\p{
 const ALPHA_RE = /^\p{Alphabetic}+$/u;
 const ALPHA_CHAR_RE = /\p{Alphabetic}/u;
 
+/** Words of one script (the common case) are never mixed-script; only the others pay for the full test. */
+const ONE_SCRIPT_RE = /^(?:[\p{sc=Latin}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Han}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Cyrillic}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Greek}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Arabic}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Hebrew}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Hangul}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Thai}\p{sc=Common}\p{sc=Inherited}]+)$/u;
+
 /** UTS #39 mixed script (ASCII letters count as Latin) or a non-ASCII character changed by NFKC. */
 function needsCure(w: string): boolean {
   if (!NON_ASCII_RE.test(w)) return false;
-  if (isMixedCharset(w) || (ASCII_LETTER_RE.test(w) && NON_LATIN_LETTER_RE.test(w))) return true;
+  if (!ONE_SCRIPT_RE.test(w) && (isMixedCharset(w) || (ASCII_LETTER_RE.test(w) && NON_LATIN_LETTER_RE.test(w)))) return true;
   for (const ch of w) {
     if (ch.charCodeAt(0) >= 0x80 && ch.normalize('NFC') !== ch.normalize('NFKC')) return true;
   }
@@ -57,11 +60,11 @@ function category(ch: string): string | undefined {
   return undefined;
 }
 
-function countUpper(w: string): number {
-  let n = 0;
-  for (const ch of w) if (ch !== ch.toLowerCase() && ch === ch.toUpperCase()) n++;
-  return n;
-}
+/**
+ * Stalwart's `_allcaps` test, byte length = number of upper-case characters and > 3: a non-ASCII
+ * character has more bytes than characters, so only ASCII upper-case words of 4 or more letters pass.
+ */
+const ALLCAPS_RE = /^[A-Z]{4,}$/;
 
 /** Inserts the tokens of one typed token into `map`. */
 export function insertType(map: TokenMap, t: TypedToken, stems: WordStemTokenizer, isBody: boolean): void {
@@ -74,8 +77,7 @@ export function insertType(map: TokenMap, t: TypedToken, stems: WordStemTokenize
       } else {
         for (const s of stems.tokenize(w.toLowerCase())) add(map, strToken(KIND.word, truncate16(s)));
       }
-      const bytes = Buffer.byteLength(w, 'utf8');
-      if (isBody && bytes > 3 && bytes === countUpper(w)) add(map, strToken(KIND.word, '_allcaps'));
+      if (isBody && ALLCAPS_RE.test(w)) add(map, strToken(KIND.word, '_allcaps'));
       return;
     }
     case T.Alphanumeric:
