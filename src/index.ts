@@ -15,6 +15,8 @@ export * from './engine/index.js';
 export { compileExpression, compileIfBlock, parseExpression } from './expr/index.js';
 export type { CompiledExpression, CompiledIfBlock, EvalContext, ExpressionObject } from './expr/types.js';
 export { ExprParseError, ExprEvalError } from './expr/types.js';
+// `SpamEngine.classify` rejects with SessionError for an unusable `session` (before reading the message).
+export { SessionError } from './analysis/session.js';
 export * as values from './expr/value.js';
 export { analyzeMessage } from './message/index.js';
 export type { Envelope, Scope, ScopeElement, AnalyzedMessage, Location } from './message/types.js';

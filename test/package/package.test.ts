@@ -8,7 +8,7 @@
  * (interface sketches) and are not compiled.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,28 @@ function link(dir: string, name: string): void {
   if (!existsSync(to)) symlinkSync(join(REPO_ROOT, 'node_modules', name), to, 'dir');
 }
 
+/** The .ts files under `dir` (recursively). */
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/**
+ * True when this checkout's dist/ holds a build of every current source (each .js at least as new as its
+ * .ts), as right after `npm ci` (the prepare script builds). Then the package is packed from the checkout
+ * itself; otherwise from a fresh build in a temporary copy, so a stale dist/ is never what is tested.
+ */
+function distIsFresh(): boolean {
+  for (const top of ['src', 'grammar']) {
+    for (const ts of sources(join(REPO_ROOT, top))) {
+      const js = join(REPO_ROOT, 'dist', ts.slice(REPO_ROOT.length + 1).replace(/\.ts$/, '.js'));
+      if (!existsSync(js) || statSync(js).mtimeMs < statSync(ts).mtimeMs) return false;
+    }
+  }
+  return true;
+}
+
 /** ES-module example → CommonJS script: imports become `require`, the body runs in an async function. */
 function toCommonJs(js: string): string {
   const body = js.replace(/^import\s*\{([^}]*)\}\s*from\s*'([^']+)';?$/gm, (_m, names: string, mod: string) => {
@@ -82,14 +104,17 @@ function toCommonJs(js: string): string {
 
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'spamrule-pack-'));
-  // A copy of the sources, so the build and `npm pack` never touch this checkout's dist/.
-  const src = join(work, 'src-copy');
-  mkdirSync(src);
-  for (const f of ['package.json', 'tsconfig.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'docs', 'examples', 'src', 'grammar'])
-    cpSync(join(REPO_ROOT, f), join(src, f), { recursive: true });
-  symlinkSync(join(REPO_ROOT, 'node_modules'), join(src, 'node_modules'), 'dir');
-  // tsc emits even when it reports errors; `npm ci` (prepare) is where a failing build stops CI.
-  run(NODE, [TSC, '-p', 'tsconfig.json'], src, 180_000);
+  let src = REPO_ROOT;
+  if (!distIsFresh()) {
+    // A copy of the sources, so the build and `npm pack` never touch this checkout's dist/.
+    src = join(work, 'src-copy');
+    mkdirSync(src);
+    for (const f of ['package.json', 'tsconfig.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'docs', 'examples', 'src', 'grammar'])
+      cpSync(join(REPO_ROOT, f), join(src, f), { recursive: true });
+    symlinkSync(join(REPO_ROOT, 'node_modules'), join(src, 'node_modules'), 'dir');
+    // tsc emits even when it reports errors; `npm ci` (prepare) is where a failing build stops CI.
+    run(NODE, [TSC, '-p', 'tsconfig.json'], src, 180_000);
+  }
   expect(existsSync(join(src, 'dist', 'src', 'index.js'))).toBe(true);
   const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: src, encoding: 'utf8' });
   const info = JSON.parse(packed) as { filename: string; files: { path: string }[] }[];
@@ -212,6 +237,29 @@ describe('the packed package', () => {
     const r = run(NODE, ['probe.mjs'], app);
     expect(r.status).toBe(0);
     expect(JSON.parse(r.out.trim().split('\n').pop()!)).toEqual({ afterImport: [], afterSqlite: ['better-sqlite3'] });
+  });
+
+  it('the errors a caller can meet are exported classes, and are what the API throws', () => {
+    const probe = `
+      const sr = await import('spamrule');
+      const names = ['ExprParseError', 'ExprEvalError', 'SessionError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError',
+        'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError'];
+      const exported = names.filter((n) => typeof sr[n] === 'function' && sr[n].prototype instanceof Error);
+      const thrown = [];
+      try { sr.compileExpression('1 +'); } catch (e) { thrown.push(e instanceof sr.ExprParseError); }
+      try { sr.createLookupStore('x', { '@type': 'Nope' }); } catch (e) { thrown.push(e instanceof sr.LookupConfigError); }
+      try { await new sr.JmapClient({ server: 'http://127.0.0.1:9', token: 't' }).accountId(); } catch (e) { thrown.push(e instanceof sr.JmapRequestError); }
+      try { await new sr.StaticLookupList('l', []).keySet('a', 'b'); } catch (e) { thrown.push(e instanceof sr.LookupNotSupportedError); }
+      try { await sr.classify('Subject: x\r\n\r\nhi\r\n', { session: { remoteIp: 'notanip' } }); } catch (e) { thrown.push(e instanceof sr.SessionError); }
+      console.log(JSON.stringify({ exported, thrown }));
+    `;
+    writeFileSync(join(app, 'errors.mjs'), probe);
+    const r = run(NODE, ['errors.mjs'], app);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.out.trim().split('\n').pop()!)).toEqual({
+      exported: ['ExprParseError', 'ExprEvalError', 'SessionError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError'],
+      thrown: [true, true, true, true, true],
+    });
   });
 
   it('the spamrule command runs from the installed package', () => {
