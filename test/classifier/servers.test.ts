@@ -1,0 +1,52 @@
+/**
+ * The classifier over the shared stores the project supports besides SQLite: a real PostgreSQL and a
+ * real Redis started on loopback. Two classifiers share one model; training runs in a worker thread
+ * that opens its own connection from the store's configuration.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openClassifier, sampleFeatures, DEFAULT_SETTINGS, type SpamClassifier } from '../../src/classifier/index.js';
+import { startPostgres, startRedis, type PostgresServer, type RedisServer } from '../servers/index.js';
+import { hamMessage, spamMessage } from './helpers.js';
+
+const settings = { minHamSamples: 10, minSpamSamples: 10 };
+let pg: PostgresServer;
+let redis: RedisServer;
+const opened: SpamClassifier[] = [];
+
+beforeAll(async () => {
+  [pg, redis] = await Promise.all([startPostgres(), startRedis()]);
+}, 120_000);
+afterAll(async () => {
+  await Promise.all(opened.map((c) => c.store.store.close()));
+  await Promise.all([pg?.stop(), redis?.stop()]);
+});
+
+async function shareOneModel(config: () => Record<string, unknown>): Promise<void> {
+  const a = await openClassifier(config(), { settings, refreshMs: 0 });
+  const b = await openClassifier(config(), { settings, refreshMs: 0 });
+  opened.push(a, b);
+  for (let i = 0; i < 11; i++) await a.learn(spamMessage(i), true);
+  for (let i = 0; i < 10; i++) await b.learn(hamMessage(i), false);
+  const r = await a.train({ seed: 1 }); // worker thread, own connection
+  expect(r).toMatchObject({ ready: true, generation: 1, spam: 11, ham: 10 });
+  expect(b.generation).toBe(0);
+  expect(await b.reload()).toBe(true);
+  const f = await sampleFeatures(spamMessage(50), { ...DEFAULT_SETTINGS, ...settings });
+  expect(b.model!.predict(f)).toBeCloseTo(a.model!.predict(f), 6);
+  expect(b.model!.predict(f)).toBeGreaterThan(0.85);
+}
+
+describe('classifier store on PostgreSQL', () => {
+  it('shares samples and the model between classifiers; trains in a worker', async () => {
+    await shareOneModel(() => ({
+      '@type': 'PostgreSql', host: pg.host, port: pg.port, database: pg.database, authUsername: pg.user,
+      authSecret: { '@type': 'Value', secret: 'ignored-by-trust-auth' }, timeout: 5000,
+    }));
+  }, 120_000);
+});
+
+describe('classifier store on Redis', () => {
+  it('shares samples and the model between classifiers; trains in a worker', async () => {
+    await shareOneModel(() => ({ '@type': 'Redis', url: redis.url, timeout: 5000 }));
+  }, 120_000);
+});
