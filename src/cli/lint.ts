@@ -1,6 +1,8 @@
 /**
  * `spamrule lint`: checks a rule set the way `spamassassin --lint` / `rspamadm configtest` do:
- * every SpamRule condition and SpamDnsblServer zone/tag compiles (exit 1 otherwise), every literal
+ * every object validates against the schema JMAP `/set` applies (src/engine/schema.ts: priority
+ * bounds, names, unknown properties, …) and every SpamRule condition and SpamDnsblServer zone/tag
+ * compiles (exit 1 otherwise), every literal
  * tag a rule can emit has a SpamTag score, scores name tags that some rule emits, names are unique,
  * and `$TAG` references are reported when nothing in the set produces them.
  */
@@ -112,13 +114,17 @@ export async function run(argv: string[]): Promise<number> {
   }
   let set;
   try {
-    set = readRuleSet(args.values);
+    set = readRuleSet(args.values, { lenient: true });
   } catch (e) {
     process.stderr.write(`spamrule lint: ${(e as Error).message}\n`);
     return 2;
   }
   const table = new SpamTagTable().add(set.tags);
   const findings = lintRuleSet(set.rules, set.dnsblServers, table, set.tags.length > 0);
+  // The schema JMAP `/set` and `import` apply (src/engine/schema.ts): what it refuses is an error here too.
+  for (const p of [...(set.problems ?? [])].reverse()) {
+    findings.unshift({ level: 'error', rule: p.name || `${p.type}[${p.index}]`, path: p.path, message: `${p.message} (${p.type} in ${p.file})` });
+  }
   const provided = new Set([...set.lists.keys(), ...(set.httpLookups ?? []).filter((h) => h.enable !== false).map((h) => h.namespace)]);
   for (const [ns, by] of missingNamespaces(set.rules, (n) => provided.has(n))) {
     findings.push({ level: 'warning', rule: by.join(', '), message: `reads lookup namespace "${ns}", which no list or store in this set provides (its lookups answer "")` });

@@ -16,6 +16,7 @@ import {
   type SpamThresholds,
 } from '../engine/index.js';
 import type { AnalysisConfig, FileExtensionInput } from '../analysis/types.js';
+import type { BundleProblem } from '../engine/load.js';
 import type { Resolver } from '../dns/types.js';
 import { HttpListStore, type HttpListOptions, type HttpLookupInput } from '../lookup/http-list.js';
 import type { EngineOptions } from '../engine/engine.js';
@@ -72,10 +73,15 @@ export interface LoadedRuleSet {
   stores?: { namespace: string; config: unknown }[];
   /** True when the built-in default rule set is used (no --rules). */
   isDefault: boolean;
+  /** Objects that do not validate (with `{ lenient: true }`, for lint), each with its file. */
+  problems?: (BundleProblem & { file: string })[];
 }
 
-/** Reads the rule material named by the flags. Throws `Error` with a readable message. */
-export function readRuleSet(flags: RuleSetFlags): LoadedRuleSet {
+/**
+ * Reads the rule material named by the flags. Throws `Error` with a readable message, and
+ * RuleBundleError for objects that do not validate unless `opts.lenient` (then in `problems`).
+ */
+export function readRuleSet(flags: RuleSetFlags, opts: { lenient?: boolean } = {}): LoadedRuleSet {
   const out: LoadedRuleSet = { rules: [], tags: [], lists: new Map(), dnsblServers: [], httpLookups: [], isDefault: false };
   if (!flags.rules || flags.rules.length === 0) {
     out.rules = [...DEFAULT_RULES];
@@ -83,7 +89,8 @@ export function readRuleSet(flags: RuleSetFlags): LoadedRuleSet {
     out.isDefault = true;
   } else {
     for (const file of flags.rules) {
-      const b = loadRuleFile(file);
+      const b = loadRuleFile(file, opts);
+      for (const p of b.problems ?? []) (out.problems ??= []).push({ ...p, file });
       out.rules.push(...b.rules);
       out.tags.push(...b.tags);
       out.dnsblServers.push(...b.dnsblServers);

@@ -3,9 +3,29 @@
  * rule material (Stalwart JSON bundles, scores.txt, list files). docs/compiler.md.
  */
 export * from './types.js';
-export { SpamEngine, type EngineOptions } from './engine.js';
+export { SpamEngine, DEFAULT_TIME_BUDGET_MS, type EngineOptions } from './engine.js';
 export { compileRuleSet, compileCondition, validateCondition, normalizeCondition, DEFAULT_PRIORITY, type CompiledRule } from './rules.js';
 export { SpamTagTable, parseScoresTxt, type TagAction } from './tags.js';
 export { renderSpamHeaders } from './headers.js';
-export { parseRuleBundle, loadRuleFile, loadScoresFile, parseListText, type RuleBundle, type DnsblServerInput } from './load.js';
+export {
+  parseRuleBundle,
+  loadRuleFile,
+  loadScoresFile,
+  parseListText,
+  describeProblem,
+  RuleBundleError,
+  type BundleProblem,
+  type ParseBundleOptions,
+  type RuleBundle,
+  type DnsblServerInput,
+} from './load.js';
+export {
+  validateRegistryObject,
+  normalizeRuleName,
+  SPAM_RULE_SCOPES,
+  DNSBL_SCOPES,
+  type Problem,
+  type RegistryObject,
+  type RegistryType,
+} from './schema.js';
 export { DEFAULT_RULES, DEFAULT_TAGS } from './default-rules.js';

@@ -9,6 +9,7 @@ import { parseScoresTxt } from './tags.js';
 import type { ConditionInput, SpamRuleInput, SpamTagInput } from './types.js';
 
 import type { DnsblServerInput, FileExtensionInput } from '../analysis/types.js';
+import { validateRegistryObject, type RegistryType } from './schema.js';
 import type { HttpLookupInput } from '../lookup/http-list.js';
 
 export type { DnsblServerInput } from '../analysis/types.js';
@@ -23,15 +24,81 @@ export interface RuleBundle {
   httpLookups: HttpLookupInput[];
   /** `SpamFileExtension` objects for the mime module. */
   fileExtensions: FileExtensionInput[];
+  /** Objects that do not validate, when parsed with `{ lenient: true }` (they are kept as given). */
+  problems?: BundleProblem[];
+}
+
+/** An object of a bundle that does not validate against the shared schema (src/engine/schema.ts). */
+export interface BundleProblem {
+  type: RegistryType;
+  /** Position in its list. */
+  index: number;
+  /** The object's `name`/`tag`/`namespace`/`extension`, when it has one. */
+  name?: string;
+  /** JSON pointer inside the object (`priority`, `condition/match/0/if`). */
+  path: string;
+  message: string;
+}
+
+/** Thrown by `parseRuleBundle`/`loadRuleFile` for objects that do not validate; a TypeError, as before. */
+export class RuleBundleError extends TypeError {
+  constructor(
+    readonly source: string,
+    readonly problems: BundleProblem[],
+  ) {
+    const shown = problems.slice(0, 10).map(describeProblem).join('; ');
+    super(`${source}: ${problems.length} invalid propert${problems.length === 1 ? 'y' : 'ies'}: ${shown}${problems.length > 10 ? '; …' : ''}`);
+    this.name = 'RuleBundleError';
+  }
+}
+
+/** `SpamRule[3] (NAME) priority: must be in -99999..99999`. */
+export function describeProblem(p: BundleProblem): string {
+  return `${p.type}[${p.index}]${p.name !== undefined ? ` (${p.name})` : ''} ${p.path === '' ? '' : `${p.path}: `}${p.message}`;
+}
+
+const NAME_KEYS: Record<RegistryType, string> = { SpamRule: 'name', SpamTag: 'tag', SpamDnsblServer: 'name', HttpLookup: 'namespace', SpamFileExtension: 'extension' };
+
+function validateBundle(bundle: RuleBundle): BundleProblem[] {
+  const out: BundleProblem[] = [];
+  const check = (type: RegistryType, list: readonly unknown[]): void =>
+    list.forEach((o, index) => {
+      const r = validateRegistryObject(type, o);
+      if (r.ok) return;
+      const n = o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[NAME_KEYS[type]] : undefined;
+      for (const p of r.problems) out.push({ type, index, ...(typeof n === 'string' ? { name: n } : {}), path: p.path, message: p.message });
+    });
+  check('SpamRule', bundle.rules);
+  check('SpamTag', bundle.tags);
+  check('SpamDnsblServer', bundle.dnsblServers);
+  check('HttpLookup', bundle.httpLookups);
+  check('SpamFileExtension', bundle.fileExtensions);
+  return out;
+}
+
+export interface ParseBundleOptions {
+  /** Report invalid objects in `problems` instead of throwing (what `spamrule lint` does). */
+  lenient?: boolean;
 }
 
 /**
  * Interprets parsed JSON as a rule bundle. Accepts: an array of SpamRule objects; an object with
  * any of the keys `SpamRule`, `SpamTag`, `MemoryLookupKey`, `MemoryLookupKeyValue`,
- * `SpamDnsblServer` (Stalwart's export shape); or `{ "rules": [...] }`. Throws `TypeError` for
- * anything else.
+ * `SpamDnsblServer`, `HttpLookup`, `SpamFileExtension` (Stalwart's export shape); or
+ * `{ "rules": [...] }`. Every SpamRule, SpamTag, SpamDnsblServer, HttpLookup and
+ * SpamFileExtension is checked against the schema JMAP `/set` uses (src/engine/schema.ts); objects
+ * are kept as given. Throws `TypeError` for anything else, and {@link RuleBundleError} (a
+ * TypeError) listing the invalid objects unless `opts.lenient`.
  */
-export function parseRuleBundle(json: unknown, source = 'input'): RuleBundle {
+export function parseRuleBundle(json: unknown, source = 'input', opts: ParseBundleOptions = {}): RuleBundle {
+  const bundle = readBundle(json, source);
+  const problems = validateBundle(bundle);
+  if (problems.length > 0 && !opts.lenient) throw new RuleBundleError(source, problems);
+  if (opts.lenient) bundle.problems = problems;
+  return bundle;
+}
+
+function readBundle(json: unknown, source: string): RuleBundle {
   const bundle: RuleBundle = { rules: [], tags: [], lists: new Map(), dnsblServers: [], httpLookups: [], fileExtensions: [] };
   if (Array.isArray(json)) {
     bundle.rules = json as SpamRuleInput[];
@@ -70,8 +137,12 @@ function addEntry(lists: Map<string, StaticEntry[]>, ns: string, e: StaticEntry)
   l.push(e);
 }
 
-/** Reads and parses a rule file (JSON). Throws with the file name on I/O or JSON errors. */
-export function loadRuleFile(path: string): RuleBundle {
+/**
+ * Reads and parses a rule file (JSON), see {@link parseRuleBundle}. Throws with the file name on
+ * I/O or JSON errors, and {@link RuleBundleError} for objects that do not validate (unless
+ * `opts.lenient`).
+ */
+export function loadRuleFile(path: string, opts: ParseBundleOptions = {}): RuleBundle {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -84,7 +155,7 @@ export function loadRuleFile(path: string): RuleBundle {
   } catch (e) {
     throw new Error(`rules file ${path} is not valid JSON: ${(e as Error).message}`);
   }
-  return parseRuleBundle(json, path);
+  return parseRuleBundle(json, path, opts);
 }
 
 /**

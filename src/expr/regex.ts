@@ -29,11 +29,9 @@ export { MAX_REPEAT } from './regex-syntax.js';
 export const MAX_PATTERN_LENGTH = 4096;
 
 /** One match: the whole match at 0, then each group (`undefined`/`null` when it did not take part). */
-export interface RustRegexMatch {
-  readonly length: number;
-  readonly [index: number]: string | null | undefined;
+export type RustRegexMatch = readonly (string | null | undefined)[] & {
   readonly groups?: Record<string, string | null | undefined> | undefined;
-}
+};
 
 /** A compiled Rust-syntax pattern; `exec`/`test` search the whole subject, statelessly. */
 export interface RustRegex {

@@ -6,13 +6,13 @@
  */
 import { invalidProperties, MethodError, SetErrorException } from './errors.js';
 import { applyPatch } from './pointer.js';
-import { listInput, LOOKUP_STORE_VARIANTS, maskSecrets, validateVariant, type Problem } from './schema.js';
+import { normalizeRuleName, validateRegistryObject } from '../engine/schema.js';
+import { LOOKUP_STORE_VARIANTS, maskSecrets, validateVariant, type Problem } from './schema.js';
 
 export type ObjectType = 'SpamRule' | 'StoreLookup';
 export type Data = Record<string, unknown>;
 
-/** SpamRule scopes (`@type`), schema enum `SpamRuleType`. */
-export const SPAM_RULE_SCOPES = ['Any', 'Url', 'Domain', 'Email', 'Ip', 'Header', 'Body'] as const;
+export { SPAM_RULE_SCOPES, normalizeRuleName } from '../engine/schema.js';
 
 /** Compiles a condition for a scope: `[]` or problems with paths `condition/match/0/if`. */
 export type ConditionValidator = (scope: string, condition: { match: { if: string; then: string }[]; else: string }) => Problem[];
@@ -79,10 +79,6 @@ function refuseUnknown(input: Record<string, unknown>, allowed: readonly string[
   }
 }
 
-/** Stalwart normalises SpamRule names: upper-cased, then all white space removed (Stalwart's registry schema). */
-export function normalizeRuleName(name: string): string {
-  return name.toUpperCase().replace(/\s+/gu, '');
-}
 
 function textMatch(value: unknown, key: string, target: string): boolean {
   if (typeof value !== 'string') throw new MethodError('unsupportedFilter', `filter "${key}" needs a string`);
@@ -94,57 +90,25 @@ function textMatch(value: unknown, key: string, target: string): boolean {
 
 const RULE_PROPS = ['@type', 'name', 'description', 'enable', 'priority', 'condition'] as const;
 
+/** The shared SpamRule schema (src/engine/schema.ts, as `lint` and `import` use), then the compiler. */
 function validateRule(input: Record<string, unknown>, validate: Validators): Data {
-  const problems: Problem[] = [];
-  refuseUnknown(input, RULE_PROPS, problems);
-  const scope = input['@type'];
-  if (typeof scope !== 'string' || !(SPAM_RULE_SCOPES as readonly string[]).includes(scope))
-    problems.push({ path: '@type', message: `missing or invalid "@type" (expected one of ${SPAM_RULE_SCOPES.join(', ')})` });
-  const name = input.name;
-  if (typeof name !== 'string' || normalizeRuleName(name) === '')
-    problems.push({ path: 'name', message: name === undefined || name === null ? 'required' : 'expected a non-empty string' });
-  const description = input.description ?? null;
-  if (description !== null && (typeof description !== 'string' || description === ''))
-    problems.push({ path: 'description', message: 'expected a non-empty string or null' });
-  const enable = input.enable ?? true;
-  if (typeof enable !== 'boolean') problems.push({ path: 'enable', message: 'expected true or false' });
-  const priority = input.priority ?? 500;
-  if (typeof priority !== 'number' || !Number.isSafeInteger(priority)) problems.push({ path: 'priority', message: 'expected an integer' });
-  else if (priority < -99999 || priority > 99999) problems.push({ path: 'priority', message: 'must be in -99999..99999' });
-
-  const condition = validateConditionShape(input.condition, problems);
-  // Compile whenever the shape is sound and the scope known (the compiler needs both), so one
-  // response reports a bad priority and a bad expression together.
-  if (condition !== undefined && !problems.some((p) => p.path === '@type')) problems.push(...validate.condition(scope as string, condition));
-  if (problems.length > 0) throw invalidProperties(problems);
-  return checkSize({ '@type': scope, name: normalizeRuleName(name as string), description, enable, priority, condition });
-}
-
-function validateConditionShape(v: unknown, problems: Problem[]): { match: { if: string; then: string }[]; else: string } | undefined {
-  if (v === undefined || v === null) {
-    problems.push({ path: 'condition', message: 'required' });
-    return undefined;
+  const r = validateRegistryObject('SpamRule', input);
+  if (!r.ok) {
+    // Compile whenever the shape is sound and the scope known, so one response reports a bad
+    // priority and a bad expression together.
+    const problems = [...r.problems];
+    const cond = input.condition;
+    const scope = input['@type'];
+    if (!problems.some((p) => p.path === '@type' || p.path.startsWith('condition'))) {
+      const shaped = validateRegistryObject('SpamRule', { '@type': scope, name: 'X', condition: cond });
+      if (shaped.ok) problems.push(...validate.condition(scope as string, shaped.value.condition));
+    }
+    throw invalidProperties(problems);
   }
-  if (!isObject(v)) {
-    problems.push({ path: 'condition', message: 'expected an object {"match", "else"}' });
-    return undefined;
-  }
-  const before = problems.length;
-  for (const k of Object.keys(v)) if (k !== 'match' && k !== 'else') problems.push({ path: `condition/${k}`, message: 'unknown property' });
-  const items = v.match === undefined || v.match === null ? [] : listInput(v.match, 'condition/match', problems);
-  const match: { if: string; then: string }[] = [];
-  items?.forEach((it, i) => {
-    const path = `condition/match/${i}`;
-    if (!isObject(it)) return problems.push({ path, message: 'expected an object {"if", "then"}' });
-    for (const k of Object.keys(it)) if (k !== 'if' && k !== 'then') problems.push({ path: `${path}/${k}`, message: 'unknown property' });
-    for (const k of ['if', 'then'] as const)
-      if (typeof it[k] !== 'string' || (it[k] as string).trim() === '') problems.push({ path: `${path}/${k}`, message: 'expected a non-empty expression' });
-    match.push({ if: it.if as string, then: it.then as string });
-  });
-  const els = v.else;
-  if (typeof els !== 'string' || els.trim() === '')
-    problems.push({ path: 'condition/else', message: els === undefined ? 'required' : 'expected a non-empty expression' });
-  return problems.length === before ? { match, else: els as string } : undefined;
+  const rule = r.value;
+  const compileProblems = validate.condition(rule['@type'], rule.condition);
+  if (compileProblems.length > 0) throw invalidProperties(compileProblems);
+  return checkSize({ ...rule });
 }
 
 export const SpamRuleKind: ObjectKind = {

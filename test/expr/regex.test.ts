@@ -4,7 +4,7 @@ import { compileRustRegex, MAX_PATTERN_LENGTH, RegexError } from '../../src/expr
 /** Rust `Regex::captures`-like: the groups of the first match, `""` for non-participating ones, or null. */
 function caps(pattern: string, subject: string): string[] | null {
   const m = compileRustRegex(pattern).exec(subject);
-  return m === null ? null : [...m].map((g) => g ?? '');
+  return m === null ? null : Array.from({ length: m.length }, (_, i) => m[i] ?? '');
 }
 const ok = (pattern: string, subject: string): boolean => compileRustRegex(pattern).test(subject);
 
