@@ -8,6 +8,7 @@ import { emailAddress, hostname, parseIp, type EmailAddress } from './hostname.j
 import { canonicalName, parseReceived, type RawHeader, type ReceivedInfo } from './headers.js';
 import { mailboxesOf } from './addresses.js';
 import { parseUnstructured } from './rfc2047.js';
+import { threadName } from './thread.js';
 import type { ParsedBody } from './parse.js';
 import { tokenize } from './tokenizer.js';
 import type { Envelope } from './types.js';
@@ -40,24 +41,8 @@ export const GENERIC_VARIABLES: ReadonlySet<string> = new Set([
   'location',
 ]);
 
-const THREAD_PREFIX_RE = /^\s*(?:re|fwd?|aw|sv|vs|antw|wg|tr|rif|ref|odp|res|enc)\s*(?:\[\d{1,4}\]|\(\d{1,4}\))?\s*[:：]/i;
-
-/** mail-parser's `thread_name()`: Re:/Fwd:-style prefixes (and `[list]` tags before them) removed. */
-export function threadName(subject: string): string {
-  let s = subject.slice(0, 4096);
-  // Bounded: every iteration removes at least one character.
-  for (let i = 0; i < 64; i++) {
-    const m = THREAD_PREFIX_RE.exec(s);
-    if (m !== null) {
-      s = s.slice(m[0].length);
-      continue;
-    }
-    const tag = /^\s*\[[^\]]{0,128}\]\s*(?=(?:re|fwd?|aw|sv|vs)\s*:)/i.exec(s);
-    if (tag === null) break;
-    s = s.slice(tag[0].length);
-  }
-  return s.trim();
-}
+/** mail-parser's `thread_name()` (src/message/thread.ts), re-exported where callers already import it. */
+export { threadName };
 
 const utf8 = new TextDecoder('utf-8');
 

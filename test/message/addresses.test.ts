@@ -7,6 +7,7 @@ import { parseMailboxes } from '../../src/message/addresses.js';
 import { firstHeader, headersByName, lastHeader, rawValueInfo } from '../../src/message/header-facts.js';
 import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
 import { decodeEncodedWord, parseUnstructured } from '../../src/message/rfc2047.js';
+import { threadName } from '../../src/message/thread.js';
 
 const box = (name?: string, address?: string): { name: string | undefined; address: string | undefined } => ({ name, address });
 
@@ -140,5 +141,24 @@ describe('B words as mail-parser decodes them', () => {
     expect(decodeEncodedWord('=?utf-8?B?SGVs\r\n bG8=?=', 0)?.text).toBe('Hello');
     expect(decodeEncodedWord('=?utf-8?B?SGVs\r\nbG8=?=', 0)).toBeUndefined();
     expect(decodeEncodedWord('=?utf-8?B?SGV!bG8=?=', 0)).toBeUndefined();
+  });
+});
+
+describe('threadName (mail-parser thread_name)', () => {
+  it('removes reply/forward prefixes in several languages, counters and list tags', () => {
+    expect(threadName('Re: Fwd: lunch')).toBe('lunch');
+    expect(threadName('AW[2]: WG: Termin')).toBe('Termin');
+    expect(threadName('回复: 会议')).toBe('会议');
+    expect(threadName('[team] Re: lunch')).toBe('lunch');
+    expect(threadName('[team] LUNCH TODAY')).toBe('LUNCH TODAY');
+    expect(threadName('Regarding lunch')).toBe('Regarding lunch');
+    expect(threadName('Note: lunch')).toBe('Note: lunch');
+  });
+
+  it('unwraps [Fwd: …] and trims trailing (fwd) markers', () => {
+    expect(threadName('[Fwd: lunch plans]')).toBe('lunch plans');
+    expect(threadName('Re: lunch plans (fwd)')).toBe('lunch plans');
+    expect(threadName('[just brackets]')).toBe('[just brackets]');
+    expect(threadName('Re:')).toBe('');
   });
 });
