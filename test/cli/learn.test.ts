@@ -1,0 +1,72 @@
+/**
+ * `spamrule learn` and `classify --model`: folders and mbox files of labelled mail (with non-mail files
+ * mixed in) train a SQLite model file; classify then adds PROB_* tags; --forget removes samples.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run as classify } from '../../src/cli/classify.js';
+import { run as learn } from '../../src/cli/learn.js';
+import { openModelFile } from '../../src/classifier/cli.js';
+import { capture } from '../helpers/capture.js';
+import { hamMessage, spamMessage } from '../classifier/helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'spamrule-learn-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const spamDir = join(dir, 'spam');
+const hamDir = join(dir, 'ham');
+mkdirSync(spamDir);
+mkdirSync(hamDir);
+for (let i = 0; i < 12; i++) writeFileSync(join(spamDir, `${i}.eml`), spamMessage(i));
+writeFileSync(join(spamDir, 'notes.json'), '{"not": "mail"}');
+writeFileSync(join(spamDir, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
+writeFileSync(join(spamDir, 'empty.eml'), '');
+// Ham as one mbox file.
+writeFileSync(join(hamDir, 'ham.mbox'), Array.from({ length: 10 }, (_, i) => `From alice@corp.example Mon Jan  1 00:00:00 2024\n${hamMessage(i)}`).join('\n'));
+const model = join(dir, 'model.sqlite');
+
+describe('spamrule learn', () => {
+  it('stores spam and ham from folders and mbox files, skips what is not mail, and trains a model', async () => {
+    const { result, stderr } = await capture(() => learn(['--model', model, '--min-samples', '10', '--spam', spamDir, '--ham', join(hamDir, 'ham.mbox')]));
+    expect(stderr).toMatch(/stored 12 spam and 10 ham samples; skipped 3 files that are not mail\n/);
+    expect(stderr).toMatch(/trained model generation 1 on 24 samples/);
+    expect(result).toBe(0);
+  }, 120_000);
+
+  it('classify --model adds the classifier\'s PROB_* tag', async () => {
+    const msg = join(dir, 'new.eml');
+    writeFileSync(msg, spamMessage(77));
+    const { result, stdout } = await capture(() => classify(['--json', '--model', model, msg]));
+    expect(result).toBe(0);
+    const rec = JSON.parse(stdout.trim()) as { tags: string[] };
+    expect(rec.tags).toContain('PROB_SPAM_HIGH');
+    const missing = await capture(() => classify(['--model', join(dir, 'nope.sqlite'), msg]));
+    expect(missing.result).toBe(2);
+    expect(missing.stderr).toMatch(/does not exist/);
+  }, 120_000);
+
+  it('says when there are too few samples, and --forget removes samples and rebuilds', async () => {
+    const m2 = join(dir, 'small.sqlite');
+    const few = await capture(() => learn(['--model', m2, '--spam', join(spamDir, '0.eml'), '--ham', join(hamDir, 'ham.mbox')]));
+    expect(few.stderr).toMatch(/not enough samples for a model yet: 10 ham and 1 spam, 100 of each needed/);
+
+    const forget = await capture(() => learn(['--model', model, '--min-samples', '10', '--forget', join(spamDir, '0.eml'), join(spamDir, '1.eml')]));
+    expect(forget.stderr).toMatch(/forgot 2 samples/);
+    expect(forget.stderr).toMatch(/trained model generation 2/);
+    const c = await openModelFile(model);
+    expect(c.generation).toBe(2);
+    await c.store.store.close();
+
+    const all = await capture(() => learn(['--model', model, '--forget']));
+    expect(all.stderr).toMatch(/forgot the model/);
+    const c2 = await openModelFile(model);
+    expect(c2.generation).toBe(0);
+    await c2.store.store.close();
+
+    const bad = await capture(() => learn(['--spam', spamDir]));
+    expect(bad.result).toBe(2);
+    expect(bad.stderr).toMatch(/exactly one of --model/);
+  }, 120_000);
+});
