@@ -2,7 +2,7 @@
  * The `date` module (Stalwart's date analysis, docs/analysis.md): the last `Date` header, read with
  * mail-parser's lenient date parser (src/message/date.ts), against the session clock.
  */
-import { mailDateTimestamp, parseMailDate } from '../message/date.js';
+import { MAX_DATE_CHARS, mailDateTimestamp, parseMailDate } from '../message/date.js';
 import type { AnalysisContext } from './types.js';
 
 /** A Date more than this many seconds old is `DATE_IN_PAST` (one day). */
@@ -23,6 +23,7 @@ export async function date(ctx: AnalysisContext): Promise<void> {
     ctx.tag('MISSING_DATE');
     return;
   }
+  if (raw.length > MAX_DATE_CHARS) ctx.warn(`Date longer than ${MAX_DATE_CHARS} characters: only its start was read`);
   const d = parseMailDate(raw);
   const ts = d === undefined ? 0 : mailDateTimestamp(d);
   if (ts === 0) {

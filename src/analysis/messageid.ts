@@ -3,7 +3,7 @@
  * `Message-ID` header and whether its right-hand side reveals the sender or a recipient.
  */
 import { hostname, type EmailAddress } from '../message/hostname.js';
-import { messageIdText } from '../message/msgid.js';
+import { MAX_ID_CHARS, messageIdText } from '../message/msgid.js';
 import type { AnalysisContext } from './types.js';
 
 /** Any character outside US-ASCII. */
@@ -26,6 +26,7 @@ const utf8 = new TextEncoder();
 export async function messageid(ctx: AnalysisContext): Promise<void> {
   const m = ctx.message;
   const h = m.headers.find((x) => x.name.length === 10 && x.name.toLowerCase() === 'message-id');
+  if (h !== undefined && h.raw.length > MAX_ID_CHARS) ctx.warn(`Message-ID longer than ${MAX_ID_CHARS} characters: only its start was read`);
   const id = h === undefined ? '' : messageIdText(h.raw);
   if (id === '') {
     ctx.tag('MISSING_MID');

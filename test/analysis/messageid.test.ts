@@ -74,6 +74,16 @@ describe('messageid module', () => {
   });
 });
 
+describe('messageid module on hostile input', () => {
+  it('reads a 2 MB Message-ID within seconds', async () => {
+    const t0 = performance.now();
+    const r = await runOne('messageid', mail([MID('<' + 'a'.repeat(2_000_000) + '@example.org>')]));
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(r.errors).toEqual([]);
+    expect(r.warnings.some((w) => w.includes('only its start was read'))).toBe(true);
+  });
+});
+
 describe('parseMessageIds (mail-parser reading)', () => {
   it('collects <…> contents and falls back to the bare text', () => {
     expect(parseMessageIds(' <a@b> <c@d>\r\n')).toEqual(['a@b', 'c@d']);

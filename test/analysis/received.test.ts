@@ -87,6 +87,19 @@ describe('received module', () => {
   });
 });
 
+describe('received module on hostile input', () => {
+  it('reads 5,000 Received headers and a 1 MB one within seconds', async () => {
+    const many = Array<string>(5000).fill('Received: from a.example.org (b.example.org [192.0.2.1]) by c.example.net; Mon, 23 Nov 2026 10:00:01 +0000');
+    const huge = 'Received: from a.example.org (' + 'x.example.org [192.0.2.1] '.repeat(40_000) + ')';
+    const t0 = performance.now();
+    const r = await runOne('received', mail([...many, huge, ...BASE]));
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(r.tags).toContain('FORGED_RCVD_TRAIL');
+    expect(r.tags.filter((t) => t.startsWith('RCVD_COUNT'))).toEqual([]);
+    expect(r.warnings.some((w) => w.includes('read in part'))).toBe(true);
+  });
+});
+
 describe('parseReceivedValue (mail-parser reading)', () => {
   it('reads the from host, its PTR name and IP, by, for and the greeting', () => {
     const r = parseReceivedValue(' from mail.example.org (HELO relay.example.org) (ptr.example.org [192.0.2.10])\r\n\tby mx.example.net (Postfix) with ESMTP id 4F1A2 for <bob@example.net>; Mon, 23 Nov 2026 10:00:01 +0000\r\n');
