@@ -411,13 +411,30 @@ function decodeQuotedPrintable(bin: string, start: number, end: number): Uint8Ar
   return out.subarray(0, o);
 }
 
+const decoders = new Map<string, InstanceType<typeof TextDecoder> | null>();
+
+/** A decoder per charset label (null: not a label the engine knows), built once per process. */
+function decoderFor(label: string): InstanceType<typeof TextDecoder> | null {
+  let d = decoders.get(label);
+  if (d === undefined) {
+    try {
+      d = new TextDecoder(label);
+    } catch {
+      d = null;
+    }
+    // Labels come from messages: keep the map bounded.
+    if (decoders.size < 512) decoders.set(label, d);
+  }
+  return d;
+}
+
 /** Charset decoding as mail-parser does: the declared charset when known, else lossy UTF-8. */
 export function decodeText(bytes: Uint8Array, charset: string | undefined): string {
   if (charset !== undefined && charset.length > 0) {
-    try {
-      return new TextDecoder(charset.trim().toLowerCase()).decode(bytes);
-    } catch {
-      // Unknown label: fall through to UTF-8.
+    const label = charset.trim().toLowerCase();
+    if (label !== 'utf-8' && label !== 'utf8') {
+      const d = decoderFor(label);
+      if (d !== null && d.encoding !== 'utf-8') return d.decode(bytes);
     }
   }
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
