@@ -78,7 +78,7 @@ export class MessageContext {
     this.envFrom = emailAddress(this.envelope.mailFrom ?? '');
   }
 
-  /** From, Reply-To, To/Cc/Bcc, parsed on first use (spec §1.2). */
+  /** From, Reply-To, To/Cc/Bcc, parsed on first use (as Stalwart's spam filter reads them). */
   private addresses(): AddressFields {
     if (this.addressMemo !== undefined) return this.addressMemo;
     let fromH: RawHeader | undefined;
@@ -100,7 +100,7 @@ export class MessageContext {
     const r = replyH === undefined ? undefined : mailboxesOf(replyH)[0];
     return (this.addressMemo = {
       // From keeps its name untrimmed; Reply-To's is trimmed and an empty one is no name; a
-      // Reply-To whose first mailbox has no address is no Reply-To (spec §1.2).
+      // Reply-To whose first mailbox has no address is no Reply-To (Stalwart's behaviour).
       from: f === undefined ? undefined : { email: emailAddress(f.address ?? ''), name: (f.name ?? '').toLowerCase() },
       replyTo: r?.address === undefined ? undefined : { email: emailAddress(r.address), name: nonEmpty(r.name ?? '') },
       to,
