@@ -29,7 +29,7 @@ interface Target {
 
 /** Starts `spamrule serve --rspamd` with `workers` threads; resolves once it says ready. */
 function startSpamrule(workers: number, rules: string | undefined): Promise<Target> {
-  const args = ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', '--workers', String(workers), '--log-level', 'silent', '--scan-timeout', '0'];
+  const args = ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', '--workers', String(workers), '--log-level', 'silent', '--scan-timeout', '0', '--no-refresh-lists'];
   if (rules !== undefined) args.push('--rules', rules);
   const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {

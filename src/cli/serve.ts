@@ -34,6 +34,8 @@ Rules:
   --dns SPEC            off (default) | system | system:SERVER | static:FILE.json
   --no-module NAME      switch a built-in analysis module off (repeatable); --no-analysis: rules only
   --trust-authserv ID   read authentication results from this authserv-id's Authentication-Results
+  --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
+  --no-refresh-lists    serve remote lists from the cache only (default: refresh stale ones in the background)
 
 Workers and limits:
   --workers N           worker threads (default: CPU cores, here ${availableParallelism()})
@@ -75,6 +77,8 @@ const OPTIONS = {
   'no-module': { type: 'string', multiple: true },
   'no-analysis': { type: 'boolean' },
   'trust-authserv': { type: 'string', multiple: true },
+  'cache-dir': { type: 'string' },
+  'no-refresh-lists': { type: 'boolean' },
   workers: { type: 'string' },
   'max-size': { type: 'string' },
   'scan-timeout': { type: 'string' },
@@ -100,6 +104,8 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   const out: ServeConfig = { ...c };
   for (const k of ['listen', 'rspamd', 'milter', 'spamd', 'metrics', 'db', 'pg', 'capability'] as const) if (v[k] !== undefined) out[k] = v[k];
   if (v.rules !== undefined) out.rules = v.rules;
+  if (v['cache-dir'] !== undefined) out.listCacheDir = v['cache-dir'];
+  if (v['no-refresh-lists']) out.refreshLists = false;
   if (v.scores !== undefined) out.scores = v.scores;
   if (v.list !== undefined) out.lists = [...((c.lists as string[] | undefined) ?? []), ...v.list];
   const w = int('workers', v.workers, 1);
@@ -140,6 +146,9 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
     thresholds: c.thresholds,
     lists: [...set.lists],
     stores: Object.entries(c.stores ?? {}).map(([namespace, config]) => ({ namespace, config })),
+    httpLookups: set.httpLookups ?? [],
+    ...(c.listCacheDir !== undefined ? { listCacheDir: c.listCacheDir } : {}),
+    ...(c.refreshLists !== undefined ? { refreshLists: c.refreshLists } : {}),
     engine: {
       analysis: a.enabled === false ? false : { dnsblServers: set.dnsblServers, modules, ...(set.fileExtensions ? { fileExtensions: set.fileExtensions } : {}) },
       authResults: { trustedAuthservIds: a.trustedAuthservIds ?? [], verify: a.verify ?? false },

@@ -32,6 +32,9 @@ export const ServeConfigSchema = z
       .object({ scoreSpam: z.number().optional(), scoreReject: z.number().optional(), scoreDiscard: z.number().optional() })
       .strict()
       .optional(),
+    /** On-disk cache of remote (`HttpLookup`) lists, and whether to refresh them in the background. */
+    listCacheDir: z.string().optional(),
+    refreshLists: z.boolean().optional(),
     /** Lookup stores for file-based rule sets: namespace → `x:StoreLookup` `store` configuration. */
     stores: z.record(z.string(), z.unknown()).optional(),
     analysis: z
@@ -89,6 +92,7 @@ export function readServeConfig(file: string): ServeConfig {
   if (c.rules) c.rules = c.rules.map(rel);
   if (c.scores) c.scores = c.scores.map(rel);
   if (c.db !== undefined && c.db !== ':memory:') c.db = rel(c.db);
+  if (c.listCacheDir !== undefined) c.listCacheDir = rel(c.listCacheDir);
   if (c.lists !== undefined) {
     const specs = Array.isArray(c.lists) ? c.lists : Object.entries(c.lists).flatMap(([ns, files]) => files.map((f) => `${ns}=${f}`));
     c.lists = specs.map((s) => {

@@ -7,6 +7,7 @@
 import { createResolver } from '../dns/index.js';
 import { SpamEngine, type EngineOptions } from '../engine/engine.js';
 import type { SpamRuleInput, SpamTagInput, SpamThresholds } from '../engine/types.js';
+import { HttpListStore, type HttpListOptions, type HttpLookupInput } from '../lookup/http-list.js';
 import { createLookupStore, LookupMap, parseLookupStoreConfig, StaticLookupList, type StaticEntry } from '../lookup/index.js';
 
 /** A rule set as data. Every field is structured-cloneable (it is posted to worker threads). */
@@ -17,6 +18,14 @@ export interface RuleSetSpec {
   thresholds?: SpamThresholds;
   /** Static lookup lists by namespace (MemoryLookupKey entries, `--list NS=FILE`). */
   lists?: ReadonlyMap<string, readonly StaticEntry[]> | readonly (readonly [string, readonly StaticEntry[]])[];
+  /**
+   * Remote lists (`HttpLookup`), served from their on-disk cache in `listCacheDir` (default: the
+   * user's cache folder) and refreshed in the background when stale (each thread refreshes its own).
+   */
+  httpLookups?: readonly HttpLookupInput[];
+  listCacheDir?: string;
+  /** Refresh stale remote lists in the background (default true); false serves the cache only. */
+  refreshLists?: boolean;
   /** Lookup stores by namespace: an `x:StoreLookup` `store` configuration (src/lookup/config.ts). */
   stores?: readonly { namespace: string; config: unknown }[];
   /** Values for `system('hostname')` etc. */
@@ -38,6 +47,13 @@ export interface RuleSetSpec {
 export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => void = () => {}): SpamEngine {
   const lookups = new LookupMap();
   for (const [ns, entries] of spec.lists ?? []) lookups.set(ns, new StaticLookupList(ns, [...entries]));
+  // A static list of the same namespace wins, as in `spamrule classify`.
+  for (const h of spec.httpLookups ?? []) {
+    if (h.enable === false || lookups.get(h.namespace) !== undefined) continue;
+    const o: HttpListOptions = { autoRefresh: spec.refreshLists ?? true, onError: (e) => warn(e.message) };
+    if (spec.listCacheDir !== undefined) o.cacheDir = spec.listCacheDir;
+    lookups.set(h.namespace, new HttpListStore(h, o));
+  }
   for (const s of spec.stores ?? []) {
     const parsed = parseLookupStoreConfig(s.config);
     if (!parsed.ok) {

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, TokenStore } from '../../src/jmap/index.js';
+import { readServeConfig } from '../../src/server/config.js';
 import { http } from './harness.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -141,6 +142,12 @@ describe('spamrule serve --config FILE.toml', () => {
     s.child.kill('SIGTERM');
     expect(await s.exit).toBe(0);
   }, 120_000);
+
+  it('the example configuration file (examples/spamrule.toml) is valid', () => {
+    const c = readServeConfig(join(REPO_ROOT, 'examples', 'spamrule.toml'));
+    expect(c).toMatchObject({ milter: '127.0.0.1:11332', rspamd: '127.0.0.1:11333', workers: 2, limits: { maxSize: '50M' } });
+    expect(c.lists).toEqual(['trusted-domains=/etc/spamrule/trusted-domains.txt']);
+  });
 
   it('refuses a configuration file with an unknown key, naming it', async () => {
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ rspamd: '127.0.0.1:0', limits: { maxSise: 5 } }));
