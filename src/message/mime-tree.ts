@@ -201,27 +201,30 @@ interface Delimiter {
   close: boolean;
 }
 
-/** The delimiter lines `--boundary` inside [from, to), up to and including the closing one. */
+/**
+ * The delimiters `--boundary` inside [from, to), up to and including the closing one. As in
+ * mail-parser, a delimiter is found anywhere, not only at the start of a line: the part before it
+ * then ends right there, otherwise before the line break that precedes it. After a delimiter the
+ * rest of its line break (or spaces, tabs and CRs up to one LF) is skipped; other bytes start the
+ * next part's headers at once.
+ */
 function delimiters(bin: string, from: number, to: number, boundary: string): Delimiter[] {
   const out: Delimiter[] = [];
   const marker = '--' + boundary;
-  let p: number;
-  if (bin.startsWith(marker, from)) p = from;
-  else {
-    const i = bin.indexOf('\n' + marker, from);
-    p = i < 0 || i + 1 + marker.length > to ? -1 : i + 1;
-  }
-  while (p >= 0) {
+  let p = bin.indexOf(marker, from);
+  while (p >= 0 && p + marker.length <= to) {
     let prevEnd = p;
-    if (p > from && bin.charCodeAt(p - 1) === 10) prevEnd = p > from + 1 && bin.charCodeAt(p - 2) === 13 ? p - 2 : p - 1;
+    if (p > from && bin.charCodeAt(p - 1) === 10) prevEnd = p - 1 > from && bin.charCodeAt(p - 2) === 13 ? p - 2 : p - 1;
     const after = p + marker.length;
-    const close = bin.startsWith('--', after) && after + 2 <= to;
-    let nl = bin.indexOf('\n', after);
-    if (nl < 0 || nl >= to) nl = to - 1;
-    out.push({ prevEnd, next: Math.min(nl + 1, to), close });
+    const close = after + 2 <= to && bin.startsWith('--', after);
+    let next = after;
+    if (!close) {
+      while (next < to && (bin.charCodeAt(next) === 13 || bin.charCodeAt(next) === 32 || bin.charCodeAt(next) === 9)) next++;
+      if (next < to && bin.charCodeAt(next) === 10) next++;
+    }
+    out.push({ prevEnd, next, close });
     if (close || out.length > MAX_MIME_PARTS) break;
-    const i = bin.indexOf('\n' + marker, after);
-    p = i < 0 || i + 1 + marker.length > to ? -1 : i + 1;
+    p = bin.indexOf(marker, after);
   }
   return out;
 }

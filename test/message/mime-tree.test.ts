@@ -116,6 +116,11 @@ describe('part tree', () => {
     expect([m.parts[0]!.kind, m.attachments]).toEqual(['text', [0]]);
   });
 
+  it('finds a delimiter in the middle of a line, as mail-parser does', () => {
+    const m = tree(['Content-Type: multipart/mixed; boundary=q', '', '--q', 'Content-Type: text/plain', '', 'first text --q', 'Content-Type: text/plain', '', 'second', '--q--', '']);
+    expect(m.parts.map((p) => p.text)).toEqual([undefined, 'first text ', 'second']);
+  });
+
   it('a message without a blank line is all headers', () => {
     const m = tree(['From: a@example.com', 'Subject: only headers']);
     expect(m.parts).toHaveLength(1);
