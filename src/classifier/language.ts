@@ -126,7 +126,7 @@ export const MIN_LANGUAGE_CONFIDENCE = 0.6;
  * Characters of a text used for detection: enough for a confident guess on mail text, and detection
  * is the costliest step of the token builder (franc scores every language's trigram profile).
  */
-const DETECT_CHARS = 320;
+const DETECT_CHARS = 200;
 const DETECT_ONLY = { only: DETECTABLE, minLength: 1 };
 
 /**

@@ -25,14 +25,20 @@ export interface Features {
 }
 
 const SIGN_BIT = 1n << 63n;
-/** token (or token + account) → hash, so a token seen in many messages is hashed once. */
-const hashCache = new Map<string, bigint>();
+const LOW_MASK = (1n << 32n) - 1n;
+/**
+ * token (or token + account) → its hash's low 32 bits and sign (as `low * 2 + negative`), so a token
+ * seen in many messages is hashed once and the hot path does no BigInt arithmetic. Indexes use at most
+ * 28 bits, so the low 32 bits hold every index.
+ */
+const hashCache = new Map<string, number>();
 const HASH_CACHE_MAX = 500_000;
 
-function hash(key: string, bytes: () => Buffer): bigint {
+function hash(key: string, bytes: () => Buffer): number {
   let h = hashCache.get(key);
   if (h === undefined) {
-    h = xxh3.xxh64(bytes(), 0n);
+    const full = xxh3.xxh64(bytes(), 0n);
+    h = Number(full & LOW_MASK) * 2 + ((full & SIGN_BIT) === 0n ? 0 : 1);
     if (hashCache.size >= HASH_CACHE_MAX) hashCache.clear();
     hashCache.set(key, h);
   }
@@ -49,12 +55,13 @@ export function vectorize(map: TokenMap, bits: number, opts: { accountId?: numbe
   const n = map.size * (accountId === undefined ? 1 : 2);
   const idx = new Uint32Array(n);
   const val = new Float64Array(n);
-  const mask = (1n << BigInt(bits)) - 1n;
+  const mask = 2 ** bits - 1;
   let k = 0;
   let sum = 0;
-  const emit = (h: bigint, v: number): void => {
-    idx[k] = Number(h & mask);
-    const w = (h & SIGN_BIT) === 0n ? v : -v;
+  const emit = (h: number, v: number): void => {
+    const negative = h % 2 === 1;
+    idx[k] = Math.floor(h / 2) & mask;
+    const w = negative ? -v : v;
     val[k++] = w;
     sum += w * w;
   };
