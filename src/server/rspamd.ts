@@ -165,7 +165,8 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, requiredSc
       sendJson(res, 404, { error: `unknown command ${path}` });
       return;
     }
-    if (req.method !== 'POST') {
+    // rspamc itself sends GET when it has no message to send; rspamd takes the body either way.
+    if (req.method !== 'POST' && req.method !== 'GET') {
       req.resume();
       sendJson(res, 405, { error: `use POST on ${path}` });
       return;
