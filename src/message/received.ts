@@ -310,6 +310,9 @@ const EMPTY: ParsedReceived = {
   for: undefined, tlsVersion: undefined,
 };
 
+const BARE_LF_RE = /(?:^|[^\r])\n/;
+const BARE_LF_G = /(?<!\r)\n/g;
+
 const enum State { None, From, By, For, Id, With, Via, Date }
 
 function host(t: Tok): ReceivedHost {
@@ -321,7 +324,12 @@ function host(t: Tok): ReceivedHost {
  * Only the first {@link MAX_RECEIVED_CHARS} characters are read. Never throws.
  */
 export function parseReceivedValue(raw: string): ParsedReceived {
-  const toks = tokenize(raw.length > MAX_RECEIVED_CHARS ? raw.slice(0, MAX_RECEIVED_CHARS) : raw);
+  let value = raw.length > MAX_RECEIVED_CHARS ? raw.slice(0, MAX_RECEIVED_CHARS) : raw;
+  // Bare LF line ends (files saved with Unix line ends) are read as the CRLF that SMTP delivers:
+  // mail-parser would keep the LF in the word before a fold ("host.example\n"), which makes HELO
+  // and PTR names differ that do not.
+  if (BARE_LF_RE.test(value)) value = value.replace(BARE_LF_G, '\r\n');
+  const toks = tokenize(value);
   let state = State.None;
   let from: ReceivedHost | undefined;
   let helo: ReceivedHost | undefined;

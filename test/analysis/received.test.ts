@@ -124,6 +124,12 @@ describe('parseReceivedValue (mail-parser reading)', () => {
     expect(parseReceivedValue(' from\r\n mail.example.org (x.example.org [192.0.2.1])\r\n').from).toEqual({ name: ' mail.example.org' });
   });
 
+  it('reads LF line ends as CRLF (a word before a fold does not keep the line break)', () => {
+    const crlf = ' from a.example.org (a.example.org\r\n    [192.0.2.1]) by b.example.net; Mon, 23 Nov 2026 10:00:01 +0000\r\n';
+    expect(parseReceivedValue(crlf.replace(/\r\n/g, '\n'))).toEqual(parseReceivedValue(crlf));
+    expect(parseReceivedValue(crlf).fromIprev).toBe('a.example.org');
+  });
+
   it('reads huge values in bounded time', () => {
     const huge = ' from a.example.org (' + 'b.example.org ['.repeat(20_000) + '\r\n';
     const t0 = performance.now();
