@@ -235,7 +235,7 @@ describe('the packed package', () => {
     `;
     writeFileSync(join(app, 'probe.mjs'), probe);
     const r = run(NODE, ['probe.mjs'], app);
-    expect(r.status).toBe(0);
+    expect({ status: r.status, out: r.status === 0 ? '' : r.out }).toEqual({ status: 0, out: '' });
     expect(JSON.parse(r.out.trim().split('\n').pop()!)).toEqual({ afterImport: [], afterSqlite: ['better-sqlite3'] });
   });
 
@@ -250,12 +250,12 @@ describe('the packed package', () => {
       try { sr.createLookupStore('x', { '@type': 'Nope' }); } catch (e) { thrown.push(e instanceof sr.LookupConfigError); }
       try { await new sr.JmapClient({ server: 'http://127.0.0.1:9', token: 't' }).accountId(); } catch (e) { thrown.push(e instanceof sr.JmapRequestError); }
       try { await new sr.StaticLookupList('l', []).keySet('a', 'b'); } catch (e) { thrown.push(e instanceof sr.LookupNotSupportedError); }
-      try { await sr.classify('Subject: x\r\n\r\nhi\r\n', { session: { remoteIp: 'notanip' } }); } catch (e) { thrown.push(e instanceof sr.SessionError); }
+      try { await sr.classify('Subject: x\\r\\n\\r\\nhi\\r\\n', { session: { remoteIp: 'notanip' } }); } catch (e) { thrown.push(e instanceof sr.SessionError); }
       console.log(JSON.stringify({ exported, thrown }));
     `;
     writeFileSync(join(app, 'errors.mjs'), probe);
     const r = run(NODE, ['errors.mjs'], app);
-    expect(r.status).toBe(0);
+    expect({ status: r.status, out: r.status === 0 ? '' : r.out }).toEqual({ status: 0, out: '' });
     expect(JSON.parse(r.out.trim().split('\n').pop()!)).toEqual({
       exported: ['ExprParseError', 'ExprEvalError', 'SessionError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError'],
       thrown: [true, true, true, true, true],
