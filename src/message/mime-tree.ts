@@ -131,7 +131,7 @@ function parseMessage(raw: Uint8Array, depth: number, budget: Budget): MimeMessa
 }
 
 /** Reads the header block at `start`; returns the headers and where the body starts. */
-function readHeaders(bin: string, start: number, end: number): { headers: PartHeader[]; bodyStart: number } {
+function readHeaders(bin: string, start: number, end: number): { headers: PartHeader[]; bodyStart: number; terminated: boolean } {
   const headers: PartHeader[] = [];
   let pos = start;
   let cur: { rawName: string; valueStart: number; valueEnd: number } | undefined;
@@ -147,7 +147,7 @@ function readHeaders(bin: string, start: number, end: number): { headers: PartHe
     if (lineEnd > pos && bin.charCodeAt(lineEnd - 1) === 13) lineEnd--;
     if (lineEnd === pos) {
       flush();
-      return { headers, bodyStart: Math.min(nl + 1, end) };
+      return { headers, bodyStart: Math.min(nl + 1, end), terminated: true };
     }
     const c = bin.charCodeAt(pos);
     if (c === 32 || c === 9) {
@@ -161,7 +161,7 @@ function readHeaders(bin: string, start: number, end: number): { headers: PartHe
     if (headers.length > 10_000) break;
   }
   flush();
-  return { headers, bodyStart: end };
+  return { headers, bodyStart: end, terminated: false };
 }
 
 function lastHeader(headers: readonly PartHeader[], name: string): PartHeader | undefined {
@@ -249,7 +249,7 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
   }
   budget.parts++;
   const bin = b.bin;
-  const { headers, bodyStart } = readHeaders(bin, start, end);
+  const { headers, bodyStart, terminated } = readHeaders(bin, start, end);
   st.parts++;
   siblings?.push(b.parts.length);
   const ctH = lastHeader(headers, 'content-type');
@@ -261,6 +261,13 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
   const attachmentName = cd?.attributes.get('filename') ?? ct?.attributes.get('name');
   let { multipart, inline, text, mime } = leafMime(ct, st.container);
   const common = { headers, contentType: ct, contentDisposition: cd, transferEncoding: cte, headerStart: start, bodyStart, attachmentName };
+
+  if (!terminated && st.container === 'message' && st.parts === 1) {
+    // The message ends inside its header block: mail-parser keeps one empty text part that is in
+    // no body list and no attachment list.
+    newPart(b, { ...common, kind: 'text', children: [], nested: undefined, bodyEnd: end, decoded: EMPTY, text: '', len: 0 });
+    return;
+  }
 
   if (multipart !== undefined) {
     const boundary = ct === undefined ? undefined : rawAttribute(ctH!.value, 'boundary');

@@ -122,9 +122,12 @@ describe('part tree', () => {
   });
 
   it('a message without a blank line is all headers', () => {
-    const m = tree(['From: a@example.com', 'Subject: only headers']);
+    const m = tree(['From: a@example.com', 'Content-Type: application/octet-stream', 'Subject: only headers']);
     expect(m.parts).toHaveLength(1);
-    expect(m.parts[0]!.len).toBe(0);
+    expect([m.parts[0]!.kind, m.parts[0]!.len, m.textBody, m.htmlBody, m.attachments]).toEqual(['text', 0, [], [], []]);
+    // With the blank line, the (empty) body is a normal part.
+    const e = tree(['From: a@example.com', 'Content-Type: application/octet-stream', '', '']);
+    expect([e.parts[0]!.kind, e.attachments]).toEqual(['binary', [0]]);
   });
 
   it('caps the number of parts and the nesting depth with warnings', () => {
