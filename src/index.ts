@@ -17,6 +17,8 @@ export type { CompiledExpression, CompiledIfBlock, EvalContext, ExpressionObject
 export { ExprParseError, ExprEvalError } from './expr/types.js';
 // `SpamEngine.classify` rejects with SessionError for an unusable `session` (before reading the message).
 export { SessionError } from './analysis/session.js';
+// A bad `dns` spec (SpamEnginePool's options, `--dns`) is refused with DnsConfigError.
+export { DnsConfigError } from './dns/errors.js';
 export * as values from './expr/value.js';
 export { analyzeMessage } from './message/index.js';
 export type { Envelope, Scope, ScopeElement, AnalyzedMessage, Location } from './message/types.js';

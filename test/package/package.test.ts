@@ -243,7 +243,7 @@ describe('the packed package', () => {
     const probe = `
       const sr = await import('spamrule');
       const names = ['ExprParseError', 'ExprEvalError', 'SessionError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError',
-        'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError'];
+        'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError', 'DnsConfigError', 'ScanError'];
       const exported = names.filter((n) => typeof sr[n] === 'function' && sr[n].prototype instanceof Error);
       const thrown = [];
       try { sr.compileExpression('1 +'); } catch (e) { thrown.push(e instanceof sr.ExprParseError); }
@@ -257,7 +257,7 @@ describe('the packed package', () => {
     const r = run(NODE, ['errors.mjs'], app);
     expect({ status: r.status, out: r.status === 0 ? '' : r.out }).toEqual({ status: 0, out: '' });
     expect(JSON.parse(r.out.trim().split('\n').pop()!)).toEqual({
-      exported: ['ExprParseError', 'ExprEvalError', 'SessionError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError'],
+      exported: ['ExprParseError', 'ExprEvalError', 'SessionError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError', 'DnsConfigError', 'ScanError'],
       thrown: [true, true, true, true, true],
     });
   });
