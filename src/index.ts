@@ -34,6 +34,11 @@ export { JmapError, JmapRequestError, JmapMethodError, JmapSetError } from './cl
 // Classification on worker threads (src/server/pool.ts); the protocol listeners run under `spamrule serve`.
 export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorReason } from './server/pool.js';
 export type { RuleSetSpec } from './server/ruleset.js';
+// Stalwart's statistical classifier (docs/classifier.md): samples and model in a lookup store, PROB_* tags.
+export {
+  SpamClassifier, ClassifierStore, openClassifier, sqliteModelConfig, train, probTag,
+  type ClassifierVerdict, type EngineClassifier, type SpamClassifierOptions, type ClassifierSettings, type TrainReport,
+} from './classifier/index.js';
 
 let defaultEngine: SpamEngine | undefined;
 

@@ -12,7 +12,7 @@ import { threadName } from '../message/context.js';
 import { extractDomains, extractEmails, extractUrls, type EmailElement, type UrlElement } from '../message/elements.js';
 import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
 import { mimeView } from '../message/text-parts.js';
-import { WordStemTokenizer } from './language.js';
+import { loadLanguageDetector, WordStemTokenizer } from './language.js';
 import { T, typesTokenize } from './tokenizer.js';
 import { add, addIfMissing, byteToken, KIND, strToken, truncate16, type TokenMap } from './tokens.js';
 import { insertType } from './words.js';
@@ -54,6 +54,7 @@ const ALPHA_RE = /^\p{Alphabetic}+$/u;
 
 /** Builds the token map of an analysed message. Never throws for a bad message (limits bound the work). */
 export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
+  await loadLanguageDetector();
   const map: TokenMap = new Map();
   const noWarn = (): void => {};
 

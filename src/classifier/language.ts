@@ -12,7 +12,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { francAll } from 'franc';
 
 const require = createRequire(import.meta.url);
 
@@ -120,6 +119,17 @@ function segmentTiny(w: string): string[] {
   return tiny.segment(w).filter((x) => x.trim() !== '');
 }
 
+type FrancAll = (text: string, opts: { only: string[]; minLength: number }) => [string, number][];
+let francAll: FrancAll | undefined;
+
+/**
+ * Loads the language detector (`franc`, an ES module with large trigram tables) on first use, so that
+ * importing spamrule does not pay for it. The token builder awaits this before detecting.
+ */
+export async function loadLanguageDetector(): Promise<void> {
+  if (francAll === undefined) francAll = ((await import('franc')) as unknown as { francAll: FrancAll }).francAll;
+}
+
 /** Stalwart's threshold: a detection less confident than this counts as English. */
 export const MIN_LANGUAGE_CONFIDENCE = 0.6;
 /**
@@ -131,12 +141,14 @@ const DETECT_ONLY = { only: DETECTABLE, minLength: 1 };
 
 /**
  * The language of `text` (ISO 639-3) with a confidence in [0, 1]; `undefined` when nothing is detected.
+ * Throws `Error` when {@link loadLanguageDetector} has not completed.
  * Confidence: the relative gap between the two best scores against a rate that shrinks with the text's
  * trigram count, `min(1, gap / (3 / trigrams + 0.015))`, Stalwart's detector's formula.
  */
 export function detectLanguage(text: string): { lang: string; confidence: number } | undefined {
   const t = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text;
   if (t.trim() === '') return undefined;
+  if (francAll === undefined) throw new Error('language detector not loaded: await loadLanguageDetector() first');
   const all = francAll(t, DETECT_ONLY);
   const [first, second] = all;
   if (first === undefined || first[0] === 'und') return undefined;

@@ -3,7 +3,8 @@
  * regression (McMahan et al., "Ad Click Prediction: a View from the Trenches", 2013), per-coordinate
  * state z (single precision) and n (double), a bias without L1.
  */
-import { xxh3 } from '@node-rs/xxhash';
+import { createRequire } from 'node:module';
+import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
 import { tokenBytes, type TokenMap } from './tokens.js';
 
 /** Stalwart's `FtrlParameters` (defaults: 2^20 weights, α 2, β 1, λ₁ 0.001, λ₂ 0.0001). */
@@ -32,12 +33,17 @@ const LOW_MASK = (1n << 32n) - 1n;
  * 28 bits, so the low 32 bits hold every index.
  */
 const hashCache = new Map<string, number>();
+let xxh3Module: typeof Xxh3 | undefined;
+/** @node-rs/xxhash (a native addon) is loaded on the first hash, not when spamrule is imported. */
+function xxh3(): typeof Xxh3 {
+  return (xxh3Module ??= (createRequire(import.meta.url)('@node-rs/xxhash') as { xxh3: typeof Xxh3 }).xxh3);
+}
 const HASH_CACHE_MAX = 500_000;
 
 function hash(key: string, bytes: () => Buffer): number {
   let h = hashCache.get(key);
   if (h === undefined) {
-    const full = xxh3.xxh64(bytes(), 0n);
+    const full = xxh3().xxh64(bytes(), 0n);
     h = Number(full & LOW_MASK) * 2 + ((full & SIGN_BIT) === 0n ? 0 : 1);
     if (hashCache.size >= HASH_CACHE_MAX) hashCache.clear();
     hashCache.set(key, h);

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildTokens, compareTokens, tokenJson, trainFacts, type TokenMap } from '../../src/classifier/index.js';
-import { WordStemTokenizer, detectLanguage } from '../../src/classifier/language.js';
+import { WordStemTokenizer, detectLanguage, loadLanguageDetector } from '../../src/classifier/language.js';
 import { T, typesTokenize } from '../../src/classifier/tokenizer.js';
 import { KIND, strToken, truncate16 } from '../../src/classifier/tokens.js';
 import { shapeToken } from '../../src/classifier/words.js';
@@ -99,7 +99,8 @@ describe('token details', () => {
     expect(keys).not.toContainEqual({ type: 'word', value: 'now' }); // an English stop word
   });
 
-  it('detects the language per text: stems and stop words follow it', () => {
+  it('detects the language per text: stems and stop words follow it', async () => {
+    await loadLanguageDetector();
     expect(detectLanguage('Der Besucher hat versucht, sich mit folgenden Daten anzumelden. Das System wurde gesperrt.')?.lang).toBe('deu');
     const de = new WordStemTokenizer('Der Besucher hat versucht, sich mit folgenden Daten anzumelden. Das System wurde gesperrt.');
     expect(de.tokenize('besucher')).toEqual(['besuch']);
