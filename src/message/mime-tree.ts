@@ -237,8 +237,11 @@ function newPart(b: Builder, p: Omit<MimePart, 'index'>): number {
 
 const EMPTY = new Uint8Array(0);
 
-/** Parses one entity (headers + body) in [start, end); `siblings` collects the container's child ids. */
-function entity(b: Builder, depth: number, start: number, end: number, st: State, siblings: number[] | undefined): void {
+/**
+ * Parses one entity (headers + body) in [start, end); `siblings` collects the container's child ids.
+ * `unterminated`: the last part of a multipart whose closing delimiter is missing.
+ */
+function entity(b: Builder, depth: number, start: number, end: number, st: State, siblings: number[] | undefined, unterminated = false): void {
   const budget = b.budget;
   if (budget.parts >= MAX_MIME_PARTS) {
     if (!budget.capped) {
@@ -288,8 +291,9 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
         for (let i = 0; i < delims.length; i++) {
           const d = delims[i]!;
           if (d.close) break;
-          const segEnd = i + 1 < delims.length ? delims[i + 1]!.prevEnd : end;
-          entity(b, depth + 1, d.next, Math.max(d.next, segEnd), child, children);
+          const last = i + 1 === delims.length;
+          const segEnd = last ? end : delims[i + 1]!.prevEnd;
+          entity(b, depth + 1, d.next, Math.max(d.next, segEnd), child, children, last);
         }
         if (multipart === 'alternative' && child.needHtml && child.needText) {
           // An alternative that gave only HTML parts lists them as text too, and vice versa.
@@ -315,7 +319,15 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
   }
 
   const bodyEnd = Math.max(bodyStart, end);
-  const enc = cte === undefined ? 'none' : cte.toLowerCase() === 'base64' ? 'base64' : cte.toLowerCase() === 'quoted-printable' ? 'qp' : 'none';
+  let enc: 'none' | 'base64' | 'qp' = cte === undefined ? 'none' : cte.toLowerCase() === 'base64' ? 'base64' : cte.toLowerCase() === 'quoted-printable' ? 'qp' : 'none';
+  if (unterminated && !(mime === 'message' && enc === 'none')) {
+    // mail-parser reads a part's body up to its parent's next delimiter; with none left it
+    // recovers the raw bytes as a text attachment ("encoding problem").
+    mime = 'text-other';
+    text = true;
+    inline = false;
+    enc = 'none';
+  }
   const id = b.parts.length;
 
   if (mime === 'message') {

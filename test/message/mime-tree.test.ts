@@ -116,6 +116,14 @@ describe('part tree', () => {
     expect([m.parts[0]!.kind, m.attachments]).toEqual(['text', [0]]);
   });
 
+  it('without a closing delimiter the last part is recovered as a raw text attachment', () => {
+    const m = tree(['Content-Type: multipart/alternative; boundary=u', '', '--u', 'Content-Type: text/plain', '', 'plain',
+      '--u', 'Content-Type: text/html', 'Content-Transfer-Encoding: base64', '', 'PHA+aGk8L3A+', '']);
+    expect(m.parts.map((p) => p.kind)).toEqual(['multipart', 'text', 'text']);
+    expect(m.parts[2]!.text).toBe('PHA+aGk8L3A+\r\n');
+    expect([m.textBody, m.htmlBody, m.attachments]).toEqual([[1], [1], [2]]);
+  });
+
   it('finds a delimiter in the middle of a line, as mail-parser does', () => {
     const m = tree(['Content-Type: multipart/mixed; boundary=q', '', '--q', 'Content-Type: text/plain', '', 'first text --q', 'Content-Type: text/plain', '', 'second', '--q--', '']);
     expect(m.parts.map((p) => p.text)).toEqual([undefined, 'first text ', 'second']);
