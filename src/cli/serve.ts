@@ -36,6 +36,8 @@ Rules:
   --trust-authserv ID   read authentication results from this authserv-id's Authentication-Results
   --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
   --no-refresh-lists    serve remote lists from the cache only (default: refresh stale ones in the background)
+  --model FILE          the statistical classifier of "spamrule learn --model FILE" (PROB_* tags; a new model is
+                        picked up within 30 s)
 
 Workers and limits:
   --workers N           worker threads (default: CPU cores, here ${availableParallelism()})
@@ -79,6 +81,7 @@ const OPTIONS = {
   'trust-authserv': { type: 'string', multiple: true },
   'cache-dir': { type: 'string' },
   'no-refresh-lists': { type: 'boolean' },
+  model: { type: 'string' },
   workers: { type: 'string' },
   'max-size': { type: 'string' },
   'scan-timeout': { type: 'string' },
@@ -106,6 +109,7 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (v.rules !== undefined) out.rules = v.rules;
   if (v['cache-dir'] !== undefined) out.listCacheDir = v['cache-dir'];
   if (v['no-refresh-lists']) out.refreshLists = false;
+  if (v.model !== undefined) out.model = v.model;
   if (v.scores !== undefined) out.scores = v.scores;
   if (v.list !== undefined) out.lists = [...((c.lists as string[] | undefined) ?? []), ...v.list];
   const w = int('workers', v.workers, 1);
@@ -149,6 +153,7 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
     httpLookups: set.httpLookups ?? [],
     ...(c.listCacheDir !== undefined ? { listCacheDir: c.listCacheDir } : {}),
     ...(c.refreshLists !== undefined ? { refreshLists: c.refreshLists } : {}),
+    ...(c.model !== undefined ? { classifier: { '@type': 'Sqlite', path: c.model } } : {}),
     engine: {
       analysis: a.enabled === false ? false : { dnsblServers: set.dnsblServers, modules, ...(set.fileExtensions ? { fileExtensions: set.fileExtensions } : {}) },
       authResults: { trustedAuthservIds: a.trustedAuthservIds ?? [], verify: a.verify ?? false },

@@ -35,6 +35,8 @@ export const ServeConfigSchema = z
     /** On-disk cache of remote (`HttpLookup`) lists, and whether to refresh them in the background. */
     listCacheDir: z.string().optional(),
     refreshLists: z.boolean().optional(),
+    /** The statistical classifier's SQLite model file (`spamrule learn --model FILE`; docs/classifier.md). */
+    model: z.string().optional(),
     /** Lookup stores for file-based rule sets: namespace → `x:StoreLookup` `store` configuration. */
     stores: z.record(z.string(), z.unknown()).optional(),
     analysis: z
@@ -93,6 +95,7 @@ export function readServeConfig(file: string): ServeConfig {
   if (c.scores) c.scores = c.scores.map(rel);
   if (c.db !== undefined && c.db !== ':memory:') c.db = rel(c.db);
   if (c.listCacheDir !== undefined) c.listCacheDir = rel(c.listCacheDir);
+  if (c.model !== undefined) c.model = rel(c.model);
   if (c.lists !== undefined) {
     const specs = Array.isArray(c.lists) ? c.lists : Object.entries(c.lists).flatMap(([ns, files]) => files.map((f) => `${ns}=${f}`));
     c.lists = specs.map((s) => {

@@ -9,6 +9,7 @@ import { SpamEngine, type EngineOptions } from '../engine/engine.js';
 import type { SpamRuleInput, SpamTagInput, SpamThresholds } from '../engine/types.js';
 import { HttpListStore, type HttpListOptions, type HttpLookupInput } from '../lookup/http-list.js';
 import { createLookupStore, LookupMap, parseLookupStoreConfig, StaticLookupList, type StaticEntry } from '../lookup/index.js';
+import { liveClassifier } from '../classifier/index.js';
 
 /** A rule set as data. Every field is structured-cloneable (it is posted to worker threads). */
 export interface RuleSetSpec {
@@ -30,6 +31,8 @@ export interface RuleSetSpec {
   stores?: readonly { namespace: string; config: unknown }[];
   /** Values for `system('hostname')` etc. */
   system?: Record<string, string | number>;
+  /** The statistical classifier's store (an `x:StoreLookup` `store` configuration; docs/classifier.md). */
+  classifier?: unknown;
   /** DNS for the analysis modules, as a `--dns` spec (`system`, `system:SERVER`, `off`, `static:FILE`; src/dns). Default off. */
   dns?: string;
   /**
@@ -66,7 +69,7 @@ export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => vo
       warn(`store "${s.namespace}" skipped: ${(e as Error).message}`);
     }
   }
-  return new SpamEngine({
+  const engine = new SpamEngine({
     ...spec.engine,
     rules: spec.rules,
     tags: spec.tags,
@@ -75,4 +78,15 @@ export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => vo
     system: spec.system,
     ...(spec.dns !== undefined ? { dns: createResolver(spec.dns) } : {}),
   });
+  if (spec.classifier !== undefined) {
+    try {
+      const c = liveClassifier(spec.classifier, {}, (e) => warn(`classifier: ${e.message}`));
+      engine.classifier = c;
+      // Registered under a name no rule can spell, so that closing the engine's stores closes it too.
+      lookups.set('\u0000classifier', c.store.store);
+    } catch (e) {
+      warn(`classifier skipped: ${(e as Error).message}`);
+    }
+  }
+  return engine;
 }
