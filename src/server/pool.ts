@@ -73,6 +73,7 @@ function snapshot(spec: RuleSetSpec): RuleSetSpec {
     refreshLists: spec.refreshLists,
     system: spec.system,
     dns: spec.dns,
+    classifier: spec.classifier,
     engine: spec.engine,
   };
 }
