@@ -239,7 +239,13 @@ export async function run(argv: string[]): Promise<number> {
   let scan: Awaited<ReturnType<typeof server.startScanServer>>;
   try {
     if (c.db !== undefined) jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m));
-    scan = await server.startScanServer({ pool, ...addrs, limits, logger });
+    // With a model, rspamd's learnspam/learnham on the rspamd listener store samples and train (in a worker).
+    let learner: import('../classifier/index.js').Learner | undefined;
+    if (c.model !== undefined && addrs.rspamd !== undefined) {
+      const cls = await import('../classifier/index.js');
+      learner = cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(c.model), { refreshMs: 0 }), 10_000, (e) => logger.warn(`classifier training failed: ${e.message}`));
+    }
+    scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner });
   } catch (e) {
     await jmap?.close();
     await pool.close();

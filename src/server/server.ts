@@ -46,6 +46,11 @@ export interface ScanServerOptions {
   metrics?: ListenAddress;
   limits?: Partial<ServerLimits>;
   logger?: Logger;
+  /**
+   * Takes rspamd controller's `POST /learnspam` and `/learnham` (the message as the body, as `rspamc
+   * learn_spam` sends it) on the rspamd listener: the classifier's samples (docs/classifier.md).
+   */
+  learner?: { learn(raw: Uint8Array, spam: boolean): Promise<number> };
 }
 
 export interface ScanServer {
@@ -97,6 +102,29 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
           res.writeHead(500).end();
         },
       );
+      return true;
+    }
+    if ((path === '/learnspam' || path === '/learnham') && opts.learner !== undefined) {
+      const learner = opts.learner;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= limits.maxSize) chunks.push(c);
+      });
+      req.once('end', () => {
+        const reply = (status: number, body: unknown): void => {
+          const text = JSON.stringify(body);
+          res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+          res.end(text);
+        };
+        if (size > limits.maxSize) return reply(413, { error: 'message over the size limit' });
+        if (size === 0) return reply(400, { error: 'no message in the request body' });
+        learner.learn(Buffer.concat(chunks, size), path === '/learnspam').then(
+          () => reply(200, { success: true }),
+          (e: unknown) => reply(500, { error: `learning failed: ${e instanceof Error ? e.message : String(e)}` }),
+        );
+      });
       return true;
     }
     if (path === '/healthz') {
