@@ -320,9 +320,10 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
 
   const bodyEnd = Math.max(bodyStart, end);
   let enc: 'none' | 'base64' | 'qp' = cte === undefined ? 'none' : cte.toLowerCase() === 'base64' ? 'base64' : cte.toLowerCase() === 'quoted-printable' ? 'qp' : 'none';
-  if (unterminated && !(mime === 'message' && enc === 'none')) {
-    // mail-parser reads a part's body up to its parent's next delimiter; with none left it
-    // recovers the raw bytes as a text attachment ("encoding problem").
+  if ((unterminated && !(mime === 'message' && enc === 'none')) || (enc === 'base64' && !isCleanBase64(bin, bodyStart, bodyEnd))) {
+    // mail-parser reads a part's body up to its parent's next delimiter, decoding as it goes; with
+    // no delimiter left, or a byte its base64 decoder rejects, it recovers the raw bytes as a text
+    // attachment ("encoding problem").
     mime = 'text-other';
     text = true;
     inline = false;
@@ -384,6 +385,21 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
 function decodeBody(bin: string, start: number, end: number, enc: 'base64' | 'qp'): Uint8Array {
   if (enc === 'base64') return new Uint8Array(Buffer.from(bin.slice(start, end), 'base64'));
   return decodeQuotedPrintable(bin, start, end);
+}
+
+/** Base64 alphabet, `=`, white space and single `-`: what mail-parser's base64 reader accepts. */
+const B64_OK = new Uint8Array(256);
+for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= \t\r\n-') B64_OK[ch.charCodeAt(0)] = 1;
+
+/** Would mail-parser decode this base64 body without an encoding problem? (`--` is only valid as a delimiter.) */
+function isCleanBase64(bin: string, start: number, end: number): boolean {
+  let last = 0;
+  for (let i = start; i < end; i++) {
+    const c = bin.charCodeAt(i);
+    if (B64_OK[c] !== 1 || (c === 45 && last === 45)) return false;
+    last = c;
+  }
+  return true;
 }
 
 function hexVal(c: number): number {

@@ -124,6 +124,13 @@ describe('part tree', () => {
     expect([m.textBody, m.htmlBody, m.attachments]).toEqual([[1], [1], [2]]);
   });
 
+  it('a base64 body with bytes the decoder rejects is kept raw as a text attachment', () => {
+    const bad = tree(['Content-Type: text/plain', 'Content-Transfer-Encoding: base64', '', 'aGVsbG8=', '-- ', 'List footer_', '']);
+    expect([bad.parts[0]!.kind, bad.parts[0]!.text, bad.attachments, bad.textBody]).toEqual(['text', 'aGVsbG8=\r\n-- \r\nList footer_\r\n', [0], []]);
+    const good = tree(['Content-Type: text/plain', 'Content-Transfer-Encoding: base64', '', 'aGVs', 'bG8=', '']);
+    expect([good.parts[0]!.text, good.textBody]).toEqual(['hello', [0]]);
+  });
+
   it('finds a delimiter in the middle of a line, as mail-parser does', () => {
     const m = tree(['Content-Type: multipart/mixed; boundary=q', '', '--q', 'Content-Type: text/plain', '', 'first text --q', 'Content-Type: text/plain', '', 'second', '--q--', '']);
     expect(m.parts.map((p) => p.text)).toEqual([undefined, 'first text ', 'second']);
