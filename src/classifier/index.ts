@@ -60,3 +60,41 @@ export function liveClassifier(config: unknown, opts: Omit<SpamClassifierOptions
   c.reload().catch((e: unknown) => onError?.(e instanceof Error ? e : new Error(String(e))));
   return c;
 }
+
+/** Takes labelled messages from a protocol (rspamd's `learnspam`/`learnham`) and trains soon after. */
+export interface Learner {
+  /** Stores the message as a sample; resolves with its id once stored (acknowledged). */
+  learn(raw: Uint8Array, spam: boolean): Promise<number>;
+}
+
+/**
+ * A {@link Learner} over a classifier: each message becomes a sample at once; a training run (in a
+ * worker thread) starts `delayMs` (default 10 s) after the last message, so a burst trains once.
+ * A failed run is reported to `onError` and retried with the next message.
+ */
+export function debouncedLearner(classifier: SpamClassifier, delayMs = 10_000, onError?: (e: Error) => void): Learner & { flush(): Promise<void> } {
+  let timer: NodeJS.Timeout | undefined;
+  const run = async (): Promise<void> => {
+    timer = undefined;
+    try {
+      await classifier.train();
+    } catch (e) {
+      onError?.(e instanceof Error ? e : new Error(String(e)));
+    }
+  };
+  return {
+    async learn(raw, spam) {
+      const id = await classifier.learn(raw, spam);
+      if (timer !== undefined) clearTimeout(timer);
+      timer = setTimeout(() => void run(), delayMs);
+      timer.unref();
+      return id;
+    },
+    /** Trains now if a run is pending. */
+    async flush() {
+      if (timer === undefined) return;
+      clearTimeout(timer);
+      await run();
+    },
+  };
+}
