@@ -383,7 +383,7 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
 }
 
 function decodeBody(bin: string, start: number, end: number, enc: 'base64' | 'qp'): Uint8Array {
-  if (enc === 'base64') return new Uint8Array(Buffer.from(bin.slice(start, end), 'base64'));
+  if (enc === 'base64') return decodeBase64(bin, start, end);
   return decodeQuotedPrintable(bin, start, end);
 }
 
@@ -400,6 +400,45 @@ function isCleanBase64(bin: string, start: number, end: number): boolean {
     last = c;
   }
   return true;
+}
+
+const B64_VAL = new Int8Array(256).fill(-1);
+'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach((ch, i) => {
+  B64_VAL[ch.charCodeAt(0)] = i;
+});
+
+/**
+ * Base64 as mail-parser's MIME reader decodes it (the body was checked by {@link isCleanBase64}):
+ * `=` flushes the bytes of the current group and decoding goes on after it; an incomplete group at
+ * the end is dropped. (Node's decoder stops at the first `=` and keeps incomplete groups.)
+ */
+function decodeBase64(bin: string, start: number, end: number): Uint8Array {
+  const out = new Uint8Array(Math.ceil(((end - start) * 3) / 4) + 3);
+  let o = 0;
+  let n = 0;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  for (let i = start; i < end; i++) {
+    const c = bin.charCodeAt(i);
+    const v = c < 256 ? B64_VAL[c]! : -1;
+    if (v >= 0) {
+      if (n === 0) s0 = v;
+      else if (n === 1) s1 = v;
+      else if (n === 2) s2 = v;
+      else {
+        out[o++] = (s0 << 2) | (s1 >> 4);
+        out[o++] = ((s1 & 15) << 4) | (s2 >> 2);
+        out[o++] = ((s2 & 3) << 6) | v;
+      }
+      n = (n + 1) & 3;
+    } else if (c === 61 /* = */ && n > 0) {
+      out[o++] = ((s0 << 2) | (n >= 2 ? s1 >> 4 : 0)) & 0xff;
+      if (n === 3) out[o++] = ((s1 & 15) << 4) | (s2 >> 2);
+      n = 0;
+    }
+  }
+  return out.subarray(0, o);
 }
 
 function hexVal(c: number): number {

@@ -129,6 +129,9 @@ describe('part tree', () => {
     expect([bad.parts[0]!.kind, bad.parts[0]!.text, bad.attachments, bad.textBody]).toEqual(['text', 'aGVsbG8=\r\n-- \r\nList footer_\r\n', [0], []]);
     const good = tree(['Content-Type: text/plain', 'Content-Transfer-Encoding: base64', '', 'aGVs', 'bG8=', '']);
     expect([good.parts[0]!.text, good.textBody]).toEqual(['hello', [0]]);
+    // Decoding goes on after '=' padding; an incomplete last group is dropped.
+    const pad = tree(['Content-Type: text/plain', 'Content-Transfer-Encoding: base64', '', 'aGVsbG8=IHdvcmxk', 'IQ', '']);
+    expect(pad.parts[0]!.text).toBe('hello world');
   });
 
   it('finds a delimiter in the middle of a line, as mail-parser does', () => {
