@@ -1,19 +1,21 @@
 /**
- * `spamrule import FILE`: loads Stalwart's published `spam-filter-rules.json` and sends its SpamRules
- * through `x:SpamRule/set` in batches, idempotently (existing names are skipped when identical and
- * updated otherwise). SpamTag scores and MemoryLookupKey lists, which the server does not manage over
- * JMAP, go to files the engine loads: `--tags-out` (for `--scores`) and `--lists-out` (for `--list`).
+ * `spamrule import FILE`: loads Stalwart's published `spam-filter-rules.json` and sends its SpamRules,
+ * SpamTags, SpamDnsblServers, HttpLookups and SpamFileExtensions through `x:<type>/set` in batches,
+ * idempotently (existing names are skipped when identical and updated otherwise). SpamTag scores
+ * and MemoryLookupKey lists (not managed over JMAP) can also go to files the engine loads:
+ * `--tags-out` (for `--scores`) and `--lists-out` (for `--list`).
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { importRules, readStalwartBundle, writeListsDir, writeTagsFile, type ImportReport } from '../client/index.js';
+import { importObjects, importRules, readStalwartBundle, writeListsDir, writeTagsFile, type ImportableType, type ImportReport } from '../client/index.js';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFrom, reportError, usageError } from '../client/cli-util.js';
 
 const HELP = `usage: spamrule import FILE [options]
 
-Imports the SpamRules of a Stalwart spam-filter bundle (spam-filter-rules.json, or a JSON array of
-SpamRules) into a JMAP server. Rules are matched by name: new ones are created, identical ones
-skipped, changed ones updated, so running the import again duplicates nothing.
+Imports the SpamRules, SpamTags, SpamDnsblServers, HttpLookups and SpamFileExtensions of a
+Stalwart spam-filter bundle (spam-filter-rules.json, or a JSON array of SpamRules) into a JMAP
+server. Objects are matched by name (tag, namespace, extension): new ones are created, identical
+ones skipped, changed ones updated, so running the import again duplicates nothing.
 
 Options:
   --batch N             SpamRules per x:SpamRule/set call (default 50; capped by maxObjectsInSet)
@@ -92,6 +94,7 @@ export async function run(argv: string[]): Promise<number> {
     }
 
     let report: ImportReport | undefined;
+    let failed = 0;
     if (!v['files-only']) {
       const client = connectionFrom(v);
       report = await importRules(client, bundle.rules, { batch, existing: v['skip-existing'] ? 'skip' : 'update', dryRun: v['dry-run'] === true });
@@ -102,9 +105,28 @@ export async function run(argv: string[]): Promise<number> {
           `${report.failed.length} failed (${bundle.rules.length} in ${file}, ${report.batches} batches)`,
       );
       for (const f of report.failed) process.stderr.write(`spamrule import: ${f.name}: ${f.error}\n`);
+      failed += report.failed.length;
+      // The rest of the filter configuration, so a server's whole setup lives in its registry.
+      const objects: Record<string, ImportReport> = {};
+      const lists: [ImportableType, Record<string, unknown>[]][] = [
+        ['SpamTag', bundle.tags], ['SpamDnsblServer', bundle.dnsblServers], ['HttpLookup', bundle.httpLookups], ['SpamFileExtension', bundle.fileExtensions],
+      ];
+      for (const [type, list] of lists) {
+        if (list.length === 0) continue;
+        const r = await importObjects(client, type, list, { batch, existing: v['skip-existing'] ? 'skip' : 'update', dryRun: v['dry-run'] === true });
+        objects[type] = r;
+        const verb = v['dry-run'] ? 'would be ' : '';
+        lines.splice(
+          lines.length - (other.length ? 1 : 0), 0,
+          `${type}: ${r.created.length} ${verb}created, ${r.updated.length} ${verb}updated, ${r.skipped.length} skipped, ${r.failed.length} failed (${list.length} in ${file}, ${r.batches} batches)`,
+        );
+        for (const f of r.failed) process.stderr.write(`spamrule import: ${type} ${f.name}: ${f.error}\n`);
+        failed += r.failed.length;
+      }
+      if (Object.keys(objects).length > 0) summary.objects = objects;
     }
     process.stdout.write(v.json ? JSON.stringify(summary, null, 2) + '\n' : lines.join('\n') + '\n');
-    return report !== undefined && report.failed.length > 0 ? 1 : 0;
+    return failed > 0 ? 1 : 0;
   } catch (e) {
     return reportError('import', e);
   }

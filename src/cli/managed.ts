@@ -25,15 +25,23 @@ export async function loadManagedRuleSet(src: ManagedSource, flags: RuleSetFlags
   const tags = (flags.scores ?? []).flatMap((f) => loadScoresFile(f));
   let rules: SpamRuleInput[];
   let stores: { namespace: string; config: unknown }[];
+  // The rest of the filter configuration the registry holds (SpamTags after the flags' scores).
+  let registry: Pick<LoadedRuleSet, 'tags' | 'dnsblServers' | 'httpLookups' | 'fileExtensions'>;
   if (src.db !== undefined) {
     const { loadManagedRuleSet: fromDb } = await import('../jmap/index.js');
-    ({ rules, stores } = fromDb(src.db));
+    let rest;
+    ({ rules, stores, ...rest } = fromDb(src.db));
+    registry = rest;
   } else {
     if (!src.token) throw new Error('--server needs a token (--token or SPAMRULE_TOKEN)');
     const client = new JmapClient({ server: src.server!, token: src.token });
     rules = (await client.getAll<SpamRuleInput>('SpamRule')) as SpamRuleInput[];
     const list = await client.getAll<{ namespace: string; store: unknown }>('StoreLookup');
     stores = list.map((s) => ({ namespace: s.namespace, config: s.store }));
+    // A token without the permissions of the newer types reads them as empty.
+    const all = async <T>(type: 'SpamTag' | 'SpamDnsblServer' | 'HttpLookup' | 'SpamFileExtension'): Promise<T[]> =>
+      (await client.getAll<T & { id?: string }>(type).catch(() => [])).map(({ id: _id, ...o }) => o as T);
+    registry = { tags: await all('SpamTag'), dnsblServers: await all('SpamDnsblServer'), httpLookups: await all('HttpLookup'), fileExtensions: await all('SpamFileExtension') };
   }
-  return { rules, tags, lists, stores, dnsblServers: [], isDefault: false };
+  return { ...registry, rules, tags: [...tags, ...registry.tags], lists, stores, isDefault: false };
 }

@@ -6,8 +6,8 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { normalizeRuleName } from './client.js';
-import type { ExpressionMatch, SpamRule } from './types.js';
+import { validateRegistryObject, type RegistryType } from '../engine/schema.js';
+import type { SpamRule } from './types.js';
 
 /** A SpamRule ready for `/set` create: Stalwart defaults applied, `match` as an array. */
 export type RuleInput = Omit<SpamRule, 'id'>;
@@ -18,7 +18,11 @@ export interface StalwartBundle {
   tags: Record<string, unknown>[];
   /** MemoryLookupKey objects: `{namespace, key, isGlobPattern}`. */
   memoryKeys: { namespace: string; key: string; isGlobPattern?: boolean }[];
-  /** Other top-level keys and their sizes (HttpLookup, SpamDnsblServer, …): not imported. */
+  /** SpamDnsblServer, HttpLookup and SpamFileExtension objects as published (validated). */
+  dnsblServers: Record<string, unknown>[];
+  httpLookups: Record<string, unknown>[];
+  fileExtensions: Record<string, unknown>[];
+  /** Other top-level keys and their sizes: not imported. */
   other: Record<string, number>;
 }
 
@@ -35,23 +39,28 @@ export function listFromWire<T>(v: T[] | Record<string, T> | undefined | null): 
 }
 
 /**
- * One SpamRule of the bundle with Stalwart's defaults (`enable` true, `priority` 500, `description`
- * null, `@type` Any; Stalwart's registry schema) and its name normalised as the server will store it.
- * Throws `Error` when `name` or `condition.else` is missing.
+ * One SpamRule of the bundle checked against the schema the server applies (src/engine/schema.ts),
+ * with Stalwart's defaults (`enable` true, `priority` 500, `description` null, `@type` Any) and its
+ * name normalised as the server will store it. Throws `Error` naming each invalid property.
  */
 export function normalizeRule(raw: Record<string, unknown>, where = 'rule'): RuleInput {
-  const name = raw.name;
-  if (typeof name !== 'string' || normalizeRuleName(name) === '') throw new Error(`${where}: "name" must be a non-empty string`);
-  const cond = (raw.condition ?? {}) as { match?: ExpressionMatch[] | Record<string, ExpressionMatch>; else?: unknown };
-  if (typeof cond.else !== 'string') throw new Error(`${where} (${name}): "condition.else" must be a string`);
-  return {
-    '@type': (raw['@type'] ?? 'Any') as RuleInput['@type'],
-    name: normalizeRuleName(name),
-    description: (raw.description ?? null) as string | null,
-    enable: (raw.enable ?? true) as boolean,
-    priority: (raw.priority ?? 500) as number,
-    condition: { match: listFromWire(cond.match).map((m) => ({ if: m.if, then: m.then })), else: cond.else },
-  };
+  const r = validateRegistryObject('SpamRule', { '@type': 'Any', ...raw });
+  if (!r.ok) {
+    const name = typeof raw.name === 'string' ? ` (${raw.name})` : '';
+    throw new Error(`${where}${name}: ${r.problems.map((p) => (p.path === '' ? p.message : `${p.path}: ${p.message}`)).join('; ')}`);
+  }
+  return r.value as RuleInput;
+}
+
+/** Objects of one type, validated against the server's schema. Throws `Error` naming the first invalid ones. */
+function validated(type: RegistryType, list: Record<string, unknown>[], file: string): Record<string, unknown>[] {
+  const errors: string[] = [];
+  list.forEach((o, i) => {
+    const r = validateRegistryObject(type, o);
+    if (!r.ok) errors.push(`${type}[${i}]: ${r.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+  });
+  if (errors.length > 0) throw new Error(`${file}: ${errors.slice(0, 10).join('; ')}`);
+  return list;
 }
 
 /**
@@ -74,10 +83,17 @@ export function parseStalwartBundle(json: unknown, file = 'bundle'): StalwartBun
     return { namespace: k.namespace, key: k.key, isGlobPattern: k.isGlobPattern === true };
   });
   const other: Record<string, number> = {};
-  for (const [k, v] of Object.entries(o)) {
-    if (k !== 'SpamRule' && k !== 'SpamTag' && k !== 'MemoryLookupKey') other[k] = Array.isArray(v) ? v.length : 1;
-  }
-  return { rules, tags: arr('SpamTag'), memoryKeys, other };
+  const known = ['SpamRule', 'SpamTag', 'MemoryLookupKey', 'SpamDnsblServer', 'HttpLookup', 'SpamFileExtension'];
+  for (const [k, v] of Object.entries(o)) if (!known.includes(k)) other[k] = Array.isArray(v) ? v.length : 1;
+  return {
+    rules,
+    tags: validated('SpamTag', arr('SpamTag'), file),
+    memoryKeys,
+    dnsblServers: validated('SpamDnsblServer', arr('SpamDnsblServer'), file),
+    httpLookups: validated('HttpLookup', arr('HttpLookup'), file),
+    fileExtensions: validated('SpamFileExtension', arr('SpamFileExtension'), file),
+    other,
+  };
 }
 
 /** Reads and parses a bundle file. Throws `Error` with the file name on I/O or JSON errors. */

@@ -43,7 +43,7 @@ export function normalizeRuleName(name: string): string {
   return name.toUpperCase().replace(/\s+/gu, '');
 }
 
-export type ManagedType = 'SpamRule' | 'StoreLookup';
+export type ManagedType = 'SpamRule' | 'StoreLookup' | 'SpamTag' | 'SpamDnsblServer' | 'HttpLookup' | 'SpamFileExtension';
 
 export class JmapClient {
   readonly server: string;

@@ -4,6 +4,7 @@
  * skipped; changed ones are updated with a PatchObject of the changed properties (never `name`, which
  * is immutable after create — docs/jmap.md), or skipped with `existing: 'skip'`.
  */
+import { validateRegistryObject } from '../engine/schema.js';
 import type { RuleInput } from './bundle.js';
 import { JmapClient } from './client.js';
 import { formatSetError, JmapMethodError } from './errors.js';
@@ -114,6 +115,86 @@ export async function importRules(client: JmapClient, rules: RuleInput[], opts: 
         const err = res.notUpdated?.[op.key];
         if (res.updated && op.key in res.updated) report.updated.push(op.rule.name);
         else report.failed.push({ name: op.rule.name, error: err ? formatSetError('update', err) : 'not updated (no reason given)' });
+      }
+    }
+  }
+  return report;
+}
+
+/** The property that identifies an object of each registry type across imports (Stalwart's names). */
+export const IMPORT_KEYS = { SpamTag: 'tag', SpamDnsblServer: 'name', HttpLookup: 'namespace', SpamFileExtension: 'extension' } as const;
+export type ImportableType = keyof typeof IMPORT_KEYS;
+
+/**
+ * Imports SpamTag, SpamDnsblServer, HttpLookup or SpamFileExtension objects through
+ * `x:<type>/set`, idempotently like {@link importRules}: objects are matched by their key property
+ * ({@link IMPORT_KEYS}), new ones created, identical ones skipped, changed ones updated with a
+ * PatchObject of the changed top-level properties. The report names objects by their key. Throws
+ * {@link JmapRequestError} when the server cannot be reached.
+ */
+export async function importObjects(
+  client: JmapClient,
+  type: ImportableType,
+  objects: Record<string, unknown>[],
+  opts: ImportOptions = {},
+): Promise<ImportReport> {
+  const key = IMPORT_KEYS[type];
+  const report: ImportReport = { created: [], updated: [], skipped: [], failed: [], batches: 0 };
+  if (objects.length === 0) return report;
+  const existing = new Map((await client.getAll<Record<string, unknown>>(type)).map((o) => [String(o[key]), o]));
+  const seen = new Set<string>();
+  const ops: { kind: 'create' | 'update'; key: string; name: string; body: Record<string, unknown> }[] = [];
+  for (const raw of objects) {
+    // Compared in the stored shape (defaults applied, lists as arrays), as the server keeps it.
+    const v = validateRegistryObject(type, raw);
+    const o = v.ok ? (v.value as Record<string, unknown>) : raw;
+    const name = String(o[key]);
+    if (seen.has(name)) {
+      report.failed.push({ name, error: `the file names this ${type} more than once; only the first is imported` });
+      continue;
+    }
+    seen.add(name);
+    const have = existing.get(name);
+    if (have === undefined) {
+      ops.push({ kind: 'create', key: `o${ops.length}`, name, body: o });
+      continue;
+    }
+    const patch: Record<string, unknown> = {};
+    for (const [p, v] of Object.entries(o)) if (p !== key && JSON.stringify(canonical(have[p])) !== JSON.stringify(canonical(v))) patch[p] = v;
+    if (Object.keys(patch).length === 0 || opts.existing === 'skip') report.skipped.push(name);
+    else ops.push({ kind: 'update', key: String(have.id), name, body: patch });
+  }
+  if (opts.dryRun) {
+    for (const op of ops) (op.kind === 'create' ? report.created : report.updated).push(op.name);
+    return report;
+  }
+  const { maxObjectsInSet } = await client.limits();
+  const size = Math.max(1, Math.min(opts.batch ?? 50, maxObjectsInSet));
+  for (let i = 0; i < ops.length; i += size) {
+    const chunk = ops.slice(i, i + size);
+    const create = Object.fromEntries(chunk.filter((op) => op.kind === 'create').map((op) => [op.key, op.body]));
+    const update = Object.fromEntries(chunk.filter((op) => op.kind === 'update').map((op) => [op.key, op.body]));
+    report.batches++;
+    let res;
+    try {
+      res = await client.set<Record<string, unknown>>(type, {
+        ...(Object.keys(create).length ? { create } : {}),
+        ...(Object.keys(update).length ? { update } : {}),
+      });
+    } catch (e) {
+      if (!(e instanceof JmapMethodError)) throw e;
+      for (const op of chunk) report.failed.push({ name: op.name, error: e.message });
+      continue;
+    }
+    for (const op of chunk) {
+      if (op.kind === 'create') {
+        const err = res.notCreated?.[op.key];
+        if (res.created?.[op.key]) report.created.push(op.name);
+        else report.failed.push({ name: op.name, error: err ? formatSetError('create', err) : 'not created (no reason given)' });
+      } else {
+        const err = res.notUpdated?.[op.key];
+        if (res.updated && op.key in res.updated) report.updated.push(op.name);
+        else report.failed.push({ name: op.name, error: err ? formatSetError('update', err) : 'not updated (no reason given)' });
       }
     }
   }

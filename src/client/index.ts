@@ -16,7 +16,7 @@ export {
   type RuleInput,
   type StalwartBundle,
 } from './bundle.js';
-export { importRules, rulePatch, type ImportOptions, type ImportReport } from './import.js';
+export { importRules, importObjects, rulePatch, IMPORT_KEYS, type ImportableType, type ImportOptions, type ImportReport } from './import.js';
 export { formatTable, parseAssignments, connectionFrom, CONNECTION_OPTIONS, CONNECTION_HELP, type ConnectionFlags } from './cli-util.js';
 export type * from './types.js';
 export { SPAM_RULE_SCOPES } from './types.js';

@@ -4,13 +4,33 @@
  * token` never loads the engine.
  */
 import type { Problem } from './schema.js';
-import type { ConditionValidator, Data } from './objects.js';
+import type { ConditionValidator, Data, ObjectType } from './objects.js';
 import { compareIds } from './ids.js';
 
 /** What the server needs from `SpamEngine` (src/engine): rule reload and the lookup namespace map. */
 export interface EngineLike {
   loadRules(rules: Record<string, unknown>[]): unknown;
   lookups?: { set(namespace: string, store: unknown): unknown; delete(namespace: string): unknown; get?(namespace: string): unknown };
+  /** Replaces the SpamTag table (`SpamEngine.loadTags`). */
+  loadTags?(tags: Record<string, unknown>[]): unknown;
+  /** The analysis configuration (`SpamEngine.analysis`): DNSBL servers and file extensions live there. */
+  analysis?: Record<string, unknown> | undefined;
+}
+
+/** Stored objects of a type in engine input shape, in creation (id) order. */
+export function objectsForEngine(objects: Map<string, Data>): Data[] {
+  return [...objects].sort((a, b) => compareIds(a[0], b[0])).map(([, d]) => d);
+}
+
+/**
+ * Hands a registry type's objects to the running engine: SpamTags become its score table, DNSBL
+ * servers and file extensions its analysis configuration. HttpLookup lists are kept in the
+ * registry (and by `loadManagedRuleSet`) for the list service that fetches them.
+ */
+export function applyRegistryObjects(engine: EngineLike, type: ObjectType, objects: Data[]): void {
+  if (type === 'SpamTag') engine.loadTags?.(objects);
+  else if (type === 'SpamDnsblServer' && engine.analysis !== undefined) engine.analysis = { ...engine.analysis, dnsblServers: objects };
+  else if (type === 'SpamFileExtension' && engine.analysis !== undefined) engine.analysis = { ...engine.analysis, fileExtensions: objects };
 }
 
 interface EngineModule {

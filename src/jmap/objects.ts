@@ -1,5 +1,5 @@
 /**
- * The two managed object types, `x:SpamRule` and `x:StoreLookup`: validation of creates and
+ * The managed object types `x:SpamRule` and `x:StoreLookup` (the other four: registry-kinds.ts): validation of creates and
  * PatchObject updates, the stored shape, the `/get` shape, and what `/query` may filter and sort on.
  * Error vocabulary per docs/jmap.md (invalidProperties with JSON-pointer paths); property names
  * and defaults per Stalwart's registry schema.
@@ -8,8 +8,9 @@ import { invalidProperties, MethodError, SetErrorException } from './errors.js';
 import { applyPatch } from './pointer.js';
 import { normalizeRuleName, validateRegistryObject } from '../engine/schema.js';
 import { LOOKUP_STORE_VARIANTS, maskSecrets, validateVariant, type Problem } from './schema.js';
+import { REGISTRY_KINDS, type RegistryObjectType } from './registry-kinds.js';
 
-export type ObjectType = 'SpamRule' | 'StoreLookup';
+export type ObjectType = 'SpamRule' | 'StoreLookup' | RegistryObjectType;
 export type Data = Record<string, unknown>;
 
 export { SPAM_RULE_SCOPES, normalizeRuleName } from '../engine/schema.js';
@@ -212,4 +213,6 @@ export const StoreLookupKind: ObjectKind = {
   },
 };
 
-export const KINDS: Record<ObjectType, ObjectKind> = { SpamRule: SpamRuleKind, StoreLookup: StoreLookupKind };
+export const KINDS: Record<ObjectType, ObjectKind> = { SpamRule: SpamRuleKind, StoreLookup: StoreLookupKind, ...REGISTRY_KINDS };
+/** Every managed type, in the order the server loads them. */
+export const OBJECT_TYPES = Object.keys(KINDS) as ObjectType[];

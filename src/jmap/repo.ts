@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import { importPg, requireSqlite } from '../lookup/drivers.js';
 import { openSqlite } from './sqlite-file.js';
-import type { Data, ObjectType } from './objects.js';
+import { OBJECT_TYPES, type Data, type ObjectType } from './objects.js';
 
 export interface Snapshot {
   /** Increments once per committed `/set` that changed something; the JMAP `state` is derived from it. */
@@ -32,10 +32,10 @@ export interface ObjectRepository {
   close(): Promise<void>;
 }
 
-const TYPES: ObjectType[] = ['SpamRule', 'StoreLookup'];
+const TYPES: readonly ObjectType[] = OBJECT_TYPES;
 
 function emptyCache(): Record<ObjectType, Snapshot> {
-  return { SpamRule: { state: 0, objects: new Map() }, StoreLookup: { state: 0, objects: new Map() } };
+  return Object.fromEntries(TYPES.map((t) => [t, { state: 0, objects: new Map() }])) as Record<ObjectType, Snapshot>;
 }
 
 export class SqliteRepository implements ObjectRepository {
@@ -100,7 +100,7 @@ export function readSqliteObjects(path: string): Record<ObjectType, Map<string, 
   const Sqlite = requireSqlite();
   const db = new Sqlite(path, { readonly: true, fileMustExist: true });
   try {
-    const out = { SpamRule: new Map<string, Data>(), StoreLookup: new Map<string, Data>() };
+    const out = Object.fromEntries(TYPES.map((t) => [t, new Map<string, Data>()])) as Record<ObjectType, Map<string, Data>>;
     const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jmap_object'").get();
     if (hasTable === undefined) return out;
     for (const r of db.prepare('SELECT type, id, data FROM jmap_object').all() as { type: ObjectType; id: string; data: string }[])
@@ -114,7 +114,7 @@ export function readSqliteObjects(path: string): Record<ObjectType, Map<string, 
 const PG_SCHEMA = `
 CREATE TABLE IF NOT EXISTS spamrule_jmap_object (type TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (type, id));
 CREATE TABLE IF NOT EXISTS spamrule_jmap_state (type TEXT PRIMARY KEY, value BIGINT NOT NULL);
-INSERT INTO spamrule_jmap_state (type, value) VALUES ('SpamRule', 0), ('StoreLookup', 0) ON CONFLICT DO NOTHING;
+INSERT INTO spamrule_jmap_state (type, value) VALUES ${TYPES.map((t) => `('${t}', 0)`).join(', ')} ON CONFLICT DO NOTHING;
 `;
 const PG_CHANNEL = 'spamrule_jmap';
 

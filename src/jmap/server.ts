@@ -8,11 +8,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { runMethodCalls, parseRequest, CORE_CAPABILITY } from './api.js';
 import { TokenStore, type TokenInfo } from './auth.js';
-import { conditionValidator, loadEngineModule, loadLookupModule, rulesForEngine, storeValidator, type EngineLike } from './bridge.js';
+import { applyRegistryObjects, conditionValidator, loadEngineModule, loadLookupModule, objectsForEngine, rulesForEngine, storeValidator, type EngineLike } from './bridge.js';
 import { RequestError } from './errors.js';
 import { IdGenerator } from './ids.js';
 import { DEFAULT_LIMITS, type Limits, type MethodContext } from './methods.js';
-import type { ObjectType } from './objects.js';
+import { OBJECT_TYPES, type ObjectType } from './objects.js';
 import { PostgresRepository, SqliteRepository, type ObjectRepository } from './repo.js';
 
 export interface JmapServerOptions {
@@ -152,15 +152,19 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
       }
     });
   };
-  const reload = (type: ObjectType): void => {
+  const reload = (type: ObjectType, startup = false): void => {
     if (type === 'SpamRule') {
       const report = engine?.loadRules(rulesForEngine(repo.snapshot('SpamRule').objects)) as { errors?: { rule: string; message: string }[] } | undefined;
       for (const e of report?.errors ?? []) log(`spamrule serve: rule ${e.rule} not loaded: ${e.message}`);
-    } else syncStores();
+    } else if (type === 'StoreLookup') syncStores();
+    else if (engine !== undefined) {
+      // At start-up an empty registry type leaves what the engine was given (e.g. --scores) alone.
+      const objects = objectsForEngine(repo.snapshot(type).objects);
+      if (!startup || objects.length > 0) applyRegistryObjects(engine, type, objects);
+    }
   };
-  reload('SpamRule');
-  reload('StoreLookup');
-  repo.onExternalChange(reload);
+  for (const t of OBJECT_TYPES) reload(t, true);
+  repo.onExternalChange((t) => reload(t));
 
   let active = 0;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

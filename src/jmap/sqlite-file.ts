@@ -4,11 +4,12 @@
  */
 import type Database from 'better-sqlite3';
 import { requireSqlite } from '../lookup/drivers.js';
+import { OBJECT_TYPES } from './objects.js';
 
 const SQLITE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS jmap_object (type TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (type, id));
 CREATE TABLE IF NOT EXISTS jmap_state (type TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO jmap_state (type, value) VALUES ('SpamRule', 0), ('StoreLookup', 0);
+INSERT OR IGNORE INTO jmap_state (type, value) VALUES ${OBJECT_TYPES.map((t) => `('${t}', 0)`).join(', ')};
 `;
 
 /** Opens (creating if needed) a SQLite database with the durability settings the facade relies on. */

@@ -32,7 +32,9 @@ describe('bundle helpers', () => {
       priority: 500,
       condition: { match: [{ if: 'a', then: "'A'" }, { if: 'b', then: "'B'" }], else: 'false' },
     });
-    expect(() => normalizeRule({ name: '  ' }, 'f')).toThrow('f: "name" must be a non-empty string');
+    // The schema the server applies (src/engine/schema.ts), so a bad rule fails before it is sent.
+    expect(() => normalizeRule({ name: '  ' }, 'f')).toThrow('f (  ): name: expected a non-empty string; condition: required');
+    expect(() => normalizeRule({ name: 'p', priority: 100000, condition: { else: 'false' } }, 'f')).toThrow('f (p): priority: must be in -99999..99999');
   });
 
   it('parseStalwartBundle accepts a bare array and rejects other shapes', () => {
