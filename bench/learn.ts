@@ -69,6 +69,8 @@ export async function runLearnBench(): Promise<void> {
 
     const engine = analysisEngine(bundle);
     const alone: Confusion = { tp: 0, fn: 0, fp: 0, tn: 0 };
+    const aloneMedium: Confusion = { tp: 0, fn: 0, fp: 0, tn: 0 };
+    const aloneHigh: Confusion = { tp: 0, fn: 0, fp: 0, tn: 0 };
     const base: Confusion = { tp: 0, fn: 0, fp: 0, tn: 0 };
     const combined: Confusion = { tp: 0, fn: 0, fp: 0, tn: 0 };
     const count = (c: Confusion, spam: boolean, flagged: boolean): void => {
@@ -96,6 +98,8 @@ export async function runLearnBench(): Promise<void> {
           count(combined, m.isSpam, r.action !== 'allow');
           const tag = r.classifier?.tag ?? '';
           count(alone, m.isSpam, tag === 'PROB_SPAM_LOW' || tag === 'PROB_SPAM_MEDIUM' || tag === 'PROB_SPAM_HIGH');
+          count(aloneMedium, m.isSpam, tag === 'PROB_SPAM_MEDIUM' || tag === 'PROB_SPAM_HIGH');
+          count(aloneHigh, m.isSpam, tag === 'PROB_SPAM_HIGH');
         } else {
           withoutMs += ms;
           count(base, m.isSpam, r.action !== 'allow');
@@ -103,7 +107,9 @@ export async function runLearnBench(): Promise<void> {
       }
     }
     printTable(`cross-validation: ${test.length} held-out messages (${base.tp + base.fn} spam, ${base.fp + base.tn} ham), public rules + all modules, DNS off`, [
-      row('classifier alone (PROB_SPAM_LOW or above)', alone),
+      row('classifier alone (PROB_SPAM_LOW or above, p ≥ 0.60)', alone),
+      row('classifier alone (PROB_SPAM_MEDIUM or above, p ≥ 0.75)', aloneMedium),
+      row('classifier alone (PROB_SPAM_HIGH, p ≥ 0.85)', aloneHigh),
       row('rules + modules, no classifier', base),
       row('rules + modules + classifier', combined),
     ]);
