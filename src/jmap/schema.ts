@@ -146,7 +146,13 @@ export function listInput(v: unknown, path: string, problems: Problem[]): unknow
 }
 
 function validateSecret(v: unknown, old: unknown, path: string, problems: Problem[]): Record<string, unknown> | undefined {
-  if (v === undefined || v === null) return { '@type': 'None' };
+  if (v === undefined) return { '@type': 'None' };
+  // As the registry schema says (and the lookup adapters' own check, src/lookup/config.ts): a
+  // secret is an object; "no secret" is written {"@type": "None"}, never null.
+  if (v === null) {
+    problems.push({ path, message: 'expected a secret object ({"@type": "None"} for no secret), not null' });
+    return undefined;
+  }
   if (!isObject(v) || typeof v['@type'] !== 'string' || !(v['@type'] in SECRET_VARIANTS)) {
     problems.push({ path: join(path, '@type'), message: `expected "@type" one of ${Object.keys(SECRET_VARIANTS).join(', ')}` });
     return undefined;

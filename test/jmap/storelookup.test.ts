@@ -86,6 +86,7 @@ describe('x:StoreLookup create and get', () => {
     [{ namespace: 'x', store: { host: 'db' } }, ['store/@type'], 'missing or invalid "@type"'],
     [{ namespace: 'x', store: { '@type': 'PostgreSql', host: 'db', authSecret: { '@type': 'Value' } } }, ['store/authSecret/secret'], 'required'],
     [{ namespace: 'x', store: { '@type': 'PostgreSql', host: 'db', authSecret: { secret: 'x' } } }, ['store/authSecret/@type'], '@type'],
+    [{ namespace: 'x', store: { '@type': 'PostgreSql', host: 'db', authSecret: null } }, ['store/authSecret'], 'not null'],
     [{ namespace: 'x', store: { '@type': 'Sqlite', path: 'p', host: 'h' } }, ['store/host'], 'unknown property'],
     [{ namespace: 'x', host: 'db', store: { '@type': 'Redis' } }, ['host'], 'unknown property'],
     [{ namespace: '', store: { '@type': 'Redis' } }, ['namespace'], 'non-empty string'],
