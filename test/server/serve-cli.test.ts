@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, TokenStore } from '../../src/jmap/index.js';
 import { readServeConfig } from '../../src/server/config.js';
+import { parseListenAddress, parseSize } from '../../src/server/index.js';
 import { http } from './harness.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -158,4 +159,26 @@ describe('spamrule serve --config FILE.toml', () => {
     expect(code).toBe(2);
     expect(err).toMatch(/bad\.json: limits: .*maxSise/);
   }, 60_000);
+});
+
+describe('listener addresses and sizes', () => {
+  it('parses HOST:PORT, [v6]:PORT, a bare port, Postfix and Sendmail milter notation, unix:PATH', () => {
+    expect(parseListenAddress('0.0.0.0:11333')).toEqual({ host: '0.0.0.0', port: 11333 });
+    expect(parseListenAddress('[::1]:783')).toEqual({ host: '::1', port: 783 });
+    expect(parseListenAddress('11332')).toEqual({ host: '127.0.0.1', port: 11332 });
+    expect(parseListenAddress('inet:127.0.0.1:11332')).toEqual({ host: '127.0.0.1', port: 11332 });
+    expect(parseListenAddress('inet:11332@localhost')).toEqual({ host: 'localhost', port: 11332 });
+    expect(parseListenAddress('unix:/run/spamrule/milter.sock')).toEqual({ path: '/run/spamrule/milter.sock' });
+    expect(() => parseListenAddress('localhost')).toThrow(/HOST:PORT/);
+    expect(() => parseListenAddress('h:70000')).toThrow();
+  });
+
+  it('parses sizes in bytes, k, M and G (binary multiples)', () => {
+    expect(parseSize('50M')).toBe(50 * 1024 * 1024);
+    expect(parseSize('512k')).toBe(512 * 1024);
+    expect(parseSize('1g')).toBe(1024 ** 3);
+    expect(parseSize('1048576')).toBe(1048576);
+    expect(parseSize(2048)).toBe(2048);
+    expect(() => parseSize('lots')).toThrow(/50M/);
+  });
 });
