@@ -319,21 +319,28 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
   }
 
   const bodyEnd = Math.max(bodyStart, end);
-  let enc: 'none' | 'base64' | 'qp' = cte === undefined ? 'none' : cte.toLowerCase() === 'base64' ? 'base64' : cte.toLowerCase() === 'quoted-printable' ? 'qp' : 'none';
-  if ((unterminated && !(mime === 'message' && enc === 'none')) || (enc === 'base64' && !isCleanBase64(bin, bodyStart, bodyEnd))) {
-    // mail-parser reads a part's body up to its parent's next delimiter, decoding as it goes; with
-    // no delimiter left, or a byte its base64 decoder rejects, it recovers the raw bytes as a text
-    // attachment ("encoding problem").
+  const enc: 'none' | 'base64' | 'qp' = cte === undefined ? 'none' : cte.toLowerCase() === 'base64' ? 'base64' : cte.toLowerCase() === 'quoted-printable' ? 'qp' : 'none';
+  // mail-parser reads a part's body up to its parent's next delimiter, decoding as it goes; with no
+  // delimiter left, or a byte its decoder rejects, it recovers the raw bytes as a text attachment
+  // ("encoding problem").
+  let decoded: Uint8Array | undefined;
+  if (!(unterminated && !(mime === 'message' && enc === 'none'))) {
+    // Identity encodings share the message's bytes (no copy).
+    if (enc === 'none') decoded = b.raw.subarray(bodyStart, bodyEnd);
+    else if (enc === 'base64') decoded = isCleanBase64(bin, bodyStart, bodyEnd) ? decodeBase64(bin, bodyStart, bodyEnd) : undefined;
+    else decoded = decodeQuotedPrintable(bin, bodyStart, bodyEnd);
+  }
+  if (decoded === undefined) {
     mime = 'text-other';
     text = true;
     inline = false;
-    enc = 'none';
+    decoded = b.raw.subarray(bodyStart, bodyEnd);
   }
   const id = b.parts.length;
 
   if (mime === 'message') {
     b.attachments.push(id);
-    const body = enc === 'none' ? b.raw.subarray(bodyStart, bodyEnd) : decodeBody(bin, bodyStart, bodyEnd, enc);
+    const body = decoded;
     if (depth + 1 < MAX_MIME_PART_DEPTH) {
       const nested = parseMessage(body, depth + 1, budget);
       newPart(b, { ...common, kind: 'message', children: [], nested, bodyEnd, decoded: EMPTY, text: undefined, len: body.length });
@@ -347,8 +354,6 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
     return;
   }
 
-  // Identity encodings share the message's bytes (no copy).
-  const decoded = enc === 'none' ? b.raw.subarray(bodyStart, bodyEnd) : decodeBody(bin, bodyStart, bodyEnd, enc);
   const isInline = inline
     && !(cd !== undefined && cd.type === 'attachment')
     && (st.parts === 1 || (st.container !== 'related' && (mime === 'inline' || !(ct?.attributes.has('name') ?? false))));
@@ -380,11 +385,6 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
     b.attachments.push(id);
     newPart(b, { ...common, kind: isInline ? 'inline-binary' : 'binary', children: [], nested: undefined, bodyEnd, decoded, text: undefined, len: decoded.length });
   }
-}
-
-function decodeBody(bin: string, start: number, end: number, enc: 'base64' | 'qp'): Uint8Array {
-  if (enc === 'base64') return decodeBase64(bin, start, end);
-  return decodeQuotedPrintable(bin, start, end);
 }
 
 /** Base64 alphabet, `=`, white space and single `-`: what mail-parser's base64 reader accepts. */
@@ -448,41 +448,52 @@ function hexVal(c: number): number {
   return -1;
 }
 
-/** RFC 2045 §6.7 quoted-printable; malformed `=` sequences are kept as written. */
-function decodeQuotedPrintable(bin: string, start: number, end: number): Uint8Array {
-  const out = new Uint8Array(end - start);
+/**
+ * Quoted-printable as mail-parser's MIME reader decodes it: `=XX` (either case), `=` + optional white
+ * space + line break is a soft break, trailing white space of a line is dropped, CRs are dropped and
+ * line breaks are written as CRLF once a CR has been seen (LF before). Returns undefined for what its
+ * reader rejects: `=` not followed by two hex digits (white space may sit between `=` and a soft
+ * break), or `==`.
+ */
+function decodeQuotedPrintable(bin: string, start: number, end: number): Uint8Array | undefined {
+  // Bare LFs after a CR grow to CRLF: at most twice the input.
+  const out = new Uint8Array(2 * (end - start) + 16);
   let o = 0;
-  let i = start;
-  while (i < end) {
+  let state = 0; // 0 none, 1 after '=', 2 after '=' and one hex digit
+  let hex1 = 0;
+  let ws = 0;
+  let crlf = false;
+  for (let i = start; i < end; i++) {
     const c = bin.charCodeAt(i);
-    if (c !== 61 /* = */) {
+    if (c === 61 /* = */) {
+      if (state !== 0) return undefined;
+      state = 1;
+    } else if (c === 10) {
+      // (A line break between the two hex digits is written and the digits still pair, as in mail-parser.)
+      if (state === 1) state = 0;
+      else {
+        o -= ws;
+        if (crlf) out[o++] = 13;
+        out[o++] = 10;
+      }
+      ws = 0;
+    } else if (c === 13) {
+      crlf = true;
+    } else if (state === 0) {
+      ws = c === 32 || c === 9 || c === 12 ? ws + 1 : 0;
       out[o++] = c;
-      i++;
-      continue;
-    }
-    // Soft line break: '=' then optional white space, then CRLF or LF.
-    let j = i + 1;
-    while (j < end && (bin.charCodeAt(j) === 32 || bin.charCodeAt(j) === 9)) j++;
-    if (j < end && bin.charCodeAt(j) === 13 && j + 1 < end && bin.charCodeAt(j + 1) === 10) {
-      i = j + 2;
-      continue;
-    }
-    if (j < end && bin.charCodeAt(j) === 10) {
-      i = j + 1;
-      continue;
-    }
-    if (j >= end) {
-      i = end; // '=' (and white space) ending the body
-      continue;
-    }
-    const h = i + 2 < end ? hexVal(bin.charCodeAt(i + 1)) : -1;
-    const l = i + 2 < end ? hexVal(bin.charCodeAt(i + 2)) : -1;
-    if (h >= 0 && l >= 0) {
-      out[o++] = (h << 4) | l;
-      i += 3;
+    } else if (state === 1) {
+      const h = hexVal(c);
+      if (h >= 0) {
+        hex1 = h;
+        state = 2;
+      } else if (!(c === 32 || c === 9 || c === 12)) return undefined;
     } else {
-      out[o++] = c;
-      i++;
+      const h = hexVal(c);
+      if (h < 0) return undefined;
+      out[o++] = (hex1 << 4) | h;
+      state = 0;
+      ws = 0;
     }
   }
   return out.subarray(0, o);

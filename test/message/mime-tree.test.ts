@@ -72,8 +72,14 @@ describe('part tree', () => {
   });
 
   it('decodes quoted-printable and declared charsets', () => {
-    const m = tree(['Content-Type: text/plain; charset=iso-8859-1', 'Content-Transfer-Encoding: quoted-printable', '', 'Gr=FC=DFe, soft=', 'break =3D done=2', '']);
-    expect(m.parts[0]!.text).toBe('Grüße, softbreak = done=2\r\n');
+    const m = tree(['Content-Type: text/plain; charset=iso-8859-1', 'Content-Transfer-Encoding: quoted-printable', '', 'Gr=FC=DFe, soft= ', 'break =3d done  ', 'end=2', '']);
+    // Soft breaks (white space allowed after '='), lower-case hex, trailing white space dropped,
+    // an incomplete escape at the end dropped.
+    expect(m.parts[0]!.text).toBe('Grüße, softbreak = done\r\nend\r\n');
+    expect(m.textBody).toEqual([0]);
+    // '=' before a non-hex byte is rejected by mail-parser's reader: the raw body is kept as a text attachment.
+    const bad = tree(['Content-Type: text/html', 'Content-Transfer-Encoding: quoted-printable', '', '<a href=http://example.com/>x</a>', '']);
+    expect([bad.parts[0]!.kind, bad.parts[0]!.text, bad.htmlBody, bad.attachments]).toEqual(['text', '<a href=http://example.com/>x</a>\r\n', [], [0]]);
   });
 
   it('keeps the raw header name and value (folding included, latin1)', () => {
