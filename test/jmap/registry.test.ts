@@ -3,7 +3,7 @@
  * permissions, the shared schema's validation, persistence, and what reaches the running engine.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { SpamEngine } from '../../src/engine/index.js';
+import type { SpamEngine } from '../../src/engine/index.js';
 import { createJmapServer, loadManagedRuleSet } from '../../src/jmap/index.js';
 import { startHarness, type Harness } from './harness.js';
 
@@ -87,8 +87,8 @@ describe('registry objects over JMAP', () => {
   });
 
   it('persists across a restart, reaches the running engine, and loadManagedRuleSet reads it', async () => {
-    const engine = new SpamEngine({ rules: [] });
-    h = await startHarness({ engine });
+    h = await startHarness();
+    const engine = h.server.engine as unknown as SpamEngine;
     await h.call([
       ['x:SpamTag/set', { create: { t: TAG } }, 'a'],
       ['x:SpamDnsblServer/set', { create: { d: DNSBL } }, 'b'],
