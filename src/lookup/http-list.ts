@@ -134,9 +134,18 @@ export async function downloadList(cfg: HttpLookupInput, opts: DownloadOptions =
   const ns = cfg.namespace;
   const f = opts.fetch ?? fetch;
   const signal = AbortSignal.timeout(timeout);
+  const init: RequestInit = { signal, headers: { 'user-agent': USER_AGENTS[Math.floor(Math.random() * USER_AGENTS.length)]! }, redirect: 'follow' };
   let body: Buffer;
   try {
-    const res = await f(cfg.url, { signal, headers: { 'user-agent': USER_AGENTS[Math.floor(Math.random() * USER_AGENTS.length)]! }, redirect: 'follow' });
+    let res: Response;
+    try {
+      res = await f(cfg.url, init);
+    } catch (e) {
+      // A pooled connection the server closed in the meantime fails at once: retry once on a new one.
+      const name = (e as Error).name;
+      if (name === 'TimeoutError' || name === 'AbortError') throw e;
+      res = await f(cfg.url, init);
+    }
     if (!res.ok) throw new ListDownloadError(ns, `HTTP ${res.status} from ${cfg.url}`);
     body = await readCapped(res, maxSize, ns);
     if (cfg.isGzipped) body = await gunzipCapped(body, maxSize, ns);
