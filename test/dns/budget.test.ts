@@ -56,10 +56,9 @@ describe('withBudget', () => {
     const elapsed = performance.now() - t0;
     for (const a of answers) expect(a).toMatchObject({ status: 'error' });
     expect(elapsed).toBeLessThan(3000);
-    // After the deadline: error at once, nothing sent.
-    const before = server.received.length;
+    // After the deadline: error at once, nothing sent (c-ares may still retransmit the abandoned queries).
     expect(await b.query('a.test', 'AAAA')).toMatchObject({ status: 'error' });
-    expect(server.received.length).toBe(before);
+    expect(server.received).not.toContain('AAAA a.test');
     expect(b.stats()).toEqual({ queries: 3, errors: 4, capped: 4 });
     slow.cancel(); // the abandoned queries would otherwise wait out their 20 s
   });
