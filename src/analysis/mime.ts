@@ -5,6 +5,7 @@
  * their file names against the `SpamFileExtension` table), the total decoded size.
  * Reads the message only (no DNS, no lists); the extension table comes from `config.fileExtensions`.
  */
+import { isAscii as isAsciiBytes } from 'node:buffer';
 import { unfold } from '../message/headers.js';
 import { parseContentType as parseCt, type ContentType, type MimePart } from '../message/mime-tree.js';
 import { isMixedCharset, isObscured } from '../message/scripts.js';
@@ -258,8 +259,7 @@ function attachmentName(ctx: AnalysisContext, rawName: string, ctFull: string, t
 }
 
 function hasHighByte(raw: Uint8Array, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) if (raw[i]! >= 0x80) return true;
-  return false;
+  return end > start && !isAsciiBytes(raw.subarray(start, end));
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;

@@ -281,9 +281,16 @@ class Tokenizer {
     while (pos < n) {
       const ch = s.charCodeAt(pos);
       if (ch < 128 && NAME[ch] === 1) {
-        if (keyChars < 8) key += String.fromCharCode(ch >= 65 && ch <= 90 ? ch + 32 : ch);
-        keyChars++;
-        pos++;
+        // A run of name characters at once (a skipped character between runs does not end the name).
+        let e = pos + 1;
+        while (e < n) {
+          const d = s.charCodeAt(e);
+          if (d >= 128 || NAME[d] !== 1) break;
+          e++;
+        }
+        if (keyChars < 8) key = (key + s.slice(pos, Math.min(e, pos + 8 - keyChars))).toLowerCase();
+        keyChars += e - pos;
+        pos = e;
         continue;
       }
       pos++;

@@ -60,6 +60,9 @@ describe('html_to_tokens quirks', () => {
       { type: 'StartTag', name: 'meta', attributes: [['http-equ', 'Refresh']], selfClosing: false },
     ]);
     expect(tok('<a<img src=x>')[0]).toMatchObject({ name: 'aimg', attributes: [['src', 'x']] });
+    expect(tok('<ABCDEFGHIJK>')[0]).toMatchObject({ name: 'abcdefgh' });
+    expect(tok('<x:y:Z·W>')[0]).toMatchObject({ name: 'xyzw' });
+    expect(tok('<abcdef:ghijk>')[0]).toMatchObject({ name: 'abcdefgh' });
     expect(htmlNameKey('a')).toBe(97n);
     expect(htmlNameKey('br')).toBe(29282n);
   });
