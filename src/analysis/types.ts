@@ -112,7 +112,7 @@ export interface Session {
   country: string | null;
   /** Milliseconds since the epoch. */
   now: number;
-  /** Training run (network lookups skipped in content modules; analysis-headers.md §2.3). */
+  /** Training run (network lookups skipped in content modules; docs/analysis.md). */
   train: boolean;
 }
 
@@ -137,7 +137,7 @@ export interface FileExtensionInput {
 
 /** Configuration the modules read; every field optional. */
 export interface AnalysisConfig {
-  /** `SpamDnsblServer` definitions (DNSBL evaluation, analysis-content.md). */
+  /** `SpamDnsblServer` definitions (DNSBL evaluation, docs/analysis.md). */
   dnsblServers?: readonly DnsblServerInput[];
   /**
    * Per-message DNSBL query limits per scope (Stalwart's `SpamDnsblSettings`: `ipLimit`, `domainLimit`,
