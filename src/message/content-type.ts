@@ -1,0 +1,133 @@
+/**
+ * Content-Type and Content-Disposition values (RFC 2045 §5, RFC 2183): type and subtype
+ * lower-cased, attributes with lower-cased names, quoted strings unquoted, RFC 2231 continuations
+ * and charsets and RFC 2047 encoded words decoded. Values are given as latin1 strings (one
+ * character per byte, as the MIME tree keeps raw header values).
+ */
+import { decodeWords } from 'postal-mime';
+import { decodeText } from './mime-decode.js';
+
+const utf8 = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
+
+/** A parsed Content-Type or Content-Disposition: type and subtype lower-cased, attribute names lower-cased. */
+export interface ContentType {
+  readonly type: string;
+  readonly subtype: string | undefined;
+  /** Attribute values unquoted, RFC 2231/2047-decoded. */
+  readonly attributes: ReadonlyMap<string, string>;
+}
+
+function unfoldValue(v: string): string {
+  return v.replace(/\r?\n(?=[ \t])/g, '');
+}
+
+interface RawParams {
+  type: string;
+  subtype: string | undefined;
+  params: [string, string][];
+}
+
+/** Splits `type/subtype; a=b; c="d"` (latin1 text); undefined when there is no type. */
+function splitContentType(value: string): RawParams | undefined {
+  const s = unfoldValue(value).replace(/\([^()]*\)/g, ' ');
+  const n = s.length;
+  let i = 0;
+  while (i < n && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;
+  let j = i;
+  while (j < n && !'/;'.includes(s[j]!)) j++;
+  const type = s.slice(i, j).trim().toLowerCase();
+  if (type.length === 0 || /\s/.test(type)) return undefined;
+  let subtype: string | undefined;
+  i = j;
+  if (s[i] === '/') {
+    j = i + 1;
+    while (j < n && s[j] !== ';') j++;
+    subtype = s.slice(i + 1, j).trim().toLowerCase();
+    i = j;
+  }
+  const params: [string, string][] = [];
+  while (i < n && params.length < 256) {
+    // at ';'
+    i++;
+    let k = i;
+    while (k < n && s[k] !== '=' && s[k] !== ';') k++;
+    const name = s.slice(i, k).trim().toLowerCase();
+    if (k >= n || s[k] === ';') {
+      i = k;
+      continue;
+    }
+    k++;
+    while (k < n && (s[k] === ' ' || s[k] === '\t')) k++;
+    let v = '';
+    if (s[k] === '"') {
+      k++;
+      while (k < n && s[k] !== '"') {
+        if (s[k] === '\\' && k + 1 < n) k++;
+        v += s[k];
+        k++;
+      }
+      while (k < n && s[k] !== ';') k++;
+    } else {
+      const e = s.indexOf(';', k);
+      const stop = e < 0 ? n : e;
+      v = s.slice(k, stop).trim();
+      k = stop;
+    }
+    if (name.length > 0) params.push([name, v]);
+    i = k;
+  }
+  return { type, subtype, params };
+}
+
+/** An attribute's raw (latin1) value, unquoted: the multipart boundary as it appears in the body. */
+export function rawAttribute(value: string, name: string): string | undefined {
+  const p = splitContentType(value);
+  if (p === undefined) return undefined;
+  for (const [k, v] of p.params) if (k === name) return v;
+  return undefined;
+}
+
+/** Parses a Content-Type / Content-Disposition value; undefined when it has no type. */
+export function parseContentType(value: string): ContentType | undefined {
+  const p = splitContentType(value);
+  if (p === undefined) return undefined;
+  const attributes = new Map<string, string>();
+  // RFC 2231: name*0, name*1*, … continuations and name*=charset'lang'value.
+  const cont = new Map<string, { parts: Map<number, string>; charset: string | undefined }>();
+  for (const [k, v] of p.params) {
+    const m = /^([^*]+)\*(?:(\d{1,3})\*?)?$/.exec(k);
+    if (m === null) {
+      if (!attributes.has(k)) attributes.set(k, decodeHeaderWords(utf8(v)));
+      continue;
+    }
+    const base = m[1]!;
+    const extended = k.endsWith('*');
+    const idx = m[2] === undefined ? 0 : Number(m[2]);
+    let e = cont.get(base);
+    if (e === undefined) cont.set(base, (e = { parts: new Map(), charset: undefined }));
+    let val = v;
+    if (extended && idx === 0) {
+      const q1 = val.indexOf("'");
+      const q2 = q1 < 0 ? -1 : val.indexOf("'", q1 + 1);
+      if (q2 >= 0) {
+        e.charset = val.slice(0, q1);
+        val = val.slice(q2 + 1);
+      }
+    }
+    e.parts.set(idx, extended ? val.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))) : val);
+  }
+  for (const [base, e] of cont) {
+    const joined = [...e.parts.entries()].sort((a, b) => a[0] - b[0]).map((x) => x[1]).join('');
+    attributes.set(base, decodeText(new Uint8Array(Buffer.from(joined, 'latin1')), e.charset || undefined));
+  }
+  return { type: p.type, subtype: p.subtype, attributes };
+}
+
+function decodeHeaderWords(s: string): string {
+  if (!s.includes('=?')) return s;
+  try {
+    return decodeWords(s);
+  } catch {
+    return s;
+  }
+}
