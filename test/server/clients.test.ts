@@ -67,6 +67,29 @@ describe('rspamc (Debian rspamd package)', () => {
     expect(expected.get(files.at(-1)!)!.action).toBe('reject');
   }, 90_000);
 
+  it('passes the SMTP session (--ip, --helo, --from, --rcpt) as classify --remote-ip/--helo/… does', async () => {
+    const { host, port } = s.hostPort('rspamd');
+    const sample = files.slice(0, 4);
+    const session = ['--ip', '198.51.100.23', '--helo', 'mail.example.net', '--from', 'sender@example.net', '--rcpt', 'one@example.com', '--rcpt', 'two@example.com'];
+    const { stdout } = await run('rspamc', ['-h', `${host}:${port}`, ...session, ...sample], { timeout: 60_000 });
+    const out = await capture(() =>
+      classifyCli(['--json', '--no-progress', '--remote-ip', '198.51.100.23', '--helo', 'mail.example.net', '--mail-from', 'sender@example.net', '--rcpt-to', 'one@example.com', '--rcpt-to', 'two@example.com', ...sample]),
+    );
+    const want = new Map(out.stdout.trim().split('\n').map((l) => JSON.parse(l) as { file: string; tags: string[]; score: number }).map((r) => [r.file, r]));
+    const blocks = stdout.split(/^Results for file: /m).slice(1);
+    expect(blocks).toHaveLength(sample.length);
+    let differs = 0;
+    for (const block of blocks) {
+      const file = block.slice(0, block.indexOf(' ('));
+      const symbols = [...block.matchAll(/^Symbol: (\S+) \(/gm)].map((m) => m[1]).sort();
+      expect(symbols, file).toEqual([...want.get(file)!.tags].sort());
+      expect(Number(/^Score: (-?[\d.]+)/m.exec(block)?.[1]), file).toBeCloseTo(want.get(file)!.score, 2);
+      if (JSON.stringify(symbols) !== JSON.stringify([...expected.get(file)!.tags].sort())) differs++;
+    }
+    // The session really reached the analysis: the verdicts differ from the session-less ones.
+    expect(differs).toBeGreaterThan(0);
+  }, 90_000);
+
   it('answers rspamc ping-style requests and the JSON reply carries milter headers', async () => {
     const url = s.server.addresses.rspamd!;
     const ping = await http(`${url}/ping`);
