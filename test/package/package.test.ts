@@ -16,7 +16,8 @@ import { REPO_ROOT, sharedPath } from '../helpers/shared-data.js';
 
 const NODE = process.execPath;
 const TSC = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const DRIVERS = ['pg', 'mysql2', 'ioredis', 'better-sqlite3'];
+/** Loaded only when needed: the database drivers (first store of their type) and the parser (first compile). */
+const LAZY_MODULES = ['pg', 'mysql2', 'ioredis', 'better-sqlite3', 'chevrotain'];
 
 let work: string;
 let app: string;
@@ -220,23 +221,29 @@ describe('the packed package', () => {
     }
   }, 200_000);
 
-  it("import('spamrule') loads no database driver; a store loads its own driver only", () => {
+  it("import('spamrule') loads no database driver and no parser; a store loads its own driver only, a compile the parser", () => {
     const probe = `
       import { createRequire } from 'node:module';
       const require = createRequire(import.meta.url);
-      const loaded = () => [...new Set(Object.keys(require.cache).map((k) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(k)?.[1]).filter((n) => ${JSON.stringify(DRIVERS)}.includes(n)))].sort();
+      const loaded = () => [...new Set(Object.keys(require.cache).map((k) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(k)?.[1]).filter((n) => ${JSON.stringify(LAZY_MODULES)}.includes(n)))].sort();
       const sr = await import('spamrule');
       const afterImport = loaded();
       const store = sr.createLookupStore('t', { '@type': 'Sqlite', path: ':memory:' });
       await store.keySet('a', '1');
       const afterSqlite = loaded();
       await store.close();
-      console.log(JSON.stringify({ afterImport, afterSqlite }));
+      sr.compileExpression("contains(subject, 'x')");
+      const afterCompile = loaded();
+      console.log(JSON.stringify({ afterImport, afterSqlite, afterCompile }));
     `;
     writeFileSync(join(app, 'probe.mjs'), probe);
     const r = run(NODE, ['probe.mjs'], app);
     expect({ status: r.status, out: r.status === 0 ? '' : r.out }).toEqual({ status: 0, out: '' });
-    expect(JSON.parse(r.out.trim().split('\n').pop()!)).toEqual({ afterImport: [], afterSqlite: ['better-sqlite3'] });
+    expect(JSON.parse(r.out.trim().split('\n').pop()!)).toEqual({
+      afterImport: [],
+      afterSqlite: ['better-sqlite3'],
+      afterCompile: ['better-sqlite3', 'chevrotain'],
+    });
   });
 
   it('the errors a caller can meet are exported classes, and are what the API throws', () => {
