@@ -76,6 +76,8 @@ export class SpamClassifier implements EngineClassifier {
   private refreshing: Promise<boolean> | undefined;
   private training: Promise<TrainReport> | undefined;
   private readonly refreshMs: number;
+  /** The first load of a long-running classifier ({@link startLoading}); classify waits for it once. */
+  private loading: Promise<unknown> | undefined;
 
   constructor(
     readonly store: ClassifierStore,
@@ -109,6 +111,24 @@ export class SpamClassifier implements EngineClassifier {
     if (model === undefined) return false;
     if (gen > this.generation || this.current === undefined) this.current = { generation: gen, model };
     return true;
+  }
+
+  /**
+   * Starts loading the current model without waiting; the first `classify` waits for this load (up to
+   * `waitMs`, default 5,000 ms) instead of classifying without a model. Resolves when the load ends.
+   */
+  startLoading(onError?: (e: Error) => void, waitMs = 5_000): Promise<unknown> {
+    const load = this.reload().catch((e: unknown) => onError?.(e instanceof Error ? e : new Error(String(e))));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise((r) => {
+      timer = setTimeout(r, waitMs);
+      timer.unref();
+    });
+    this.loading = Promise.race([load, timeout]).finally(() => {
+      clearTimeout(timer);
+      this.loading = undefined;
+    });
+    return this.loading;
   }
 
   private maybeRefresh(): void {
@@ -162,6 +182,7 @@ export class SpamClassifier implements EngineClassifier {
   }
 
   async classify(input: ClassifierInput): Promise<ClassifierVerdict | undefined> {
+    if (this.loading !== undefined) await this.loading;
     this.maybeRefresh();
     const cur = this.current;
     if (cur === undefined) return undefined;

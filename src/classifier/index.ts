@@ -49,15 +49,15 @@ export async function train(
 }
 
 /**
- * A classifier for a long-running engine (the `serve` workers): opens the store now and loads the
- * current model in the background, then looks for a newer one every `refreshMs` (default 30 s).
- * Until the first load completes, messages get no `PROB_*` tag. `onError` hears a failed load.
+ * A classifier for a long-running engine (the `serve` workers): opens the store now and starts loading
+ * the current model (the first message waits for that load, at most 5 s), then looks for a newer one
+ * every `refreshMs` (default 30 s). `onError` hears a failed load.
  * @throws LookupConfigError for an invalid store configuration.
  */
 export function liveClassifier(config: unknown, opts: Omit<SpamClassifierOptions, 'storeConfig'> = {}, onError?: (e: Error) => void): SpamClassifier {
   const store = createLookupStore('classifier', config, { cache: { enabled: false } });
   const c = new SpamClassifier(new ClassifierStore(store), { refreshMs: 30_000, ...opts, storeConfig: config });
-  c.reload().catch((e: unknown) => onError?.(e instanceof Error ? e : new Error(String(e))));
+  void c.startLoading(onError);
   return c;
 }
 
