@@ -7,6 +7,20 @@
  */
 import { fileTypeFromBuffer } from 'file-type';
 
+/**
+ * `file-type` names that `infer` spells differently: Stalwart compares `infer`'s name with the
+ * declared type, so these are renamed to `infer`'s.
+ */
+const INFER_NAMES: Readonly<Record<string, string>> = {
+  'application/x-msdownload': 'application/vnd.microsoft.portable-executable',
+  'application/x-rar-compressed': 'application/vnd.rar',
+  'image/x-icon': 'image/vnd.microsoft.icon',
+  'application/x-sqlite3': 'application/vnd.sqlite3',
+  'application/x-deb': 'application/vnd.debian.binary-package',
+  'application/x-elf': 'application/x-executable',
+  'application/java-vm': 'application/java',
+};
+
 const HTML_PREFIXES = [
   '<!doctype html', '<html', '<head', '<script', '<iframe', '<h1', '<div', '<font', '<table', '<a', '<style',
   '<title', '<b', '<body', '<br', '<p', '<!--',
@@ -37,7 +51,7 @@ export async function sniffContentType(bytes: Uint8Array): Promise<string | unde
   if (bytes.length === 0) return undefined;
   try {
     const t = await fileTypeFromBuffer(bytes);
-    if (t !== undefined) return t.mime;
+    if (t !== undefined) return INFER_NAMES[t.mime] ?? t.mime;
   } catch {
     // A truncated or odd container: fall through to the text matchers.
   }

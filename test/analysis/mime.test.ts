@@ -165,6 +165,14 @@ describe('mime: attachments', () => {
       .toEqual(['HAS_ATTACHMENT']);
     expect(await tags(withAttachment(['Content-Type: text/x-log', 'Content-Disposition: attachment; filename=run.log'], 'just some text')))
       .toEqual(['HAS_ATTACHMENT']);
+    // Sniffed types use infer's names (Stalwart's sniffer): a PE executable is application/vnd.microsoft.portable-executable.
+    const pe = Buffer.alloc(256);
+    pe.write('MZ');
+    pe.writeUInt32LE(128, 0x3c);
+    pe.write('PE\0\0', 128, 'latin1');
+    const exe = (ct: string): string => withAttachment([`Content-Type: ${ct}`, 'Content-Disposition: attachment; filename=setup.bin', 'Content-Transfer-Encoding: base64'], pe.toString('base64'));
+    expect(await tags(exe('application/vnd.microsoft.portable-executable'))).toEqual(['HAS_ATTACHMENT', 'MIME_GOOD']);
+    expect(await tags(exe('application/x-msdownload'))).toEqual(['HAS_ATTACHMENT', 'MIME_BAD']);
   });
 
   it('file names against the extension table', async () => {
