@@ -4,7 +4,8 @@
  * the scans in flight finish, then closes connections and the pool.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import type { AddressInfo, Server, Socket } from 'node:net';
+import { chmodSync, existsSync, rmSync } from 'node:fs';
+import { connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { defaultLimits, type ServerLimits } from './limits.js';
 import { createLogger, type Logger } from './log.js';
 import { ServerMetrics } from './metrics.js';
@@ -65,6 +66,23 @@ export interface ScanServer {
   close(graceMs?: number): Promise<void>;
 }
 
+/**
+ * A unix socket path left behind by a process that died is removed (nothing answers on it);
+ * one that a running process still serves is left alone, and `listen` then fails with EADDRINUSE.
+ */
+async function clearStaleSocket(path: string): Promise<void> {
+  if (!existsSync(path)) return;
+  const alive = await new Promise<boolean>((resolve) => {
+    const c = connect(path);
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.once('error', () => resolve(false));
+  });
+  if (!alive) rmSync(path, { force: true });
+}
+
 function listen(server: Server, addr: ListenAddress): Promise<string> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -74,7 +92,12 @@ function listen(server: Server, addr: ListenAddress): Promise<string> {
       const a = server.address() as AddressInfo;
       resolve(`${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`);
     };
-    if ('path' in addr) server.listen(addr.path, done);
+    // The MTA runs as another user: the socket is group-writable (put it in the MTA's group).
+    if ('path' in addr)
+      server.listen(addr.path, () => {
+        chmodSync(addr.path, 0o660);
+        done();
+      });
     else server.listen(addr.port, addr.host, done);
   });
 }
@@ -162,7 +185,9 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
   const addresses: ScanServer['addresses'] = {};
   try {
     for (const s of servers) {
-      const a = await listen(s.server, opts[s.name]!);
+      const addr = opts[s.name]!;
+      if ('path' in addr) await clearStaleSocket(addr.path);
+      const a = await listen(s.server, addr);
       addresses[s.name] = s.name === 'rspamd' || s.name === 'metrics' ? `http://${a}` : a;
     }
   } catch (e) {

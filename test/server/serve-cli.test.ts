@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, TokenStore } from '../../src/jmap/index.js';
@@ -181,4 +182,41 @@ describe('listener addresses and sizes', () => {
     expect(parseSize(2048)).toBe(2048);
     expect(() => parseSize('lots')).toThrow(/50M/);
   });
+});
+
+describe('milter on a unix socket', () => {
+  it('replaces a stale socket file, listens there (mode 0660) and negotiates', async () => {
+    const { SpamEnginePool, startScanServer, createLogger } = await import('../../src/server/index.js');
+    const { statSync } = await import('node:fs');
+    const path = join(dir, 'milter.sock');
+    writeFileSync(path, ''); // left behind by a process that died
+    const pool = new SpamEnginePool({ rules: [], workers: 1 });
+    const server = await startScanServer({ pool, milter: { path }, logger: createLogger({ level: 'silent' }) });
+    try {
+      expect(server.addresses.milter).toBe(`unix:${path}`);
+      expect(statSync(path).mode & 0o777).toBe(0o660);
+      const reply = await new Promise<Buffer>((resolve, reject) => {
+        const c = connect(path);
+        const opt = Buffer.alloc(17);
+        opt.writeUInt32BE(13, 0);
+        opt.write('O', 4);
+        opt.writeUInt32BE(6, 5);
+        opt.writeUInt32BE(0x1ff, 9);
+        opt.writeUInt32BE(0, 13);
+        c.once('data', (d: Buffer) => {
+          c.destroy();
+          resolve(d);
+        });
+        c.once('error', reject);
+        c.write(opt);
+      });
+      expect(reply.toString('latin1', 4, 5)).toBe('O');
+      expect(reply.readUInt32BE(5)).toBe(6);
+      // We ask for adding and changing headers only.
+      expect(reply.readUInt32BE(9)).toBe(0x11);
+    } finally {
+      await server.close(1000);
+      await pool.close();
+    }
+  }, 60_000);
 });
