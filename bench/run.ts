@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,rules,classify,masscheck,classify-redis,startup,lookup,learn,server`.
+ * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,regex,rules,classify,masscheck,classify-redis,startup,lookup,learn,server`.
  * Figures are reported as ratios against a baseline measured in the same run (shared, noisy machines).
  */
 import { runClassifyBench } from './classify.js';
@@ -15,6 +15,10 @@ async function main(): Promise<void> {
   if (want('expr')) {
     const { runExprBench } = await import('./expr.js');
     await runExprBench();
+  }
+  if (want('regex')) {
+    const { runRegexBench } = await import('./regex.js');
+    await runRegexBench();
   }
   if (want('rules')) {
     const { runRulesBench } = await import('./rules.js');
