@@ -83,8 +83,9 @@ function splitContentType(value: string): RawParams | undefined {
 export function rawAttribute(value: string, name: string): string | undefined {
   const p = splitContentType(value);
   if (p === undefined) return undefined;
-  for (const [k, v] of p.params) if (k === name) return v;
-  return undefined;
+  let out: string | undefined;
+  for (const [k, v] of p.params) if (k === name) out = v; // the last one, as for the parsed attributes
+  return out;
 }
 
 /** Parses a Content-Type / Content-Disposition value; undefined when it has no type. */
@@ -97,7 +98,7 @@ export function parseContentType(value: string): ContentType | undefined {
   for (const [k, v] of p.params) {
     const m = /^([^*]+)\*(?:(\d{1,3})\*?)?$/.exec(k);
     if (m === null) {
-      if (!attributes.has(k)) attributes.set(k, decodeHeaderWords(utf8(v)));
+      attributes.set(k, decodeHeaderWords(utf8(v))); // a repeated name: the last one wins, as in mail-parser
       continue;
     }
     const base = m[1]!;
