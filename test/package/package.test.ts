@@ -51,7 +51,7 @@ const EXAMPLES: Example[] = [
 
 /** Removes the files an earlier example run left in the project (databases the examples create). */
 function fresh(dir: string): void {
-  for (const f of readdirSync(dir)) if (/^(jmap\.db|lookup\.sqlite3)/.test(f)) rmSync(join(dir, f), { force: true });
+  for (const f of readdirSync(dir)) if (/^(jmap\.db|lookup\.sqlite3|model\.sqlite)/.test(f)) rmSync(join(dir, f), { force: true });
 }
 
 function run(cmd: string, args: string[], cwd: string, timeout = 120_000): { status: number | null; out: string } {
