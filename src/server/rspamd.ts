@@ -10,18 +10,15 @@
  * `{"error": "…"}` bodies: 400 malformed request, 413 message over the size cap, 415 compressed
  * body, 503 busy or shutting down, 504 scan time limit, 500 worker failure.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import type { SessionInput } from '../analysis/types.js';
-import type { Action, ClassifyResult } from '../engine/types.js';
-import { unbracket, type NotScanned, type Scanner } from './scan.js';
+import type { ClassifyResult } from '../engine/types.js';
+import { RSPAMD_ACTIONS, sessionFromHeaderMap } from './rspamd-session.js';
+import type { NotScanned, Scanner } from './scan.js';
+import { REQUEST_LINE, textProtocolHandler, type ReplyThresholds } from './spamd.js';
 
-/** rspamd's action names for ours. */
-export const RSPAMD_ACTIONS: Record<Action, string> = {
-  allow: 'no action',
-  spam: 'add header',
-  reject: 'reject',
-  discard: 'reject',
-};
+export { RSPAMD_ACTIONS } from './rspamd-session.js';
 
 export interface RspamdSymbol {
   name: string;
@@ -87,27 +84,9 @@ function one(req: IncomingMessage, name: string): string | undefined {
   return s === undefined || s.trim() === '' ? undefined : s.trim();
 }
 
-/** The SMTP session from rspamd request headers. */
+/** The SMTP session from the HTTP request's headers (see {@link sessionFromHeaderMap}). */
 export function sessionFromHeaders(req: IncomingMessage): SessionInput {
-  const s: SessionInput = {};
-  const ip = one(req, 'ip');
-  if (ip !== undefined) s.remoteIp = ip;
-  const helo = one(req, 'helo');
-  if (helo !== undefined) s.heloDomain = helo;
-  const from = req.headers.from;
-  if (typeof from === 'string') s.mailFrom = unbracket(from);
-  const rcpt = req.headersDistinct.rcpt;
-  if (rcpt !== undefined) s.rcptTo = rcpt.flatMap((r) => r.split(',')).map(unbracket).filter((r) => r !== '');
-  const user = one(req, 'user');
-  if (user !== undefined) s.authenticatedAs = user;
-  const host = one(req, 'hostname');
-  // rspamd's convention: "unknown" when the MTA could not resolve (or verify) the client's name.
-  if (host !== undefined && host.toLowerCase() !== 'unknown') s.iprev = { result: 'pass', ptr: [host] };
-  const mta = one(req, 'mta-name');
-  if (mta !== undefined) s.hostname = mta;
-  const tls = one(req, 'tls-version') ?? (one(req, 'tls-cipher') !== undefined ? 'TLS' : undefined);
-  if (tls !== undefined) s.tls = tls;
-  return s;
+  return sessionFromHeaderMap((name) => req.headersDistinct[name]);
 }
 
 const STATUS: Record<NotScanned, number> = { too_large: 413, timeout: 504, busy: 503, closing: 503, session: 400, error: 500 };
@@ -148,8 +127,12 @@ export interface OpsHandler {
   (req: IncomingMessage, res: ServerResponse): boolean;
 }
 
-/** Creates the rspamd-protocol HTTP server (not yet listening). */
-export function createRspamdServer(scanner: Scanner, ops: OpsHandler, requiredScore: () => number): Server {
+/**
+ * Creates the rspamd-protocol server (not yet listening): HTTP, and on the same port rspamd's
+ * legacy text protocol (`CHECK RSPAMC/1.3`, which Exim's `variant=rspamd` sends), told apart by
+ * the first line of each connection.
+ */
+export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds: ReplyThresholds): NetServer {
   const { limits, metrics } = scanner;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -207,7 +190,7 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, requiredSc
     const o = await scanner.scan({ protocol: 'rspamd', raw, session: sessionFromHeaders(req), queueId });
     req.socket.setTimeout(limits.idleTimeoutMs);
     if (res.destroyed) return;
-    if (o.ok) sendJson(res, 200, toRspamdReply(o.result, requiredScore(), o.ms));
+    if (o.ok) sendJson(res, 200, toRspamdReply(o.result, thresholds.spam(), o.ms));
     else sendJson(res, STATUS[o.reason], { error: o.message });
   };
   const server = createServer({ requestTimeout: 0, headersTimeout: limits.idleTimeoutMs, keepAliveTimeout: 5_000 }, (req, res) => {
@@ -218,7 +201,6 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, requiredSc
   });
   // Socket inactivity (nothing read or written: a stalled client) ends the connection.
   server.setTimeout(limits.idleTimeoutMs, (socket) => socket.destroy());
-  server.maxConnections = limits.maxConnections;
   server.on('connection', (socket) => {
     metrics.connections.inc({ protocol: 'rspamd' });
     socket.once('close', () => metrics.connections.dec({ protocol: 'rspamd' }));
@@ -228,5 +210,24 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, requiredSc
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();
   });
-  return server;
+  const legacy = textProtocolHandler(scanner, thresholds);
+  const outer = createNetServer({ allowHalfOpen: true }, (socket) => {
+    socket.on('error', () => undefined);
+    let head: Buffer = Buffer.alloc(0);
+    const sniff = (chunk: Buffer): void => {
+      head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+      const nl = head.indexOf('\r\n');
+      // The first line decides; 1 KiB without one is not a request line of either protocol.
+      if (nl < 0 && head.length < 1024) return;
+      socket.off('data', sniff);
+      socket.pause();
+      socket.unshift(head);
+      if (nl >= 0 && REQUEST_LINE.test(head.toString('latin1', 0, nl))) legacy(socket);
+      else server.emit('connection', socket);
+      socket.resume();
+    };
+    socket.on('data', sniff);
+  });
+  outer.maxConnections = limits.maxConnections;
+  return outer;
 }

@@ -108,7 +108,7 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
   const log = opts.logger ?? createLogger();
   const metrics = new ServerMetrics();
   const scanner = new Scanner(opts.pool, limits, metrics, log);
-  const threshold = (): number => opts.pool.ruleSet.thresholds?.scoreSpam ?? 5;
+  const thresholds = { spam: (): number => opts.pool.ruleSet.thresholds?.scoreSpam ?? 5, reject: (): number => opts.pool.ruleSet.thresholds?.scoreReject ?? 0 };
   let closing = false;
 
   const ops: OpsHandler = (req: IncomingMessage, res: ServerResponse) => {
@@ -169,9 +169,9 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
     });
     servers.push({ name, server, sockets });
   };
-  if (opts.rspamd) add('rspamd', createRspamdServer(scanner, ops, threshold));
+  if (opts.rspamd) add('rspamd', createRspamdServer(scanner, ops, thresholds));
   if (opts.milter) add('milter', createMilterServer(scanner));
-  if (opts.spamd) add('spamd', createSpamdServer(scanner, threshold));
+  if (opts.spamd) add('spamd', createSpamdServer(scanner, thresholds));
   if (opts.metrics) {
     const http: HttpServer = createHttpServer((req, res) => {
       if (!ops(req, res)) {

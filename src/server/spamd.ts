@@ -10,11 +10,15 @@
  * 69 `EX_UNAVAILABLE` (`TELL`: learning is not supported), 75 `EX_TEMPFAIL` (busy, time limit,
  * shutting down), 70 `EX_SOFTWARE` (worker failure). spamc then passes the message through
  * unchanged, as it does when spamd is down.
+ *
+ * The same parser serves rspamd's legacy text protocol (`CHECK RSPAMC/1.3`, on the rspamd
+ * listener): its headers carry the SMTP session and the reply is rspamd's (see {@link rspamcReply}).
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { inflateSync } from 'node:zlib';
 import type { ClassifyResult } from '../engine/types.js';
 import { splitMessage, withVerdictHeaders } from './headers.js';
+import { RSPAMD_ACTIONS, sessionFromHeaderMap } from './rspamd-session.js';
 import type { NotScanned, Scanner } from './scan.js';
 
 const MAX_HEAD = 64 * 1024;
@@ -31,8 +35,8 @@ const EX: Record<number, string> = {
 
 const CODE: Record<NotScanned, number> = { too_large: 65, timeout: 75, busy: 75, closing: 75, session: 76, error: 70 };
 
-function errorReply(code: number, text: string): string {
-  return `SPAMD/1.1 ${code} ${EX[code]} ${text.replace(/[\r\n]+/g, ' ')}\r\n\r\n`;
+function errorReply(code: number, text: string, rspamc = false): string {
+  return `${rspamc ? 'RSPAMD/1.3' : 'SPAMD/1.1'} ${code} ${EX[code]} ${text.replace(/[\r\n]+/g, ' ')}\r\n\r\n`;
 }
 
 function spamLine(r: ClassifyResult, threshold: number): string {
@@ -86,28 +90,58 @@ export function spamdReply(verb: string, r: ClassifyResult, threshold: number, r
 
 interface Request {
   verb: string;
-  headers: Map<string, string>;
+  /** `RSPAMC`: rspamd's legacy text protocol (Exim's `variant=rspamd`), answered in rspamd's format. */
+  rspamc: boolean;
+  headers: Map<string, string[]>;
 }
+
+/** A request line of either dialect: `CHECK SPAMC/1.5`, `CHECK RSPAMC/1.3`. */
+export const REQUEST_LINE = /^([A-Z_]+) (R?SPAMC)\/(\d+\.\d+)$/;
 
 function parseHead(text: string): Request | string {
   const lines = text.split('\r\n');
-  const m = /^([A-Z_]+) SPAMC\/(\d+\.\d+)$/.exec(lines[0] ?? '');
+  const m = REQUEST_LINE.exec(lines[0] ?? '');
   if (!m) return `bad request line ${JSON.stringify((lines[0] ?? '').slice(0, 80))}`;
   if (!VERBS.has(m[1]!)) return `unknown command ${m[1]}`;
-  const headers = new Map<string, string>();
+  const headers = new Map<string, string[]>();
   for (const line of lines.slice(1)) {
     if (line === '') continue;
     const colon = line.indexOf(':');
     if (colon <= 0) return `bad header line ${JSON.stringify(line.slice(0, 80))}`;
-    headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+    const name = line.slice(0, colon).trim().toLowerCase();
+    headers.set(name, [...(headers.get(name) ?? []), line.slice(colon + 1).trim()]);
   }
-  return { verb: m[1]!, headers };
+  return { verb: m[1]!, rspamc: m[2] === 'RSPAMC', headers };
 }
 
-/** Creates the spamd-protocol server (not yet listening). */
-export function createSpamdServer(scanner: Scanner, threshold: () => number): Server {
+/**
+ * rspamd's legacy reply (`RSPAMD/1.3 0 EX_OK`, `Metric: default; True; S / T / R`, `Action: …`,
+ * one `Symbol:` line per tag), as Exim's rspamd variant parses it.
+ */
+export function rspamcReply(r: ClassifyResult, threshold: number, rejectScore: number): Buffer {
+  const lines = [
+    'RSPAMD/1.3 0 EX_OK',
+    `Metric: default; ${r.action === 'allow' ? 'False' : 'True'}; ${r.score.toFixed(2)} / ${threshold.toFixed(2)} / ${rejectScore.toFixed(2)}`,
+    `Action: ${RSPAMD_ACTIONS[r.action]}`,
+    ...r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0)).map((t) => `Symbol: ${t}(${(r.scores[t] ?? 0).toFixed(2)})`),
+  ];
+  return Buffer.from(lines.join('\r\n') + '\r\n', 'utf8');
+}
+
+/** Thresholds a reply states: the spam threshold, and rspamd's reject score (0 = none). */
+export interface ReplyThresholds {
+  spam(): number;
+  reject(): number;
+}
+
+/**
+ * The connection handler of both text dialects: spamd's `SPAMC` and rspamd's legacy `RSPAMC`
+ * (whose headers carry the SMTP session: `IP`, `Helo`, `From`, `Rcpt`, `User`, `Hostname`,
+ * `Queue-Id`). Data already read from the socket must be `unshift`ed back before the call.
+ */
+export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThresholds): (socket: Socket) => void {
   const { limits, metrics } = scanner;
-  const handle = (socket: Socket): void => {
+  return (socket: Socket): void => {
     metrics.connections.inc({ protocol: 'spamd' });
     socket.once('close', () => metrics.connections.dec({ protocol: 'spamd' }));
     socket.setTimeout(limits.idleTimeoutMs, () => socket.destroy());
@@ -123,7 +157,7 @@ export function createSpamdServer(scanner: Scanner, threshold: () => number): Se
       if (done) return;
       done = true;
       if (protocolError) metrics.protocolErrors.inc({ protocol: 'spamd' });
-      socket.end(errorReply(code, text));
+      socket.end(errorReply(code, text, req?.rspamc ?? false));
       // A client still sending (a 60 MB body) is not read further.
       socket.once('finish', () => socket.destroy());
     };
@@ -134,7 +168,7 @@ export function createSpamdServer(scanner: Scanner, threshold: () => number): Se
       const r = req!;
       let raw: Uint8Array = Buffer.concat(chunks, got);
       if (want >= 0 && raw.length > want) raw = raw.subarray(0, want);
-      if ((r.headers.get('compress') ?? '').toLowerCase() === 'zlib') {
+      if ((r.headers.get('compress')?.[0] ?? '').toLowerCase() === 'zlib') {
         try {
           raw = inflateSync(raw, { maxOutputLength: limits.maxSize + 1 });
         } catch (e) {
@@ -147,11 +181,14 @@ export function createSpamdServer(scanner: Scanner, threshold: () => number): Se
       }
       // The idle timeout is for the client: it does not run while we scan.
       socket.setTimeout(0);
-      const o = await scanner.scan({ protocol: 'spamd', raw, session: {} });
+      const session = r.rspamc ? sessionFromHeaderMap((n) => r.headers.get(n)) : {};
+      const queueId = r.rspamc ? r.headers.get('queue-id')?.[0] : undefined;
+      const o = await scanner.scan({ protocol: r.rspamc ? 'rspamd' : 'spamd', raw, session, queueId });
       socket.setTimeout(limits.idleTimeoutMs);
       if (socket.destroyed) return;
-      if (o.ok) socket.end(spamdReply(r.verb, o.result, threshold(), raw));
-      else socket.end(errorReply(CODE[o.reason], o.message));
+      if (!o.ok) socket.end(errorReply(CODE[o.reason], o.message, r.rspamc));
+      else if (r.rspamc) socket.end(rspamcReply(o.result, thresholds.spam(), thresholds.reject()));
+      else socket.end(spamdReply(r.verb, o.result, thresholds.spam(), raw));
     };
 
     const onBody = (): void => {
@@ -179,7 +216,7 @@ export function createSpamdServer(scanner: Scanner, threshold: () => number): Se
         req = parsed;
         if (req.verb === 'PING') {
           done = true;
-          socket.end('SPAMD/1.5 0 PONG\r\n');
+          socket.end(req.rspamc ? 'RSPAMD/1.3 0 PONG\r\n' : 'SPAMD/1.5 0 PONG\r\n');
           return;
         }
         if (req.verb === 'SKIP') {
@@ -188,7 +225,7 @@ export function createSpamdServer(scanner: Scanner, threshold: () => number): Se
           return;
         }
         if (req.verb === 'TELL') return fail(69, 'learning (TELL) is not supported', false);
-        const cl = req.headers.get('content-length');
+        const cl = req.headers.get('content-length')?.[0];
         if (cl !== undefined) {
           if (!/^\d+$/.test(cl)) return fail(76, `bad Content-length ${JSON.stringify(cl)}`);
           want = Number(cl);
@@ -216,8 +253,12 @@ export function createSpamdServer(scanner: Scanner, threshold: () => number): Se
       if (got < want) return fail(76, `Content-length says ${want} bytes but the body has ${got}`);
     });
   };
+}
+
+/** Creates the spamd-protocol server (not yet listening). */
+export function createSpamdServer(scanner: Scanner, thresholds: ReplyThresholds): Server {
   // spamc half-closes its side after sending the message and then reads the reply.
-  const server = createServer({ allowHalfOpen: true }, handle);
-  server.maxConnections = limits.maxConnections;
+  const server = createServer({ allowHalfOpen: true }, textProtocolHandler(scanner, thresholds));
+  server.maxConnections = scanner.limits.maxConnections;
   return server;
 }

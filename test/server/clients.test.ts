@@ -105,6 +105,34 @@ describe('rspamc (Debian rspamd package)', () => {
   });
 });
 
+describe("rspamd's legacy text protocol, as Exim's spam = … variant=rspamd speaks it", () => {
+  it('answers CHECK RSPAMC/1.3 with the session headers in a reply Exim parses', async () => {
+    const { host, port } = s.hostPort('rspamd');
+    const { connect } = await import('node:net');
+    const { readFileSync } = await import('node:fs');
+    const file = files.at(-1)!; // GTUBE: reject
+    const body = readFileSync(file);
+    // Exim's request (src/spam.c): no half-close; it reads until the server closes.
+    const head = `CHECK RSPAMC/1.3\r\nContent-length: ${body.length}\r\nQueue-Id: 1abcDE-000001-XY\r\nFrom: <a@example.org>\r\nRecipient-Number: 1\r\nRcpt: <b@example.com>\r\nHelo: mx.example.org\r\nIP: 192.0.2.9\r\n\r\n`;
+    const reply = await new Promise<string>((resolve, reject) => {
+      const c = connect(port, host);
+      let out = '';
+      c.on('data', (d: Buffer) => (out += d.toString('latin1')));
+      c.on('close', () => resolve(out));
+      c.on('error', reject);
+      c.write(Buffer.concat([Buffer.from(head), body]));
+    });
+    // Exim: sscanf("RSPAMD/%7s 0 EX_OK\r\nMetric: default; %7s %lf / %lf / %lf\r\n%n") == 5, then "Action: ".
+    const m = /^RSPAMD\/(\S{1,7}) 0 EX_OK\r\nMetric: default; (\S{1,7}) (-?[\d.]+) \/ ([\d.]+) \/ ([\d.]+)\r\nAction: ([^\r]*)\r\n/.exec(reply);
+    expect(m, reply).not.toBeNull();
+    expect(m![2]).toBe('True;');
+    expect(Number(m![4])).toBe(5);
+    expect(m![6]).toBe('reject');
+    expect(reply).toMatch(/^Symbol: GTUBE\(0\.00\)\r$/m);
+    expect(s.logs.some((l) => l.msg === 'scan' && l.queueId === '1abcDE-000001-XY' && l.remoteIp === '192.0.2.9')).toBe(true);
+  });
+});
+
 describe('spamc (Debian spamc package)', () => {
   const args = (): string[] => {
     const { host, port } = s.hostPort('spamd');

@@ -1,0 +1,46 @@
+/**
+ * What both rspamd dialects share (the HTTP protocol and the legacy `RSPAMC` text protocol): the
+ * SMTP session carried in request headers, and rspamd's action names for ours.
+ */
+import type { SessionInput } from '../analysis/types.js';
+import type { Action } from '../engine/types.js';
+import { unbracket } from './scan.js';
+
+/** rspamd's action names for ours. */
+export const RSPAMD_ACTIONS: Record<Action, string> = {
+  allow: 'no action',
+  spam: 'add header',
+  reject: 'reject',
+  discard: 'reject',
+};
+
+/**
+ * The SMTP session from rspamd request headers (`get` takes a lowercased name and returns every
+ * value of it): `IP`, `Helo`, `From`, `Rcpt` (repeated or comma-separated), `User`, `Hostname`
+ * (rspamd's convention: `unknown` when the MTA could not verify the client's name), `MTA-Name`,
+ * `TLS-Version`/`TLS-Cipher`.
+ */
+export function sessionFromHeaderMap(get: (name: string) => readonly string[] | undefined): SessionInput {
+  const one = (name: string): string | undefined => {
+    const v = get(name)?.[0]?.trim();
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const s: SessionInput = {};
+  const ip = one('ip');
+  if (ip !== undefined) s.remoteIp = ip;
+  const helo = one('helo');
+  if (helo !== undefined) s.heloDomain = helo;
+  const from = get('from')?.[0];
+  if (from !== undefined) s.mailFrom = unbracket(from);
+  const rcpt = get('rcpt');
+  if (rcpt !== undefined) s.rcptTo = rcpt.flatMap((r) => r.split(',')).map(unbracket).filter((r) => r !== '');
+  const user = one('user');
+  if (user !== undefined) s.authenticatedAs = user;
+  const host = one('hostname');
+  if (host !== undefined && host.toLowerCase() !== 'unknown') s.iprev = { result: 'pass', ptr: [host] };
+  const mta = one('mta-name');
+  if (mta !== undefined) s.hostname = mta;
+  const tls = one('tls-version') ?? (one('tls-cipher') !== undefined ? 'TLS' : undefined);
+  if (tls !== undefined) s.tls = tls;
+  return s;
+}
