@@ -4,7 +4,12 @@
  * that opens its own connection from the store's configuration.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClassifier, sampleFeatures, DEFAULT_SETTINGS, type SpamClassifier } from '../../src/classifier/index.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openClassifier, sampleFeatures, trainInWorker, DEFAULT_SETTINGS, type SpamClassifier } from '../../src/classifier/index.js';
+import { run as learn } from '../../src/cli/learn.js';
+import { capture } from '../helpers/capture.js';
 import { startPostgres, startRedis, type PostgresServer, type RedisServer } from '../servers/index.js';
 import { hamMessage, spamMessage } from './helpers.js';
 
@@ -49,4 +54,25 @@ describe('classifier store on Redis', () => {
   it('shares samples and the model between classifiers; trains in a worker', async () => {
     await shareOneModel(() => ({ '@type': 'Redis', url: redis.url, timeout: 5000 }));
   }, 120_000);
+
+  it('spamrule learn --redis URL and --pg URL keep the model there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spamrule-learn-servers-'));
+    try {
+      const files = Array.from({ length: 3 }, (_, i) => join(dir, `${i}.eml`));
+      files.forEach((f, i) => writeFileSync(f, spamMessage(100 + i)));
+      const r = await capture(() => learn(['--redis', `${redis.url}/3`, '--spam', ...files]));
+      expect(r.stderr).toMatch(/stored 3 spam and 0 ham samples/);
+      const p = await capture(() => learn(['--pg', `postgres://${pg.user}@${pg.host}:${pg.port}/${pg.database}`, '--spam', ...files]));
+      expect(p.stderr).toMatch(/stored 3 spam and 0 ham samples/);
+      expect(p.result).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('training worker', () => {
+  it('rejects for a store it cannot reach, leaving nothing changed', async () => {
+    await expect(trainInWorker({ '@type': 'Redis', url: 'redis://127.0.0.1:1', timeout: 500 }, { ...DEFAULT_SETTINGS, ...settings }, { seed: 1 })).rejects.toThrow();
+  }, 60_000);
 });
