@@ -71,16 +71,6 @@ export function conditionValidator(engine: EngineModule | Error): ConditionValid
   return (scope, condition) => engine.validateCondition(scope, condition);
 }
 
-/** The lookup adapters' own check of a store config, when the module provides one. */
-export function storeValidator(lookup: LookupModule): ((config: Data) => Problem[]) | undefined {
-  const parse = lookup.parseLookupStoreConfig;
-  if (parse === undefined) return undefined;
-  return (config) => {
-    const r = parse(config);
-    return r.ok ? [] : r.errors;
-  };
-}
-
 /** Stored SpamRules in engine input shape, in creation (id) order, the engine's tie-breaker. */
 export function rulesForEngine(objects: Map<string, Data>): Record<string, unknown>[] {
   return [...objects].sort((a, b) => compareIds(a[0], b[0])).map(([id, d]) => ({ id, ...d }));

@@ -7,7 +7,8 @@
 import { invalidProperties, MethodError, SetErrorException } from './errors.js';
 import { applyPatch } from './pointer.js';
 import { normalizeRuleName, validateRegistryObject } from '../engine/schema.js';
-import { LOOKUP_STORE_VARIANTS, maskSecrets, validateVariant, type Problem } from './schema.js';
+import { parseLookupStoreConfig } from '../lookup/config.js';
+import { maskSecrets, type Problem } from './schema.js';
 import { REGISTRY_KINDS, type RegistryObjectType } from './registry-kinds.js';
 
 export type ObjectType = 'SpamRule' | 'StoreLookup' | RegistryObjectType;
@@ -18,16 +19,10 @@ export { SPAM_RULE_SCOPES, normalizeRuleName } from '../engine/schema.js';
 /** Compiles a condition for a scope: `[]` or problems with paths `condition/match/0/if`. */
 export type ConditionValidator = (scope: string, condition: { match: { if: string; then: string }[]; else: string }) => Problem[];
 
-/**
- * Checks a validated `store` the way the lookup adapters will read it (`parseLookupStoreConfig` of
- * src/lookup), so nothing is stored that `createLookupStore` would refuse. Paths relative to the store.
- */
-export type StoreValidator = (config: Data) => Problem[];
 
 /** The server-side compilers/validators an object passes before it is stored. */
 export interface Validators {
   condition: ConditionValidator;
-  store?: StoreValidator;
 }
 
 /** Largest stored object, in bytes of JSON (Stalwart's registry limit, Stalwart's registry schema). */
@@ -162,11 +157,49 @@ function validateLookup(input: Record<string, unknown>, id: string, old: Data | 
   else namespace = namespace.trim();
   let store: Data | undefined;
   if (input.store === undefined || input.store === null) problems.push({ path: 'store', message: 'required' });
-  else store = validateVariant(LOOKUP_STORE_VARIANTS, input.store, old?.store, 'store', problems);
-  if (store !== undefined && problems.length === 0 && validate.store)
-    for (const p of validate.store(store)) problems.push({ path: p.path === '' ? 'store' : `store/${p.path}`, message: p.message });
+  else {
+    // The one schema of a store configuration: the lookup adapters' own (src/lookup/config.ts).
+    const given = keepSecrets(input.store, old?.store);
+    const r = parseLookupStoreConfig(given);
+    if (r.ok) store = storeToWire(r.value as unknown as Data);
+    else for (const p of r.errors) problems.push(storeProblem(given, p));
+  }
   if (problems.length > 0) throw invalidProperties(problems);
   return checkSize({ namespace, store });
+}
+
+/** A store problem with its `store/…` path; an absent property says "required", a bad variant names the choices. */
+function storeProblem(given: unknown, p: Problem): Problem {
+  const path = p.path === '' ? 'store' : `store/${p.path}`;
+  if (p.path === '@type' || p.path.endsWith('/@type')) return { path, message: `missing or invalid "@type" (${p.message})` };
+  let cur: unknown = given;
+  const keys = p.path.split('/');
+  for (const k of keys.slice(0, -1)) cur = isObject(cur) || Array.isArray(cur) ? (cur as Record<string, unknown>)[k] : undefined;
+  const absent = (isObject(cur) || Array.isArray(cur)) && (cur as Record<string, unknown>)[keys[keys.length - 1]!] === undefined;
+  return { path, message: absent && !p.message.startsWith('unknown property') ? 'required' : p.message };
+}
+
+/**
+ * Secrets are write-only: a `{"@type": "Value"}` sent without `secret` (as `/get` returns it) keeps
+ * the stored secret at the same place, as long as the surrounding variant is unchanged.
+ */
+function keepSecrets(v: unknown, old: unknown): unknown {
+  if (Array.isArray(v)) return v.map((x, i) => keepSecrets(x, Array.isArray(old) ? old[i] : undefined));
+  if (!isObject(v) || !isObject(old)) return v;
+  if (v['@type'] !== undefined && old['@type'] !== undefined && v['@type'] !== old['@type']) return v;
+  if (v['@type'] === 'Value' && v.secret === undefined && typeof old.secret === 'string') return { ...v, secret: old.secret };
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, keepSecrets(x, old[k])]));
+}
+
+/** The stored (wire) shape of a validated store: sets as `{"value": true}` maps, as JMAP shows them. */
+function storeToWire(v: unknown): Data {
+  const walk = (x: unknown, key?: string): unknown => {
+    if (key === 'urls' && Array.isArray(x)) return Object.fromEntries(x.map((u) => [u, true]));
+    if (Array.isArray(x)) return x.map((y) => walk(y));
+    if (isObject(x)) return Object.fromEntries(Object.entries(x).map(([k, y]) => [k, walk(y, k)]));
+    return x;
+  };
+  return walk(v) as Data;
 }
 
 export const StoreLookupKind: ObjectKind = {

@@ -34,15 +34,23 @@ function setOfStrings() {
 const requiredString = (name: string) => z.string().trim().min(1, `Required ${name}`);
 /** Nullable strings: when present, non-empty (schema "if present, non-empty"). */
 const optionalString = () => z.string().trim().min(1, 'must not be empty if present').nullable();
-const uint = (min: number, max: number) => z.number().int('must be an integer').min(min).max(max);
-const duration = () => z.number().positive('must be a positive duration in milliseconds');
+const uint = (min: number, max: number) =>
+  z.number({ error: 'expected a non-negative integer' }).int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+// Integer milliseconds > 0, as the registry's Duration (a string such as "10s" or 0 is refused).
+const DURATION = 'expected a duration in milliseconds (integer > 0)';
+const duration = () => z.number({ error: DURATION }).int(DURATION).positive(DURATION);
+const oneOf = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `expected one of ${values.join(', ')}` });
+const bool = () => z.boolean({ error: 'expected true or false' });
 
 export const SecretKeyOptionalSchema = z.discriminatedUnion('@type', [
   z.strictObject({ '@type': z.literal('None') }),
   z.strictObject({ '@type': z.literal('Value'), secret: z.string().min(1, 'Required secret') }),
   z.strictObject({ '@type': z.literal('EnvironmentVariable'), variableName: requiredString('variableName') }),
   z.strictObject({ '@type': z.literal('File'), filePath: requiredString('filePath') }),
-]);
+], {
+  // "No secret" is written {"@type": "None"}, never null (the registry schema's SecretKeyOptional).
+  error: (iss) => (iss.input === null ? 'expected a secret object ({"@type": "None"} for no secret), not null' : 'expected "@type" one of None, Value, EnvironmentVariable, File'),
+});
 export type SecretKeyOptional = z.output<typeof SecretKeyOptionalSchema>;
 const secret = () => SecretKeyOptionalSchema.default({ '@type': 'None' });
 
@@ -75,18 +83,18 @@ const MySqlSettings = z.strictObject(mySettings);
 export const PostgreSqlStoreSchema = z.strictObject({
   '@type': z.literal('PostgreSql'),
   timeout: duration().nullable().default(15000),
-  useTls: z.boolean().default(false),
-  allowInvalidCerts: z.boolean().default(false),
+  useTls: bool().default(false),
+  allowInvalidCerts: bool().default(false),
   poolMaxConnections: uint(1, 8192).nullable().default(10),
-  poolRecyclingMethod: z.enum(['fast', 'verified', 'clean']).default('fast'),
+  poolRecyclingMethod: oneOf(['fast', 'verified', 'clean']).default('fast'),
   readReplicas: listOf(PostgreSqlSettings).default([]),
   ...pgSettings,
 });
 export const MySqlStoreSchema = z.strictObject({
   '@type': z.literal('MySql'),
   timeout: duration().nullable().default(15000),
-  useTls: z.boolean().default(false),
-  allowInvalidCerts: z.boolean().default(false),
+  useTls: bool().default(false),
+  allowInvalidCerts: bool().default(false),
   maxAllowedPacket: uint(1024, 1073741824).nullable().default(null),
   poolMaxConnections: uint(1, 8192).nullable().default(10),
   poolMinConnections: uint(1, 8192).nullable().default(5),
@@ -110,11 +118,11 @@ export const RedisClusterStoreSchema = z.strictObject({
   authUsername: optionalString().default('stalwart'),
   authSecret: secret(),
   // The schema bounds retry waits to 1..1024 and the code compares milliseconds (Stalwart's registry schema).
-  maxRetryWait: z.number().min(1).max(1024).nullable().default(null),
-  minRetryWait: z.number().min(1).max(1024).nullable().default(null),
+  maxRetryWait: duration().max(1024, 'must be at most 1024').nullable().default(null),
+  minRetryWait: duration().max(1024, 'must be at most 1024').nullable().default(null),
   maxRetries: uint(1, 1024).nullable().default(null),
-  readFromReplicas: z.boolean().default(true),
-  protocolVersion: z.enum(['resp2', 'resp3']).default('resp2'),
+  readFromReplicas: bool().default(true),
+  protocolVersion: oneOf(['resp2', 'resp3']).default('resp2'),
   ...redisPool,
 });
 export const RedisSentinelStoreSchema = z.strictObject({
@@ -125,14 +133,14 @@ export const RedisSentinelStoreSchema = z.strictObject({
   authSecret: secret(),
   sentinelUsername: optionalString().default(null),
   sentinelSecret: secret(),
-  protocolVersion: z.enum(['resp2', 'resp3']).default('resp2'),
+  protocolVersion: oneOf(['resp2', 'resp3']).default('resp2'),
   ...redisPool,
 });
 /** x:InMemoryStoreBase: the stores a `Sharded` store may hold. */
 export const InMemoryStoreBaseSchema = z.discriminatedUnion('@type', [RedisStoreSchema, RedisClusterStoreSchema, RedisSentinelStoreSchema]);
 export const ShardedStoreSchema = z.strictObject({
   '@type': z.literal('Sharded'),
-  stores: listOf(InMemoryStoreBaseSchema).refine((a) => a.length >= 2, 'MinLength stores 2: a Sharded store needs at least 2 stores'),
+  stores: listOf(InMemoryStoreBaseSchema).refine((a) => a.length >= 2, 'MinLength stores 2: a Sharded store needs at least 2 items'),
 });
 
 export const LookupStoreConfigSchema = z.discriminatedUnion('@type', [
