@@ -160,14 +160,20 @@ export function loadRuleFile(path: string, opts: ParseBundleOptions = {}): RuleB
 
 /**
  * Reads a score file: `scores.txt` (`TAG = number|reject|discard`) or JSON (an array of SpamTag
- * objects, or a bundle with `SpamTag`).
+ * objects, or a bundle with `SpamTag`). Throws {@link RuleBundleError} for SpamTags that do not
+ * validate (a score outside −999999..999999, an unknown `@type`, …).
  */
 export function loadScoresFile(path: string): SpamTagInput[] {
   const text = readFileSync(path, 'utf8');
   const t = text.trimStart();
   if (t.startsWith('[') || t.startsWith('{')) {
     const json: unknown = JSON.parse(text);
-    return Array.isArray(json) ? (json as SpamTagInput[]) : parseRuleBundle(json, path).tags;
+    if (!Array.isArray(json)) return parseRuleBundle(json, path).tags;
+    // The same SpamTag schema as a bundle's (and JMAP's).
+    const bundle: RuleBundle = { rules: [], tags: json as SpamTagInput[], lists: new Map(), dnsblServers: [], httpLookups: [], fileExtensions: [] };
+    const problems = validateBundle(bundle);
+    if (problems.length > 0) throw new RuleBundleError(path, problems);
+    return bundle.tags;
   }
   return parseScoresTxt(text);
 }

@@ -81,3 +81,11 @@ describe('one schema for lint, loadRuleFile and JMAP', () => {
     expect([b.rules.length, b.tags.length, b.dnsblServers.length, b.httpLookups.length, b.fileExtensions.length]).toEqual([66, 403, 18, 4, 132]);
   });
 });
+
+describe('score files', () => {
+  it('loadScoresFile checks a JSON array of SpamTags against the same schema', async () => {
+    const { loadScoresFile } = await import('../../src/engine/index.js');
+    expect(loadScoresFile(file('scores-ok.json', [{ '@type': 'Score', tag: 'A', score: 1.5 }, { '@type': 'Reject', tag: 'B' }]))).toHaveLength(2);
+    expect(() => loadScoresFile(file('scores-bad.json', [{ '@type': 'Score', tag: 'A', score: 1e9 }]))).toThrow(/SpamTag\[0\] \(A\) score: must be in -999999\.\.999999/);
+  });
+});
