@@ -155,6 +155,10 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
       for (const [other, d] of working.objects)
         if (other !== id && d[kind.uniqueProperty] === key)
           return { type: 'alreadyExists', description: `${kind.uniqueProperty} "${String(key)}" is already used by ${other}`, properties: [kind.uniqueProperty], existingId: other };
+      for (const t of kind.alsoUniqueIn ?? [])
+        for (const [other, d] of ctx.repo.snapshot(t.type).objects)
+          if (d[t.property] === key)
+            return { type: 'alreadyExists', description: `${kind.uniqueProperty} "${String(key)}" is already used by x:${t.type} ${other}`, properties: [kind.uniqueProperty], existingId: other };
       return undefined;
     };
 

@@ -36,6 +36,11 @@ export interface ObjectKind {
   readonly properties: readonly string[];
   /** The property that must be unique among objects of this type. */
   readonly uniqueProperty: string;
+  /**
+   * Other types whose objects must not share that value (a lookup namespace is served by one
+   * StoreLookup or one HttpLookup, never both, as in Stalwart).
+   */
+  readonly alsoUniqueIn?: readonly { type: ObjectType; property: string }[];
   /** Validates a create; returns the stored data (without `id`). Throws SetErrorException. */
   create(input: unknown, id: string, validate: Validators): Data;
   /** Applies a PatchObject to stored data and validates the result. Throws SetErrorException. */
@@ -207,6 +212,7 @@ export const StoreLookupKind: ObjectKind = {
   permissionPrefix: 'sysStoreLookup',
   properties: ['id', 'namespace', 'store'],
   uniqueProperty: 'namespace',
+  alsoUniqueIn: [{ type: 'HttpLookup', property: 'namespace' }],
   create(input, id, validate) {
     return validateLookup(requireObject(input, 'a StoreLookup'), id, undefined, validate);
   },

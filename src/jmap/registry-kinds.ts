@@ -25,6 +25,8 @@ interface KindSpec {
   properties: readonly string[];
   /** Unique among objects of the type; what lookups, scores or DNSBL results name. */
   uniqueProperty: string;
+  /** Other types that must not use the same value (see ObjectKind.alsoUniqueIn). */
+  alsoUniqueIn?: ObjectKind['alsoUniqueIn'];
   /** Text filters (case-insensitive substring), by filter name → property. */
   textFilters: Record<string, string>;
   /** Extra server-side checks after the schema (compiling expressions). */
@@ -51,6 +53,7 @@ function registryKind(spec: KindSpec): ObjectKind {
     permissionPrefix: spec.permissionPrefix,
     properties: ['id', ...spec.properties],
     uniqueProperty: spec.uniqueProperty,
+    ...(spec.alsoUniqueIn ? { alsoUniqueIn: spec.alsoUniqueIn } : {}),
     create: (input, _id, v) => validate(spec, input, v),
     update(old, patch, _id, v) {
       if (!isObject(patch)) throw new SetErrorException({ type: 'invalidPatch', description: 'a PatchObject must be a JSON object', properties: [''] });
@@ -102,6 +105,7 @@ export const HttpLookupKind = registryKind({
   permissionPrefix: 'sysHttpLookup',
   properties: ['namespace', 'url', 'format', 'enable', 'isGzipped', 'maxSize', 'maxEntries', 'maxEntrySize', 'refresh', 'retry', 'timeout'],
   uniqueProperty: 'namespace',
+  alsoUniqueIn: [{ type: 'StoreLookup', property: 'namespace' }],
   textFilters: { namespace: 'namespace', url: 'url' },
 });
 

@@ -66,6 +66,21 @@ describe('registry objects over JMAP', () => {
     expect(r[2]![1].notCreated.a).toMatchObject({ type: 'invalidProperties', properties: ['url'], description: 'url: expected an http(s) URL' });
   });
 
+  it('a lookup namespace belongs to one StoreLookup or one HttpLookup, not both', async () => {
+    h = await startHarness();
+    const list = (await h.call([['x:HttpLookup/set', { create: { l: LIST } }, 'a']]))[0]![1].created.l.id;
+    const r = await h.call([
+      ['x:StoreLookup/set', { create: { s: { namespace: LIST.namespace, store: { '@type': 'Sqlite', path: '/tmp/x.db' } } } }, 'b'],
+      ['x:StoreLookup/set', { create: { s: { namespace: 'other', store: { '@type': 'Sqlite', path: '/tmp/x.db' } } } }, 'c'],
+      ['x:HttpLookup/set', { create: { l: { ...LIST, namespace: 'other' } } }, 'd'],
+    ]);
+    expect(r[0]![1].notCreated.s).toEqual({
+      type: 'alreadyExists', description: `namespace "${LIST.namespace}" is already used by x:HttpLookup ${list}`, properties: ['namespace'], existingId: list,
+    });
+    expect(r[1]![1].created.s).toBeDefined();
+    expect(r[2]![1].notCreated.l).toMatchObject({ type: 'alreadyExists', existingId: r[1]![1].created.s.id });
+  });
+
   it('has its own permissions per type', async () => {
     h = await startHarness();
     const tok = h.token(['sysSpamTagGet', 'sysSpamTagQuery', 'sysHttpLookupCreate']);
