@@ -5,7 +5,10 @@
  * a space or `>`, case-insensitive, after leading white space), XML (`<?xml `) and shell scripts (`#!`).
  * Plain text is not recognised (no answer, so no tag).
  */
-import { fileTypeFromBuffer } from 'file-type';
+import type * as FileType from 'file-type';
+
+// file-type and its readers (about 20 modules) load with the first attachment sniffed, not at start-up.
+let fileType: Promise<typeof FileType> | undefined;
 
 /**
  * `file-type` names that `infer` spells differently: Stalwart compares `infer`'s name with the
@@ -50,7 +53,7 @@ export function sniffText(bytes: Uint8Array): string | undefined {
 export async function sniffContentType(bytes: Uint8Array): Promise<string | undefined> {
   if (bytes.length === 0) return undefined;
   try {
-    const t = await fileTypeFromBuffer(bytes);
+    const t = await (fileType ??= import('file-type')).then((m) => m.fileTypeFromBuffer(bytes));
     if (t !== undefined) return INFER_NAMES[t.mime] ?? t.mime;
   } catch {
     // A truncated or odd container: fall through to the text matchers.

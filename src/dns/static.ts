@@ -2,7 +2,7 @@
  * A resolver answering from a fixed map: tests, Stalwart's suite mocks, air-gapped sites (`--dns static:FILE`).
  */
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import { createRequire } from 'node:module';
 import { DnsConfigError } from './errors.js';
 import { DNS_TYPES, normalizeName, parseIpStrict, ptrQueryName } from './names.js';
 import type { DnsAnswer, DnsRecordMap, DnsType, MxRecord, Resolver } from './types.js';
@@ -39,20 +39,31 @@ export function stalwartTestErrors(name: string): boolean {
   return name.includes('_dns_error.') || name.includes('_parse_error.') || name.includes('_invalid_record.');
 }
 
-const ipv4 = z.string().refine((s) => parseIpStrict(s)?.kind() === 'ipv4', 'not an IPv4 address');
-const ipv6 = z.string().refine((s) => parseIpStrict(s)?.kind() === 'ipv6', 'not an IPv6 address');
-const mxText = z.string().regex(/^\s*\d{1,5}\s+\S*\s*$/, 'MX must be "<preference> <exchange>"');
-const recordsSchema = z.strictObject({
-  A: z.array(ipv4).optional(),
-  AAAA: z.array(ipv6).optional(),
-  MX: z
-    .array(z.union([mxText, z.strictObject({ preference: z.number().int().min(0).max(65535), exchange: z.string() })]))
-    .optional(),
-  PTR: z.array(z.string()).optional(),
-  TXT: z.array(z.string()).optional(),
-  DNSBL: z.array(ipv4).optional(),
-});
-const zoneSchema = z.record(z.string(), recordsSchema);
+/**
+ * zod and the zone schema, built on the first StaticResolver: zod is about 95 modules that start-up
+ * (`spamrule classify` with the system resolver) need not load. Its CommonJS build is loaded with
+ * `require`, so the constructor stays synchronous.
+ */
+function buildZoneSchema() {
+  const { z } = createRequire(import.meta.url)('zod') as typeof import('zod');
+  const ipv4 = z.string().refine((s) => parseIpStrict(s)?.kind() === 'ipv4', 'not an IPv4 address');
+  const ipv6 = z.string().refine((s) => parseIpStrict(s)?.kind() === 'ipv6', 'not an IPv6 address');
+  const mxText = z.string().regex(/^\s*\d{1,5}\s+\S*\s*$/, 'MX must be "<preference> <exchange>"');
+  const recordsSchema = z.strictObject({
+    A: z.array(ipv4).optional(),
+    AAAA: z.array(ipv6).optional(),
+    MX: z
+      .array(z.union([mxText, z.strictObject({ preference: z.number().int().min(0).max(65535), exchange: z.string() })]))
+      .optional(),
+    PTR: z.array(z.string()).optional(),
+    TXT: z.array(z.string()).optional(),
+    DNSBL: z.array(ipv4).optional(),
+  });
+  const zoneSchema = z.record(z.string(), recordsSchema);
+  return { z, zoneSchema };
+}
+
+let zoneValidation: ReturnType<typeof buildZoneSchema> | undefined;
 
 type Answers = { [T in DnsType]?: DnsRecordMap[T][] };
 
@@ -79,6 +90,7 @@ export class StaticResolver implements Resolver {
     zone: StaticZone,
     private readonly options: StaticResolverOptions = {},
   ) {
+    const { z, zoneSchema } = (zoneValidation ??= buildZoneSchema());
     const parsed = zoneSchema.safeParse(zone);
     if (!parsed.success) throw new DnsConfigError(`invalid static DNS map: ${z.prettifyError(parsed.error)}`);
     for (const [name, recs] of Object.entries(parsed.data)) {

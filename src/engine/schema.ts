@@ -8,7 +8,8 @@
  * Stalwart's index-keyed objects (`{"0": …}`), sets `{"value": true}` maps or arrays.
  * Problems carry JSON-pointer paths (`priority`, `condition/match/0/if`).
  */
-import { z } from 'zod';
+import { createRequire } from 'node:module';
+import type { z as Zod } from 'zod';
 
 export interface Problem {
   /** JSON pointer relative to the object, e.g. `priority`, `condition/match/0/if`. */
@@ -31,127 +32,139 @@ export function normalizeRuleName(name: string): string {
 const msg = (message: string) => ({ error: () => message });
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** A list on input: an array, or an index-keyed object re-numbered in key order. */
-const listOf = <T extends z.ZodType>(item: T) =>
-  z.preprocess((v, ctx) => {
-    if (Array.isArray(v) || !isObject(v)) return v;
-    const keys = Object.keys(v);
-    const bad = keys.find((k) => !/^\d+$/.test(k));
-    if (bad !== undefined) {
-      ctx.issues.push({ code: 'custom', message: 'list keys must be decimal indices', input: v, path: [bad] });
-      return z.NEVER;
-    }
-    return keys.sort((a, b) => Number(a) - Number(b)).map((k) => v[k]);
-  }, z.array(item, msg('expected a list (array or index-keyed object)')));
+/**
+ * The schemas, built on first validation: zod is about 95 modules, which `spamrule classify` and
+ * `import('spamrule')` would otherwise load at start-up without validating anything. Its CommonJS
+ * build is loaded with `require`, so validation stays synchronous.
+ */
+function buildSchemas() {
+  const { z } = createRequire(import.meta.url)('zod') as typeof import('zod');
+  /** A list on input: an array, or an index-keyed object re-numbered in key order. */
+  const listOf = <T extends Zod.ZodType>(item: T) =>
+    z.preprocess((v, ctx) => {
+      if (Array.isArray(v) || !isObject(v)) return v;
+      const keys = Object.keys(v);
+      const bad = keys.find((k) => !/^\d+$/.test(k));
+      if (bad !== undefined) {
+        ctx.issues.push({ code: 'custom', message: 'list keys must be decimal indices', input: v, path: [bad] });
+        return z.NEVER;
+      }
+      return keys.sort((a, b) => Number(a) - Number(b)).map((k) => v[k]);
+    }, z.array(item, msg('expected a list (array or index-keyed object)')));
 
-/** A set on input: `{"value": true}` map or an array of values; output is the map (false entries dropped). */
-const stringSet = z.preprocess(
-  (v) => (Array.isArray(v) ? Object.fromEntries(v.map((x) => [x, true])) : v),
-  z.record(z.string().min(1, msg('set entries must be non-empty strings')), z.boolean(msg('set values must be true or false')), msg('expected a set ({"value": true} map or array)')),
-).transform((m) => Object.fromEntries(Object.entries(m).filter(([, on]) => on)) as Record<string, true>);
+  /** A set on input: `{"value": true}` map or an array of values; output is the map (false entries dropped). */
+  const stringSet = z.preprocess(
+    (v) => (Array.isArray(v) ? Object.fromEntries(v.map((x) => [x, true])) : v),
+    z.record(z.string().min(1, msg('set entries must be non-empty strings')), z.boolean(msg('set values must be true or false')), msg('expected a set ({"value": true} map or array)')),
+  ).transform((m) => Object.fromEntries(Object.entries(m).filter(([, on]) => on)) as Record<string, true>);
 
-const expr = z.string(msg('expected a non-empty expression')).refine((s) => s.trim() !== '', msg('expected a non-empty expression'));
-const nonEmpty = (what = 'expected a non-empty string') => z.string(msg(what)).refine((s) => s.trim() !== '', msg(what));
-const bool = (def: boolean) => z.boolean(msg('expected true or false')).default(def);
-const integer = (min: number, max: number, what: string) =>
-  z.number(msg('expected an integer')).refine(Number.isSafeInteger, msg('expected an integer')).refine((n) => n >= min && n <= max, msg(what));
+  const expr = z.string(msg('expected a non-empty expression')).refine((s) => s.trim() !== '', msg('expected a non-empty expression'));
+  const nonEmpty = (what = 'expected a non-empty string') => z.string(msg(what)).refine((s) => s.trim() !== '', msg(what));
+  const bool = (def: boolean) => z.boolean(msg('expected true or false')).default(def);
+  const integer = (min: number, max: number, what: string) =>
+    z.number(msg('expected an integer')).refine(Number.isSafeInteger, msg('expected an integer')).refine((n) => n >= min && n <= max, msg(what));
 
-/** `x:Expression`: `{match: [{if, then}], else}`; `match` may be index-keyed, and may be absent. */
-export const ExpressionSchema = z.strictObject(
-  {
-    match: z.preprocess((v) => v ?? [], listOf(z.strictObject({ if: expr, then: expr }, msg('expected an object {"if", "then"}')))),
-    else: expr,
-  },
-  msg('expected an object {"match", "else"}'),
-);
+  /** `x:Expression`: `{match: [{if, then}], else}`; `match` may be index-keyed, and may be absent. */
+  const ExpressionSchema = z.strictObject(
+    {
+      match: z.preprocess((v) => v ?? [], listOf(z.strictObject({ if: expr, then: expr }, msg('expected an object {"if", "then"}')))),
+      else: expr,
+    },
+    msg('expected an object {"match", "else"}'),
+  );
 
-const scopeEnum = <T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values, msg(`missing or invalid "@type" (expected one of ${values.join(', ')})`));
+  const scopeEnum = <T extends readonly [string, ...string[]]>(values: T) =>
+    z.enum(values, msg(`missing or invalid "@type" (expected one of ${values.join(', ')})`));
 
-export const SpamRuleSchema = z.strictObject({
-  '@type': scopeEnum(SPAM_RULE_SCOPES),
-  name: z.string(msg('expected a non-empty string')).transform(normalizeRuleName).refine((s) => s !== '', msg('expected a non-empty string')),
-  description: z.string(msg('expected a non-empty string or null')).min(1, msg('expected a non-empty string or null')).nullable().default(null),
-  enable: bool(true),
-  priority: integer(-99999, 99999, 'must be in -99999..99999').default(500),
-  condition: ExpressionSchema,
-});
+  const SpamRuleSchema = z.strictObject({
+    '@type': scopeEnum(SPAM_RULE_SCOPES),
+    name: z.string(msg('expected a non-empty string')).transform(normalizeRuleName).refine((s) => s !== '', msg('expected a non-empty string')),
+    description: z.string(msg('expected a non-empty string or null')).min(1, msg('expected a non-empty string or null')).nullable().default(null),
+    enable: bool(true),
+    priority: integer(-99999, 99999, 'must be in -99999..99999').default(500),
+    condition: ExpressionSchema,
+  });
 
-const tagName = nonEmpty();
-export const SpamTagSchema = z.discriminatedUnion(
-  '@type',
-  [
-    z.strictObject({
-      '@type': z.literal('Score'),
-      tag: tagName,
-      score: z.number(msg('expected a number')).refine((n) => Number.isFinite(n) && n >= -999999 && n <= 999999, msg('must be in -999999..999999')).default(0),
-    }),
-    z.strictObject({ '@type': z.literal('Reject'), tag: tagName }),
-    z.strictObject({ '@type': z.literal('Discard'), tag: tagName }),
-  ],
-  msg('missing or invalid "@type" (expected one of Score, Reject, Discard)'),
-);
+  const tagName = nonEmpty();
+  const SpamTagSchema = z.discriminatedUnion(
+    '@type',
+    [
+      z.strictObject({
+        '@type': z.literal('Score'),
+        tag: tagName,
+        score: z.number(msg('expected a number')).refine((n) => Number.isFinite(n) && n >= -999999 && n <= 999999, msg('must be in -999999..999999')).default(0),
+      }),
+      z.strictObject({ '@type': z.literal('Reject'), tag: tagName }),
+      z.strictObject({ '@type': z.literal('Discard'), tag: tagName }),
+    ],
+    msg('missing or invalid "@type" (expected one of Score, Reject, Discard)'),
+  );
 
-export const SpamDnsblServerSchema = z.strictObject({
-  '@type': scopeEnum(DNSBL_SCOPES),
-  name: nonEmpty(),
-  enable: bool(true),
-  zone: ExpressionSchema,
-  tag: ExpressionSchema,
-});
+  const SpamDnsblServerSchema = z.strictObject({
+    '@type': scopeEnum(DNSBL_SCOPES),
+    name: nonEmpty(),
+    enable: bool(true),
+    zone: ExpressionSchema,
+    tag: ExpressionSchema,
+  });
 
-const uint = (min: number, max: number) => integer(min, max, `must be in ${min}..${max}`);
-export const HttpLookupSchema = z.strictObject({
-  namespace: nonEmpty(),
-  url: z.string(msg('expected an http(s) URL')).refine((u) => /^https?:\/\/\S+$/i.test(u), msg('expected an http(s) URL')),
-  format: z
-    .discriminatedUnion(
-      '@type',
-      [
-        z.strictObject({ '@type': z.literal('List') }),
-        z.strictObject({
-          '@type': z.literal('Csv'),
-          indexKey: uint(0, 1024).default(0),
-          indexValue: uint(0, 1024).nullable().default(null),
-          separator: z.string(msg('expected one character')).length(1, msg('expected one character')).default(','),
-          skipFirst: bool(false),
-        }),
-      ],
-      msg('missing or invalid "@type" (expected one of List, Csv)'),
-    )
-    .default({ '@type': 'List' }),
-  enable: bool(true),
-  isGzipped: bool(false),
-  maxSize: uint(1, 2 ** 40).default(104_857_600),
-  maxEntries: uint(1, 100_000_000).default(900_000),
-  maxEntrySize: uint(1, 1_048_576).default(512),
-  refresh: uint(1, 2 ** 40).default(43_200_000),
-  retry: uint(1, 2 ** 40).default(3_600_000),
-  timeout: uint(1, 2 ** 40).default(30_000),
-});
+  const uint = (min: number, max: number) => integer(min, max, `must be in ${min}..${max}`);
+  const HttpLookupSchema = z.strictObject({
+    namespace: nonEmpty(),
+    url: z.string(msg('expected an http(s) URL')).refine((u) => /^https?:\/\/\S+$/i.test(u), msg('expected an http(s) URL')),
+    format: z
+      .discriminatedUnion(
+        '@type',
+        [
+          z.strictObject({ '@type': z.literal('List') }),
+          z.strictObject({
+            '@type': z.literal('Csv'),
+            indexKey: uint(0, 1024).default(0),
+            indexValue: uint(0, 1024).nullable().default(null),
+            separator: z.string(msg('expected one character')).length(1, msg('expected one character')).default(','),
+            skipFirst: bool(false),
+          }),
+        ],
+        msg('missing or invalid "@type" (expected one of List, Csv)'),
+      )
+      .default({ '@type': 'List' }),
+    enable: bool(true),
+    isGzipped: bool(false),
+    maxSize: uint(1, 2 ** 40).default(104_857_600),
+    maxEntries: uint(1, 100_000_000).default(900_000),
+    maxEntrySize: uint(1, 1_048_576).default(512),
+    refresh: uint(1, 2 ** 40).default(43_200_000),
+    retry: uint(1, 2 ** 40).default(3_600_000),
+    timeout: uint(1, 2 ** 40).default(30_000),
+  });
 
-export const SpamFileExtensionSchema = z.strictObject({
-  extension: nonEmpty().transform((s) => s.trim().toLowerCase().replace(/^\./, '')),
-  contentTypes: stringSet.default({}),
-  isArchive: bool(false),
-  isBad: bool(false),
-  isNz: bool(false),
-});
+  const SpamFileExtensionSchema = z.strictObject({
+    extension: nonEmpty().transform((s) => s.trim().toLowerCase().replace(/^\./, '')),
+    contentTypes: stringSet.default({}),
+    isArchive: bool(false),
+    isBad: bool(false),
+    isNz: bool(false),
+  });
 
-export const REGISTRY_SCHEMAS = {
-  SpamRule: SpamRuleSchema,
-  SpamTag: SpamTagSchema,
-  SpamDnsblServer: SpamDnsblServerSchema,
-  HttpLookup: HttpLookupSchema,
-  SpamFileExtension: SpamFileExtensionSchema,
-} as const;
+  return {
+    SpamRule: SpamRuleSchema,
+    SpamTag: SpamTagSchema,
+    SpamDnsblServer: SpamDnsblServerSchema,
+    HttpLookup: HttpLookupSchema,
+    SpamFileExtension: SpamFileExtensionSchema,
+  } as const;
+}
 
-export type RegistryObject<T extends RegistryType> = z.output<(typeof REGISTRY_SCHEMAS)[T]>;
+let schemas: ReturnType<typeof buildSchemas> | undefined;
+/** The registry schemas by type (built on the first call). */
+const registrySchemas = () => (schemas ??= buildSchemas());
+
+export type RegistryObject<T extends RegistryType> = Zod.output<ReturnType<typeof buildSchemas>[T]>;
 
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** zod issues as Problems: one per unknown key, JSON-pointer paths. */
-export function zodProblems(error: z.ZodError): Problem[] {
+export function zodProblems(error: Zod.ZodError): Problem[] {
   const out: Problem[] = [];
   for (const issue of error.issues) {
     const base = issue.path.map((p) => escapePointer(String(p)));
@@ -197,14 +210,15 @@ export function validateRegistryObject<T extends RegistryType>(
     }
     if ('id' in input) pre.push({ path: 'id', message: 'id is set by the server' });
   }
-  const r = (REGISTRY_SCHEMAS[type] as z.ZodType).safeParse(v);
+  const schema = registrySchemas()[type] as Zod.ZodType;
+  const r = schema.safeParse(v);
   const problems = [...pre, ...(r.success ? [] : zodProblems(r.error))];
   for (const p of problems) {
     // A missing property is "required", whatever zod's type message says.
     if (p.message !== 'unknown property' && p.path !== 'id' && !p.path.endsWith('@type') && isMissing(input, p.path)) p.message = 'required';
     if (p.path === '') p.message = 'expected an object';
   }
-  const orderOf = Object.keys((REGISTRY_SCHEMAS[type] as unknown as { shape?: Record<string, unknown> }).shape ?? {});
+  const orderOf = Object.keys((schema as unknown as { shape?: Record<string, unknown> }).shape ?? {});
   const rank = (p: Problem) => {
     const i = orderOf.indexOf(p.path.split('/')[0]!);
     return p.message === 'unknown property' || p.path === 'id' ? -1 : i < 0 ? orderOf.length : i;

@@ -5,7 +5,11 @@
 import { domainToUnicode } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { LRUCache } from 'lru-cache';
-import { parse as parseDomain } from 'tldts';
+import { createRequire } from 'node:module';
+import type * as Tldts from 'tldts';
+// tldts is CommonJS without `exports`: `import` would first scan its 200 KB for export names (tens of ms
+// at start-up); `require` does not.
+const { parse: parseDomain } = createRequire(import.meta.url)('tldts') as typeof Tldts;
 
 /** A normalised host name: lower-cased fqdn with `xn--` labels decoded, its IP form and registrable domain. */
 export interface Hostname {
