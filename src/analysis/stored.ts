@@ -78,7 +78,15 @@ export function sessionFromHeaders(headers: readonly RawHeader[]): SessionInput 
  * would not validate (an unparsable IP in a forged header) are dropped, so this never throws.
  */
 export function completeFromHeaders(given: SessionInput, raw: Uint8Array | string): SessionInput {
-  const stored = sessionFromHeaders(rawHeaders(raw));
+  return completeFromParsedHeaders(given, rawHeaders(raw));
+}
+
+/**
+ * {@link completeFromHeaders} for a message whose top-level headers are already split (the
+ * engine's parse): the Received headers parsed here are the ones the `received` module reads.
+ */
+export function completeFromParsedHeaders(given: SessionInput, headers: readonly RawHeader[]): SessionInput {
+  const stored = sessionFromHeaders(headers);
   const merged: SessionInput = { ...stored, ...given };
   if (merged.remoteIp !== undefined && given.remoteIp === undefined && !/^[0-9a-f:.]+$/i.test(merged.remoteIp)) delete merged.remoteIp;
   return merged;

@@ -10,16 +10,16 @@ import type { LookupStore } from '../lookup/types.js';
 import type { ClassifierVerdict, EngineClassifier } from '../classifier/classifier.js';
 import { mergeAuth, trustedAuthResults } from '../analysis/auth-results.js';
 import { resolveSession, sessionFromEnvelope, envelopeOf } from '../analysis/session.js';
-import { completeFromHeaders } from '../analysis/stored.js';
+import { completeFromParsedHeaders } from '../analysis/stored.js';
 import { verifyMessage } from '../analysis/verify.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
-import type { AnalysisConfig, Session } from '../analysis/types.js';
+import type { AnalysisConfig, Session, SessionInput } from '../analysis/types.js';
 import { withBudget, type DnsBudget } from '../dns/budget.js';
 import { OffResolver } from '../dns/off.js';
 import type { Resolver } from '../dns/types.js';
-import { analyzeMessage, messageContextOf } from '../message/index.js';
-import type { AnalyzedMessage } from '../message/types.js';
+import { analyzeMessage, messageContextOf, type EnvelopeFromHeaders } from '../message/index.js';
+import type { AnalyzedMessage, Envelope } from '../message/types.js';
 import { Glob } from '../lookup/glob.js';
 import { SCOPE_ORDER, type ScopeElement } from '../message/types.js';
 import { renderSpamHeaders } from './headers.js';
@@ -242,14 +242,11 @@ export class SpamEngine {
    * Rejects with `SessionError` (before the message is read) when `opts.session` is unusable.
    */
   async classify(raw: Uint8Array | string, opts: ClassifyOptions = {}): Promise<ClassifyResult> {
-    let input = opts.session ?? (opts.envelope !== undefined ? sessionFromEnvelope(opts.envelope) : {});
-    if (this.trustReceived) {
-      resolveSession(input); // the caller's fields are checked before anything is read from the message
-      input = completeFromHeaders(input, raw);
-    }
-    const session = resolveSession(input);
+    const input = opts.session ?? (opts.envelope !== undefined ? sessionFromEnvelope(opts.envelope) : {});
+    const session = resolveSession(input); // the caller's fields are checked before anything is read from the message
     const steps = opts.steps ?? this.defaultSteps();
-    return this.runSteps(raw, session, opts, steps);
+    // Stored mail: the session is completed from the headers of the message's own parse.
+    return this.runSteps(raw, session, opts, steps, this.trustReceived ? input : undefined);
   }
 
   /** The default pipeline: every enabled module in Stalwart's order, then the rules. */
@@ -259,7 +256,10 @@ export class SpamEngine {
     return [...MODULE_NAMES.filter((n) => moduleEnabled(a, n)), ...(this.classifier !== undefined ? ['classify'] : []), 'rules'];
   }
 
-  private async runSteps(raw: Uint8Array | string, session: Session, opts: ClassifyOptions, steps: readonly string[]): Promise<ClassifyResult> {
+  /** `stored`: the caller's session input, to be completed from the message's headers (trustReceived). */
+  private async runSteps(
+    raw: Uint8Array | string, session: Session, opts: ClassifyOptions, steps: readonly string[], stored?: SessionInput,
+  ): Promise<ClassifyResult> {
     const t0 = performance.now();
     const byScope = this.byScope; // snapshot: a concurrent loadRules does not affect this run
     const tags = new Set<string>();
@@ -270,11 +270,23 @@ export class SpamEngine {
     for (const t of opts.tags ?? []) if (typeof t === 'string' && t !== '') tags.add(t);
 
     let msg: AnalyzedMessage;
+    let sessionError: unknown;
+    // Stored mail: the headers are split once, for the session and for everything else.
+    const envelope: Envelope | EnvelopeFromHeaders = stored === undefined ? envelopeOf(session) : (headers) => {
+      try {
+        session = resolveSession(completeFromParsedHeaders(stored, headers));
+      } catch (e) {
+        sessionError = e ?? new Error('unusable session');
+        throw e;
+      }
+      return envelopeOf(session);
+    };
     try {
       // Domains of trusted senders are not Domain-scope elements (Stalwart's element extraction).
       const trusted = this.lookups.get('trusted-domains');
-      msg = await analyzeMessage(raw, envelopeOf(session), trusted instanceof StaticLookupList ? { isTrustedDomain: (d) => trusted.hasSync(d) } : undefined);
+      msg = await analyzeMessage(raw, envelope, trusted instanceof StaticLookupList ? { isTrustedDomain: (d) => trusted.hasSync(d) } : undefined);
     } catch (e) {
+      if (sessionError !== undefined) throw sessionError;
       // analyzeMessage is written never to throw; this is the last line of defence.
       errors.push({ source: 'message', message: `message analysis failed: ${errorMessage(e)}` });
       return this.finish(tags, matches, analysisMatches, errors, [], t0, 0, 0, 0, 0, skipped);

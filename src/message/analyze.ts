@@ -9,7 +9,7 @@ import { MessageContext, type AnalyzeOptions } from './context.js';
 import {
   anyElement, extractBodies, extractDomains, extractEmails, extractEmailScope, extractHeaders, extractIps, extractUrls,
 } from './elements.js';
-import { headerTag, splitHeaders } from './headers.js';
+import { headerTag, splitHeaders, type RawHeader } from './headers.js';
 import { parseBody, rawBody } from './parse.js';
 import type { AnalysisTimings, AnalyzedMessage, Envelope, Scope, ScopeElement } from './types.js';
 
@@ -129,7 +129,10 @@ export function messageContextOf(m: AnalyzedMessage): MessageContext {
  * Parses a raw RFC 5322 message (bytes, or a string taken as UTF-8) with postal-mime and returns
  * its per-scope elements (docs/message-analysis.md; Stalwart's rule evaluation for the scope order).
  *
- * - `envelope`: SMTP facts (remote IP default 127.0.0.1, HELO default "unknown", TLS default on).
+ * - `envelope`: SMTP facts (remote IP default 127.0.0.1, HELO default "unknown", TLS default on);
+ *   or a function of the parsed top-level headers that returns them (stored mail, whose envelope
+ *   is read back from its own headers: the headers are split once). What the function throws,
+ *   analyzeMessage rejects with.
  * - `options.isTrustedDomain`: the `trusted-domains` namespace, consulted for Domain step 5.
  *
  * Never throws and never rejects: malformed MIME falls back to a raw header/body split, and
@@ -139,12 +142,13 @@ export function messageContextOf(m: AnalyzedMessage): MessageContext {
  */
 export async function analyzeMessage(
   input: Uint8Array | string,
-  envelope?: Envelope,
+  envelope?: Envelope | EnvelopeFromHeaders,
   options: AnalyzeOptions = {},
 ): Promise<AnalyzedMessage> {
   try {
     return await analyze(input, envelope, options);
   } catch (e) {
+    if (e instanceof EnvelopeError) throw e.cause;
     // Last line of defence (e.g. an input that is neither bytes nor a string): an empty message.
     const m = await analyze(new Uint8Array(0), envelope, options);
     (m.warnings as string[]).unshift(`analysis failed (${e instanceof Error ? e.message : String(e)}); treated as empty`);
@@ -152,7 +156,17 @@ export async function analyzeMessage(
   }
 }
 
-async function analyze(input: Uint8Array | string, envelope: Envelope | undefined, options: AnalyzeOptions): Promise<AnalyzedMessage> {
+/** Computes a message's envelope from its parsed top-level headers. */
+export type EnvelopeFromHeaders = (headers: readonly RawHeader[]) => Envelope | undefined;
+
+/** What an {@link EnvelopeFromHeaders} threw: passed through to the caller, not the fallback. */
+class EnvelopeError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('envelope from headers failed');
+  }
+}
+
+async function analyze(input: Uint8Array | string, given: Envelope | EnvelopeFromHeaders | undefined, options: AnalyzeOptions): Promise<AnalyzedMessage> {
   const t0 = performance.now();
   const warnings: string[] = [];
   let raw: Uint8Array;
@@ -168,6 +182,16 @@ async function analyze(input: Uint8Array | string, envelope: Envelope | undefine
   checkShape(raw, headerText, warnings);
   const headers = splitHeaders(headerText, warnings);
   if (headers.length === 0) warnings.push('message has no headers');
+  let envelope: Envelope | undefined;
+  if (typeof given === 'function') {
+    try {
+      envelope = given(headers);
+    } catch (e) {
+      throw new EnvelopeError(e);
+    }
+  } else {
+    envelope = given;
+  }
   let body = await parseBody(raw, warnings);
   if (body === undefined) body = rawBody(utf8.decode(raw.subarray(Math.min(bodyStart, raw.length))));
   const tags: string[] = [];

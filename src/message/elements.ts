@@ -6,10 +6,12 @@
 import ipaddr from 'ipaddr.js';
 import type { Value } from '../expr/value.js';
 import type { MessageContext, Recipient } from './context.js';
+import { mailboxesOf } from './addresses.js';
 import {
-  canonicalName, dateToRfc3339, decodeText, headerAddresses, headerKind, parseAddresses, parseContentType, parseIds,
+  canonicalName, dateToRfc3339, decodeText, headerKind, parseAddresses, parseContentType, parseIds,
   type RawHeader,
 } from './headers.js';
+import { parseUnstructured } from './rfc2047.js';
 import {
   emailAddress, emailKey, hostname, isValidEmail, parseIp, sldOrDefault, type EmailAddress,
 } from './hostname.js';
@@ -206,9 +208,11 @@ class HeaderElement extends Element {
     let t: { value: Value; valueLower: Value; attributes: Value };
     switch (headerKind((this.nameLower ??= this.header.name.toLowerCase()))) {
       case 'address': {
-        const list = headerAddresses(this.header);
-        const names = list.filter((m) => m.name.length > 0).map((m) => m.name);
-        t = { value: names, valueLower: list.map((m) => m.address.toLowerCase()), attributes: names };
+        // As the generic variables read them (mail-parser's address parser).
+        const list = mailboxesOf(this.header);
+        const names: string[] = [];
+        for (const m of list) if (m.name !== undefined && m.name.length > 0) names.push(m.name);
+        t = { value: names, valueLower: list.map((m) => (m.address ?? '').toLowerCase()), attributes: names };
         break;
       }
       case 'date': {
@@ -234,7 +238,8 @@ class HeaderElement extends Element {
         break;
       }
       case 'text': {
-        const s = decodeText(raw);
+        // mail-parser's unstructured text, as the `subject` variable reads it.
+        const s = parseUnstructured(raw);
         t = { value: s, valueLower: s.toLowerCase(), attributes: s };
         break;
       }

@@ -1,5 +1,5 @@
 /** Message analysis: raw RFC 5322 → per-scope elements and their variables (docs/message-analysis.md). */
-export { analyzeMessage, messageContextOf, MAX_LINE_BYTES } from './analyze.js';
+export { analyzeMessage, messageContextOf, MAX_LINE_BYTES, type EnvelopeFromHeaders } from './analyze.js';
 export { MessageContext } from './context.js';
 export { GENERIC_VARIABLES, threadName, type AnalyzeOptions } from './context.js';
 export { MAX_ELEMENTS } from './elements.js';

@@ -49,6 +49,11 @@ export class TextPart {
   }
   private tokensHaveWords = false;
 
+  /** The HTML part's extracted text if already computed, else `undefined` (plain parts: the content). */
+  scannedText(): string | undefined {
+    return this.isHtml ? this.scanned?.text : this.content;
+  }
+
   /** The part's text: plain content, or the text extracted from HTML outside `<head>`. */
   get text(): string {
     return this.isHtml ? this.html().text : this.content;

@@ -7,6 +7,7 @@
  * and the HTML tokens and word tokens of an entry once per entry.
  */
 import type { MessageContext } from './context.js';
+import type { TextPart } from './parse.js';
 import { htmlTextBody, htmlToTokens, type HtmlTokens } from './html-tokens.js';
 import { parseMimeTree, type MimeMessage } from './mime-tree.js';
 import { tokenize, type TextTokens } from './tokenizer.js';
@@ -37,9 +38,20 @@ export class TextPartEntry {
     return (this.textMemo ??= this.isHtml ? htmlTextBody(this.htmlTokens().tokens) : this.content);
   }
 
+  /**
+   * Parts of the rules' parse (src/message/parse.ts) whose text may equal this entry's: a part
+   * with the very same text shares its tokens (tokenize is a pure function of the text), so a
+   * part both parsers read alike is tokenized once per message.
+   */
+  twins: readonly TextPart[] = [];
+
   /** URL, e-mail, IP and word tokens of {@link text}; computed once. */
   tokens(): TextTokens {
-    return (this.tokensMemo ??= tokenize(this.text, true));
+    if (this.tokensMemo !== undefined) return this.tokensMemo;
+    const text = this.text;
+    // HTML text is compared only when the rules' part already has it (extracting it costs).
+    const twin = this.twins.find((p) => p.isHtml === this.isHtml && (this.isHtml ? p.scannedText() === text : p.content === text));
+    return (this.tokensMemo = twin !== undefined ? twin.tokens(true) : tokenize(text, true));
   }
 }
 
@@ -58,6 +70,7 @@ export function mimeView(ctx: MessageContext): MimeView {
   let v = memo.get(ctx);
   if (v === undefined) {
     v = buildView(ctx.raw);
+    for (const e of v.textParts) if (e !== undefined) e.twins = ctx.body.parts;
     memo.set(ctx, v);
   }
   return v;
