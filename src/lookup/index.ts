@@ -6,7 +6,6 @@ export * from './config.js';
 export { resolveSecret, maskSecrets } from './secret.js';
 export { CachedLookupStore, type CacheOptions } from './cache.js';
 export { CircuitBreakerStore, PROBE_KEY, type BreakerOptions } from './breaker.js';
-export { CircuitBreakerStore, PROBE_KEY, type BreakerOptions } from './breaker.js';
 export {
   HttpListStore,
   ListDownloadError,
