@@ -11,7 +11,7 @@
  * Caching across messages (record TTL, "no record") is the resolver's (src/dns); inside one message the
  * same zone is asked once and counted once.
  */
-import ipaddr from 'ipaddr.js';
+import ipaddr from '../dns/ipaddr.js';
 import type { Node } from '../../grammar/index.js';
 import { OffResolver } from '../dns/off.js';
 import {

@@ -3,7 +3,7 @@
  * client gave. Exactly one of three branches runs: the name is an IP literal, the name has a
  * registrable domain (PSL), or neither.
  */
-import ipaddr from 'ipaddr.js';
+import ipaddr from '../dns/ipaddr.js';
 import { ipExists, mxExists } from '../dns/index.js';
 import { hostname } from '../message/hostname.js';
 import type { AnalysisContext } from './types.js';

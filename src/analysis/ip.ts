@@ -6,7 +6,7 @@
  * Tags: IP_BLOCKED, RDNS_DNSFAIL, RDNS_NONE, SOURCE_ASN_<n>, and the Ip DNSBL servers' tags.
  * Runs in training mode too (Stalwart does not gate this module).
  */
-import ipaddr from 'ipaddr.js';
+import ipaddr from '../dns/ipaddr.js';
 import { extractIps, type IpElement } from '../message/elements.js';
 import { checkDnsbl, dnsblDisabled, ipBytes, ipVariable } from './dnsbl.js';
 import type { AnalysisContext } from './types.js';

@@ -2,7 +2,7 @@
  * Session input: validation, defaults and the mapping to the message's envelope variables.
  * Bad input is a typed {@link SessionError} raised before any message is read.
  */
-import ipaddr from 'ipaddr.js';
+import ipaddr from '../dns/ipaddr.js';
 import type { Envelope } from '../message/types.js';
 import type {
   DkimResult, DmarcPolicy, DmarcResult, IprevResult, Session, SessionInput, SpfResult,

@@ -13,7 +13,7 @@
  */
 import { mailDateTimestamp, parseMailDate } from '../message/date.js';
 import type { RawHeader } from '../message/headers.js';
-import ipaddr from 'ipaddr.js';
+import ipaddr from '../dns/ipaddr.js';
 import { headerAddresses, splitHeaders } from '../message/headers.js';
 import { parsedReceived } from '../message/received.js';
 import type { SessionInput } from './types.js';

@@ -1,7 +1,7 @@
 /**
  * Name helpers shared by the resolvers: case folding, reverse names for PTR and DNSBL queries.
  */
-import ipaddr from 'ipaddr.js';
+import ipaddr from './ipaddr.js';
 import type { DnsType } from './types.js';
 
 /** The record types a resolver answers, for validating input that does not come from TypeScript. */

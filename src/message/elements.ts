@@ -3,7 +3,7 @@
  * Every element answers the generic variables first, then its own; unknown names give Integer 0,
  * except Domain, Body and Any, which give their string for any name (StringResolver).
  */
-import ipaddr from 'ipaddr.js';
+import ipaddr from '../dns/ipaddr.js';
 import type { Value } from '../expr/value.js';
 import type { MessageContext, Recipient } from './context.js';
 import { mailboxesOf } from './addresses.js';

@@ -3,7 +3,7 @@
  * (`stalwart:crates/spam-filter/src/modules/sanitize.rs`, docs/message-analysis.md).
  */
 import { domainToUnicode } from 'node:url';
-import ipaddr from 'ipaddr.js';
+import ipaddr from '../dns/ipaddr.js';
 import { LRUCache } from 'lru-cache';
 import { createRequire } from 'node:module';
 import type * as Tldts from 'tldts';

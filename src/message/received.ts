@@ -8,7 +8,7 @@
  * quirks included: a folded line's first word keeps the blank before it, and a fold followed by
  * more blanks yields an empty word.
  */
-import ipaddr from 'ipaddr.js';
+import ipaddr from '../dns/ipaddr.js';
 import type { RawHeader } from './headers.js';
 
 /** A host as the parser records it: an IP address (canonical text) or a name as written. */

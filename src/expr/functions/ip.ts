@@ -4,7 +4,7 @@
  * names. Parsing is ours because Rust's grammar is stricter than ipaddr.js (no leading zeros, no
  * short IPv4 forms, no zone ids); the prefix match uses ipaddr.js.
  */
-import ipaddr from 'ipaddr.js';
+import ipaddr from '../../dns/ipaddr.js';
 import { toStr } from '../value.js';
 import type { SyncFunctionDef } from './types.js';
 import { int, trim } from './util.js';
