@@ -27,8 +27,13 @@ export function rawHeaders(raw: Uint8Array | string): RawHeader[] {
   return splitHeaders(m === null ? text : text.slice(0, m.index + 1), []);
 }
 
+/** A lone `addr` or `<addr>` (the usual Return-Path/Delivered-To), which the address parser reads as just `addr`. */
+const PLAIN_ADDRESS = /^[ \t]*<?([A-Za-z0-9._%+=-]+@[A-Za-z0-9.-]+)>?[ \t]*(?:\r?\n)?$/;
+
 function firstAddress(h: RawHeader | undefined): string | undefined {
   if (h === undefined) return undefined;
+  const plain = PLAIN_ADDRESS.exec(h.raw);
+  if (plain !== null && (h.raw.includes('<') === h.raw.includes('>'))) return plain[1];
   const a = headerAddresses(h)[0]?.address;
   return a === undefined || a === '' ? undefined : a;
 }

@@ -262,7 +262,10 @@ function tokenize(s: string): Tok[] {
     // Keywords are told apart by their letters and digits (the first 16, lower-cased); only words
     // short enough to be one need them.
     const alnum = alpha + digit + hex;
-    const hash = alnum <= 11 || (upper > 0 && digit > 0) ? alnumKey(word) : '';
+    // A word of ASCII letters and digits only is its own key (the common case: no per-character copy).
+    const hash = alnum <= 11 || (upper > 0 && digit > 0)
+      ? (alnum === total ? (upper === 0 ? word : word.toLowerCase()).slice(0, 16) : alnumKey(word))
+      : '';
     // Every token has the same shape (value set up front) so the parser's reads stay monomorphic.
     const tok: Tok = { k: K.Text, text, comment, bracket, value: undefined };
     const plain = dot === 0 && at === 0 && other === 0 && colon === 0 && plus === 0 && utf === 0;
