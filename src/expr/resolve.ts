@@ -6,6 +6,7 @@
  * resolved tree ({@link Expr}) that both the closure compiler and the interpreter consume.
  */
 import { parse, GrammarError, positionAt, type Node } from '../../grammar/index.js';
+import { DEFAULT_TREES_JSON } from './default-trees.js';
 import { FUNCTIONS, type FunctionDef } from './functions/index.js';
 import { compileRustRegex, RegexError, type RustRegex } from './regex.js';
 import { ExprParseError, type CompileOptions } from './types.js';
@@ -143,11 +144,16 @@ function resolveCall(
   return { k: 'call', name, def, args: n.args.map(go) };
 }
 
+let defaultTrees: Map<string, Node> | undefined;
+
 /**
  * Parses one expression into the grammar's syntax tree (names unresolved).
  * @throws ExprParseError naming the problem and its `line:column` (README.md, deviation D6)
  */
 export function parseExpression(source: string): Node {
+  // The default rules' trees are prebuilt (src/expr/default-trees.ts): compiling them needs no parser.
+  const known = (defaultTrees ??= new Map(Object.entries(JSON.parse(DEFAULT_TREES_JSON) as Record<string, Node>))).get(source);
+  if (known !== undefined) return structuredClone(known);
   try {
     return parse(source);
   } catch (e) {
