@@ -42,8 +42,13 @@ const INTERNAL = new Set(['private', 'loopback', 'linkLocal', 'unspecified', 'un
 
 /** Is `ip` a public address (not private, loopback, link-local, unspecified, …)? */
 function isExternal(ip: string | undefined): boolean {
-  if (ip === undefined || !ipaddr.isValid(ip)) return false;
-  let a = ipaddr.parse(ip);
+  if (ip === undefined) return false;
+  let a: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    a = ipaddr.parse(ip); // throws exactly when !ipaddr.isValid(ip)
+  } catch {
+    return false;
+  }
   if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) a = (a as ipaddr.IPv6).toIPv4Address();
   return !INTERNAL.has(a.range());
 }
@@ -51,14 +56,28 @@ function isExternal(ip: string | undefined): boolean {
 /** Session fields recovered from a stored message's headers (empty when there is no Received header). */
 export function sessionFromHeaders(headers: readonly RawHeader[]): SessionInput {
   const s: SessionInput = {};
-  const byName = (n: string): RawHeader | undefined => headers.find((h) => h.name.toLowerCase() === n);
-  const rp = byName('return-path');
+  // One pass over the headers: the first of each name wanted, and the first 32 Received headers.
+  let rp: RawHeader | undefined;
+  let deliveredTo: RawHeader | undefined;
+  let originalTo: RawHeader | undefined;
+  let envelopeTo: RawHeader | undefined;
+  const received: RawHeader[] = [];
+  for (const h of headers) {
+    const len = h.name.length;
+    if (len !== 8 && len !== 11 && len !== 12 && len !== 13) continue; // none of the names below
+    const n = h.name.toLowerCase();
+    if (n === 'received') {
+      if (received.length < 32) received.push(h);
+    } else if (n === 'return-path') rp ??= h;
+    else if (n === 'delivered-to') deliveredTo ??= h;
+    else if (n === 'x-original-to') originalTo ??= h;
+    else if (n === 'envelope-to') envelopeTo ??= h;
+  }
   if (rp !== undefined) {
     const v = rp.raw.trim();
     s.mailFrom = v === '<>' ? '' : (firstAddress(rp) ?? v.replace(/^<|>$/g, ''));
   }
-  const rcpt = firstAddress(byName('delivered-to')) ?? firstAddress(byName('x-original-to')) ?? firstAddress(byName('envelope-to'));
-  const received = headers.filter((h) => h.name.toLowerCase() === 'received').slice(0, 32);
+  const rcpt = firstAddress(deliveredTo) ?? firstAddress(originalTo) ?? firstAddress(envelopeTo);
   const top = received.find((h) => isExternal(parsedReceived(h).fromIp)) ?? received[0];
   if (top !== undefined) {
     const r = parsedReceived(top);
