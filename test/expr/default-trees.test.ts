@@ -39,7 +39,7 @@ describe('prebuilt syntax trees of the default rules', () => {
     expect(r.tags).toEqual(expect.arrayContaining(['LOTTERY_WORDS']));
   });
 
-  it('classifying with the default rules loads no parser (Chevrotain); compiling another expression does', () => {
+  it('classifying with the default rules loads no parser (Chevrotain) and no zod; compiling another expression loads the parser', () => {
     const dir = mkdtempSync(join(tmpdir(), 'spamrule-trees-'));
     try {
       const probe = join(dir, 'probe.mjs');
@@ -48,15 +48,17 @@ describe('prebuilt syntax trees of the default rules', () => {
         import { createRequire } from 'node:module';
         const require = createRequire(import.meta.url);
         const parser = () => Object.keys(require.cache).some((k) => k.includes('/chevrotain/'));
+        const zod = () => Object.keys(require.cache).some((k) => k.includes('/zod/'));
         const sr = await import(${JSON.stringify(index)});
         await sr.classify('Subject: hi\\r\\n\\r\\nYou have won the lottery\\r\\n');
         const afterClassify = parser();
+        const zodAfterClassify = zod();
         sr.compileExpression("contains(subject, 'not a default rule')");
-        console.log(JSON.stringify({ afterClassify, afterCompile: parser() }));
+        console.log(JSON.stringify({ afterClassify, zodAfterClassify, afterCompile: parser() }));
       `);
       const r = spawnSync(process.execPath, ['--import', 'tsx', probe], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
       expect({ status: r.status, err: r.status === 0 ? '' : r.stderr }).toEqual({ status: 0, err: '' });
-      expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ afterClassify: false, afterCompile: true });
+      expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ afterClassify: false, zodAfterClassify: false, afterCompile: true });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
