@@ -3,6 +3,17 @@
  * (Stalwart's spam filter): tags sorted by score ascending then name, two decimals, folded with
  * `,\r\n\t`; zero-score `X_*` tags (header-presence markers) are left out.
  */
+/** `n.toFixed(2)`, remembered: a rule set has few distinct scores, and every message lists its tags' scores. */
+const FIXED = new Map<number, string>();
+function fixed2(n: number): string {
+  let f = FIXED.get(n);
+  if (f === undefined) {
+    f = n.toFixed(2);
+    if (FIXED.size < 4096) FIXED.set(n, f);
+  }
+  return f;
+}
+
 export function renderSpamHeaders(
   scores: Readonly<Record<string, number>>,
   total: number,
@@ -12,7 +23,7 @@ export function renderSpamHeaders(
     .filter(([tag, s]) => !(s === 0 && tag.startsWith('X_')))
     .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return {
-    'X-Spam-Result': listed.map(([tag, s]) => `${tag} (${s.toFixed(2)})`).join(',\r\n\t'),
+    'X-Spam-Result': listed.map(([tag, s]) => `${tag} (${fixed2(s)})`).join(',\r\n\t'),
     'X-Spam-Score': `${isSpam ? 'spam' : 'ham'}, score=${total.toFixed(2)}`,
   };
 }
