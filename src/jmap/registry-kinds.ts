@@ -8,14 +8,12 @@
  */
 import { validateRegistryObject, type RegistryType } from '../engine/schema.js';
 import { invalidProperties, MethodError, SetErrorException } from './errors.js';
-import type { Data, ObjectKind, Validators } from './objects.js';
+import { MAX_OBJECT_BYTES, type Data, type ObjectKind, type RegistryObjectType, type Validators } from './kind.js';
 import { applyPatch } from './pointer.js';
 import type { Problem } from './schema.js';
 
-export type RegistryObjectType = 'SpamTag' | 'SpamDnsblServer' | 'HttpLookup' | 'SpamFileExtension';
+export type { RegistryObjectType } from './kind.js';
 
-/** Largest stored object, in bytes of JSON (Stalwart's registry limit). */
-const MAX_OBJECT_BYTES = 200_000;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
