@@ -60,7 +60,15 @@ describe('SpamEnginePool', () => {
   });
 
   it('abandons a scan over the time limit; the restarted thread uses the current rule set', async () => {
-    const pool = new SpamEnginePool({ rules: [rule('BEFORE')], workers: 1, timeoutMs: 1500 });
+    // The slow part must not depend on how fast this machine is: 40 rules that each scan the whole
+    // 16 MB message for a run of letters it does not contain (~35 ms per rule per 4 MB here) keep a
+    // thread busy for seconds, until the engine's 5 s rule budget, far past the 1.5 s scan limit.
+    const slow: SpamRuleInput[] = Array.from({ length: 40 }, (_, i) => ({
+      '@type': 'Any',
+      name: `SLOW_${i}`,
+      condition: { match: [{ if: `matches('[a-z]{${8 + i}}', body.raw)`, then: `'SLOW_${i}'` }], else: 'false' },
+    }));
+    const pool = new SpamEnginePool({ rules: [rule('BEFORE'), ...slow], workers: 1, timeoutMs: 1500 });
     pools.push(pool);
     expect(await eventually(pool, marked)).toContain('BEFORE');
     const lines: string[] = [];
