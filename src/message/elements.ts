@@ -281,6 +281,8 @@ function bodyLocation(loc: Location): Location {
 const urlSets = new WeakMap<MessageContext, ElementSet<UrlElement>>();
 const emailSets = new WeakMap<MessageContext, EmailElement[]>();
 const ipSets = new WeakMap<MessageContext, ElementSet<IpElement>>();
+/** Domain sets per message, for the email list they were built from (the Domain scope, the domain module and the classifier share one). */
+const domainSets = new WeakMap<MessageContext, { emails: readonly EmailElement[]; items: ScopeElement[] }>();
 
 /**
  * Adds a URL (e.g. a redirect target, Stalwart's url module) to the message's URL set with `location`;
@@ -365,6 +367,14 @@ export function extractEmailScope(ctx: MessageContext, emails: readonly EmailEle
 }
 
 export function extractDomains(ctx: MessageContext, emails: readonly EmailElement[]): ScopeElement[] {
+  const memo = domainSets.get(ctx);
+  if (memo !== undefined && memo.emails === emails) return memo.items;
+  const items = buildDomains(ctx, emails);
+  domainSets.set(ctx, { emails, items });
+  return items;
+}
+
+function buildDomains(ctx: MessageContext, emails: readonly EmailElement[]): ScopeElement[] {
   const set = new ElementSet<StringElement>();
   const add = (d: string, loc: Location): void => set.add(d, () => new StringElement(ctx, loc, 'Domain', d, d));
   const withSld = (name: string | undefined, loc: Location): void => {
