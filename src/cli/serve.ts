@@ -297,8 +297,19 @@ async function startManaged(
     capability: c.capability,
     ...listen,
     log: warn,
+    // The pool stands in for the engine: every registry type reaches each worker thread as a rule-set update.
     engine: {
       loadRules: (rules) => pool.loadRules(rules as never),
+      loadTags: (tags) => pool.update({ tags: tags as never }),
+      loadHttpLookups: (lists) => pool.update({ httpLookups: lists as never }),
+      // `undefined` while analysis is off (--no-analysis): DNSBL servers and file extensions then wait unused.
+      get analysis() {
+        const a = pool.ruleSet.engine?.analysis;
+        return a === false ? undefined : ((a ?? {}) as Record<string, unknown>);
+      },
+      set analysis(next: Record<string, unknown> | undefined) {
+        if (next !== undefined) pool.update({ engine: { ...pool.ruleSet.engine, analysis: next as never } });
+      },
       lookups: {
         set: (namespace: string, store: unknown) => {
           stores.set(namespace, (store as Recorded).config);

@@ -13,6 +13,11 @@ export interface EngineLike {
   lookups?: { set(namespace: string, store: unknown): unknown; delete(namespace: string): unknown; get?(namespace: string): unknown };
   /** Replaces the SpamTag table (`SpamEngine.loadTags`). */
   loadTags?(tags: Record<string, unknown>[]): unknown;
+  /**
+   * Replaces the remote lists (`HttpLookup` objects) the engine serves. `SpamEngine` has none of its
+   * own (`classify --db` reads them with `loadManagedRuleSet`); the mail-path pool of `spamrule serve` does.
+   */
+  loadHttpLookups?(lists: Record<string, unknown>[]): unknown;
   /** The analysis configuration (`SpamEngine.analysis`): DNSBL servers and file extensions live there. */
   analysis?: Record<string, unknown> | undefined;
 }
@@ -24,13 +29,14 @@ export function objectsForEngine(objects: Map<string, Data>): Data[] {
 
 /**
  * Hands a registry type's objects to the running engine: SpamTags become its score table, DNSBL
- * servers and file extensions its analysis configuration. HttpLookup lists are kept in the
- * registry (and by `loadManagedRuleSet`) for the list service that fetches them.
+ * servers and file extensions its analysis configuration, HttpLookups its remote lists (when the
+ * engine takes them: {@link EngineLike.loadHttpLookups}).
  */
 export function applyRegistryObjects(engine: EngineLike, type: ObjectType, objects: Data[]): void {
   if (type === 'SpamTag') engine.loadTags?.(objects);
   else if (type === 'SpamDnsblServer' && engine.analysis !== undefined) engine.analysis = { ...engine.analysis, dnsblServers: objects };
   else if (type === 'SpamFileExtension' && engine.analysis !== undefined) engine.analysis = { ...engine.analysis, fileExtensions: objects };
+  else if (type === 'HttpLookup') engine.loadHttpLookups?.(objects);
 }
 
 interface EngineModule {

@@ -108,6 +108,10 @@ export class SpamEnginePool {
       // messages with it; and classification is CPU-bound, so more would not be faster.
       concurrentTasksPerWorker: 1,
       idleTimeout: Number.MAX_SAFE_INTEGER,
+      // Idle threads keep their event loop running (piscina's default blocks them in Atomics.wait
+      // between tasks): remote-list downloads, classifier model refreshes, store reconnects and
+      // rule-set updates then progress while no message is being scanned.
+      atomics: 'disabled',
     });
     // A thread that dies is replaced by piscina; its task is rejected and reported per scan.
     this.piscina.on('error', () => undefined);

@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { connect } from 'node:net';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, TokenStore } from '../../src/jmap/index.js';
@@ -64,7 +65,7 @@ describe('spamrule serve --db (managed rules over JMAP)', () => {
     const tokens = new TokenStore(db);
     const token = tokens.create('admin', [...PERMISSIONS]).token;
     tokens.close();
-    const s = await serve(['--db', db, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '2', '--log-level', 'warn']);
+    const s = await serve(['--db', db, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '2', '--log-level', 'warn', '--cache-dir', join(dir, 'lists')]);
     const jmapUrl = s.lines.listening!;
     const rspamd = s.lines.rspamd!;
     const jmap = async (calls: unknown[]): Promise<any[]> => {
@@ -94,6 +95,32 @@ describe('spamrule serve --db (managed rules over JMAP)', () => {
     expect(metrics.body).toMatch(/^spamrule_scans_total\{protocol="rspamd",action="allow"\} 24$/m);
     expect(metrics.body).toMatch(/^spamrule_scan_duration_seconds_count\{protocol="rspamd"\} 24$/m);
     expect(metrics.body).toContain('spamrule_queue_depth');
+
+    // The other registry types reach the workers too: a SpamTag gives a managed rule's tag its score,
+    // and an HttpLookup is downloaded (from a list server on loopback) and answers key_exists.
+    const lists = createServer((_req, res) => res.end('listed.example\nexample.net\n'));
+    await new Promise<void>((resolve) => lists.listen(0, '127.0.0.1', resolve));
+    try {
+      const listUrl = `http://127.0.0.1:${(lists.address() as AddressInfo).port}/senders.txt`;
+      const made = await jmap([
+        ['x:SpamTag/set', { create: { t: { '@type': 'Score', tag: 'LISTED_SENDER', score: 7.5 } } }, '3'],
+        ['x:HttpLookup/set', { create: { l: { namespace: 'listed_senders', url: listUrl, format: { '@type': 'List' } } } }, '4'],
+        ['x:SpamRule/set', { create: { r: { '@type': 'Any', name: 'LISTED', condition: { match: [{ if: "key_exists('listed_senders', from.domain)", then: "'LISTED_SENDER'" }], else: 'false' } } } }, '5'],
+      ]);
+      expect(made.map((m) => Object.keys(m[1].created ?? {}))).toEqual([['t'], ['l'], ['r']]);
+      // The first lookup of a never-downloaded list starts its download and answers from the empty list.
+      let verdict: { score: number; symbols: Record<string, { score: number }> } | undefined;
+      for (let i = 0; i < 100; i++) {
+        const r = await http(`${rspamd}/checkv2`, { method: 'POST', body: 'From: a@listed.example\r\nTo: b@example.com\r\nSubject: listed\r\n\r\nbody\r\n' });
+        verdict = JSON.parse(r.body);
+        if (verdict!.symbols.LISTED_SENDER !== undefined) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      expect(verdict!.symbols.LISTED_SENDER!.score).toBe(7.5);
+      expect(verdict!.score).toBeGreaterThanOrEqual(7.5);
+    } finally {
+      lists.close();
+    }
 
     // SIGTERM while a large message is being scanned: its verdict still arrives, then the process exits 0.
     const big = `From: a@example.org\r\nSubject: big\r\n\r\n${'some words and http://example.com/x links\r\n'.repeat(200_000)}`;
