@@ -58,6 +58,8 @@ export interface AnalysisFlags {
   refreshLists?: boolean;
   /** Complete sessions from each message's own Received/Return-Path headers. */
   trustReceived?: boolean;
+  /** `EngineOptions.timeBudgetMs` (ms; 0 = none). */
+  timeBudgetMs?: number;
 }
 
 export interface LoadedRuleSet {
@@ -183,5 +185,6 @@ export function buildEngine(
   if (analysis.dns !== undefined) opts.dns = analysis.dns;
   opts.authResults = { trustedAuthservIds: analysis.trustedAuthservIds ?? [], verify: analysis.verify ?? false };
   if (analysis.trustReceived) opts.trustReceived = true;
+  if (analysis.timeBudgetMs !== undefined) opts.timeBudgetMs = analysis.timeBudgetMs;
   return new SpamEngine(opts);
 }

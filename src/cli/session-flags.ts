@@ -36,6 +36,7 @@ export const SESSION_OPTIONS = {
   'trust-authserv': { type: 'string', multiple: true },
   verify: { type: 'boolean' },
   'trust-received': { type: 'boolean' },
+  'time-budget': { type: 'string' },
 } as const;
 
 export const SESSION_HELP = `Session (what the MTA knows; validated before any message is read):
@@ -59,6 +60,8 @@ Analysis:
   --dns SPEC        off (default) | system | system:SERVER[,SERVER] | static:FILE.json
   --no-module NAME  switch one built-in module off (repeatable): ${MODULE_NAMES.join(', ')}
   --no-analysis     run the SpamRules alone
+  --time-budget MS  per message: rules not started within MS milliseconds are skipped and reported
+                    (default 5000; 0 = no budget)
 `;
 
 type Values = { [K in keyof typeof SESSION_OPTIONS]?: (typeof SESSION_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof SESSION_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
@@ -72,6 +75,8 @@ export interface SessionFlags {
   trustedAuthservIds: string[];
   verify: boolean;
   trustReceived: boolean;
+  /** `EngineOptions.timeBudgetMs` (ms; 0 = none); undefined: the engine's default. */
+  timeBudgetMs?: number;
 }
 
 function split(v: string, flag: string): [string, string | undefined] {
@@ -135,7 +140,14 @@ export function parseSessionFlags(v: Values): SessionFlags {
     if (!MODULE_NAMES.includes(m)) throw new Error(`--no-module: unknown module "${m}" (${MODULE_NAMES.join(', ')})`);
   }
   const dns = v.dns === undefined ? undefined : createResolver(v.dns);
+  let timeBudgetMs: number | undefined;
+  if (v['time-budget'] !== undefined) {
+    timeBudgetMs = Number(v['time-budget']);
+    if (v['time-budget'].trim() === '' || !Number.isInteger(timeBudgetMs) || timeBudgetMs < 0)
+      throw new Error(`--time-budget expects milliseconds (an integer ≥ 0), got "${v['time-budget']}"`);
+  }
   return {
+    ...(timeBudgetMs !== undefined ? { timeBudgetMs } : {}),
     session: s,
     dns,
     disabled,

@@ -28,6 +28,8 @@ describe('classify session flags', () => {
     [['--no-module', 'nosuch'], /--no-module: unknown module "nosuch"/],
     [['--dns', 'carrier-pigeon'], /unknown resolver kind "carrier-pigeon"/],
     [['--now', 'soonish'], /session\.now/],
+    [['--time-budget=-1'], /--time-budget expects milliseconds/],
+    [['--time-budget', '1.5s'], /--time-budget expects milliseconds/],
   ])('%j is an error before any message is read', async (flags, message) => {
     const { result, stdout, stderr } = await capture(() => classify([...flags, join(dir, 'missing.eml')]));
     expect(result).toBe(2);
@@ -62,4 +64,22 @@ describe('classify session flags', () => {
       expect(r.tags).not.toContain('HELO_NORES_A_OR_MX'); // a failed query sets no tag
     }
   });
+
+  it('--time-budget MS skips the rules not started in time and reports them; 0 lifts the budget', async () => {
+    // 30 rules that each scan a 4 MB body for a run of letters it does not contain: tens of ms each.
+    const rules = Array.from({ length: 30 }, (_, i) => ({
+      '@type': 'Any',
+      name: `SLOW_${i}`,
+      condition: { match: [{ if: `matches('[a-z]{${8 + i}}', body.raw)`, then: `'SLOW_${i}'` }], else: 'false' },
+    }));
+    writeFileSync(join(dir, 'slow-rules.json'), JSON.stringify(rules));
+    writeFileSync(join(dir, 'big.eml'), `From: a@example.org\r\nSubject: big\r\n\r\n${'line 12345 http://h.example.com/p?1\r\n'.repeat(110_000)}`);
+    const budget = await capture(() => classify(['--json', '--no-analysis', '--rules', join(dir, 'slow-rules.json'), '--time-budget', '1', join(dir, 'big.eml')]));
+    expect(budget.result).toBe(0);
+    const errors = (JSON.parse(budget.stdout.trim()) as { errors: { source: string; message: string }[] }).errors;
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.every((e) => e.message === 'skipped: the classify time budget of 1 ms was exceeded')).toBe(true);
+    const none = await capture(() => classify(['--json', '--no-analysis', '--rules', join(dir, 'slow-rules.json'), '--time-budget', '0', join(dir, 'big.eml')]));
+    expect((JSON.parse(none.stdout.trim()) as { errors: unknown[] }).errors).toEqual([]);
+  }, 60_000);
 });
