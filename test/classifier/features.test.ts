@@ -123,3 +123,22 @@ describe('token details', () => {
     expect(map.get(strToken(KIND.word, 'banana'))).toBe(1);
   });
 });
+
+describe('English stems (porter2 stands for snowball-stemmers\' english)', () => {
+  it('gives the Snowball English stem for every word of the corpus (every 3rd message) and for non-ASCII words', async () => {
+    const { createRequire } = await import('node:module');
+    const require = createRequire(import.meta.url);
+    const snowball = (require('snowball-stemmers') as { newStemmer(n: string): { stem(w: string): string } }).newStemmer('english');
+    const { loadCorpus } = await import('../helpers/corpus.js');
+    const words = new Set<string>(['café', 'naïve', 'résumés', 'ﬁnancial', 'straße', 'yyyy', 'skies', 'dying', 'generously', '日本語', 'ys', 'y']);
+    for (const m of loadCorpus({ step: 3 })) for (const w of m.raw.toString('latin1').toLowerCase().match(/\p{Alphabetic}+/gu) ?? []) words.add(w);
+    expect(words.size).toBeGreaterThan(20_000);
+    await loadLanguageDetector();
+    const english = new WordStemTokenizer('this is plainly an english sentence about the weather and the markets today');
+    expect(english.lang).toBe('eng');
+    const differ = [...words].filter((w) => english.tokenize(w)[0] !== undefined && english.tokenize(w)[0] !== snowball.stem(w));
+    expect(differ).toEqual([]);
+    expect(english.tokenize('running')).toEqual(['run']);
+    expect(english.tokenize('the')).toEqual([]); // a stop word
+  });
+});
