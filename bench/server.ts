@@ -6,11 +6,18 @@
  * 1-worker ratio of the same run, and rspamd itself on the same protocol when it is installed
  * (with the DNS-free configuration rspamd-bench.ts writes).
  *
- * The servers are separate processes (as an MTA would see them); passes alternate between
- * configurations so that load that comes and goes on a shared machine hits each alike.
+ * The servers are separate processes (as an MTA would see them) running the compiled CLI (`dist/`,
+ * rebuilt first: production runs it, and tsx's on-the-fly transform makes V8 recompile class
+ * constructors over and over); passes alternate between configurations so that load that comes and
+ * goes on a shared machine hits each alike. Each worker thread JIT-compiles on its own and sees only
+ * its share of the messages, so three warm-up passes precede the measured ones.
+ *
+ * A CPU table says where each configuration's CPU goes per message (from /proc: the server's main
+ * thread, its worker threads, V8's helper threads for GC and compilation, and this load generator):
+ * on a 2-core machine the sum bounds what two workers can gain over one.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,12 +32,50 @@ const CLIENTS = 16;
 interface Target {
   name: string;
   url: string;
+  /** Server process id (for the CPU table) and its worker count. */
+  pid?: number;
+  workers?: number;
   stop(): Promise<void>;
+}
+
+/** CPU time (ms) per thread of a process, by thread id, from /proc (Linux); empty elsewhere. */
+function threadCpu(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const st = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(t), ((Number(f[11]) + Number(f[12])) * 1000) / 100); // utime + stime, in clock ticks of 10 ms
+    }
+  } catch {
+    // not Linux, or the process is gone
+  }
+  return out;
+}
+
+interface CpuSplit {
+  main: number;
+  workers: number;
+  helpers: number;
+  client: number;
+}
+
+/**
+ * Splits a process's CPU between two snapshots: the main thread (tid = pid), the `workers` busiest
+ * other threads (the worker pool) and the rest (V8's GC and compiler threads, libuv).
+ */
+function cpuSplit(pid: number, workers: number, a: Map<number, number>, b: Map<number, number>): Omit<CpuSplit, 'client'> {
+  const d = [...b].map(([tid, ms]) => [tid, ms - (a.get(tid) ?? 0)] as const);
+  const main = d.find(([tid]) => tid === pid)?.[1] ?? 0;
+  const others = d.filter(([tid]) => tid !== pid).map(([, ms]) => ms).sort((x, y) => y - x);
+  const w = others.slice(0, workers).reduce((x, y) => x + y, 0);
+  const h = others.slice(workers).reduce((x, y) => x + y, 0);
+  return { main, workers: w, helpers: h };
 }
 
 /** Starts `spamrule serve --rspamd` with `workers` threads; resolves once it says ready. */
 function startSpamrule(workers: number, rules: string | undefined): Promise<Target> {
-  const args = ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', '--workers', String(workers), '--log-level', 'silent', '--scan-timeout', '0', '--no-refresh-lists'];
+  const args = [join(ROOT, 'dist/src/cli/main.js'), 'serve', '--rspamd', '127.0.0.1:0', '--workers', String(workers), '--log-level', 'silent', '--scan-timeout', '0', '--no-refresh-lists'];
   if (rules !== undefined) args.push('--rules', rules);
   const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
@@ -43,6 +88,8 @@ function startSpamrule(workers: number, rules: string | undefined): Promise<Targ
         resolve({
           name: `spamrule, ${workers} worker${workers > 1 ? 's' : ''}`,
           url: m[1]!,
+          pid: child.pid,
+          workers,
           stop: () =>
             new Promise((r) => {
               child.once('exit', () => r());
@@ -122,6 +169,8 @@ export async function runServerBench(opts: { rounds?: number; step?: number } = 
   const corpus = loadCorpus({ step: opts.step ?? 3 }).map((m) => m.raw);
   const publicRules = sharedPath('stalwart-spam-filter', 'spam-filter-rules.json');
   const rules = existsSync(publicRules) ? publicRules : undefined;
+  // The compiled CLI, built from the current sources.
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.json')], { stdio: 'inherit' });
   const targets: Target[] = [await startSpamrule(1, rules), await startSpamrule(2, rules)];
   const rspamd = await startRspamd().catch((e: unknown) => {
     process.stdout.write(`(rspamd not compared: ${e instanceof Error ? e.message : String(e)})\n`);
@@ -129,10 +178,26 @@ export async function runServerBench(opts: { rounds?: number; step?: number } = 
   });
   if (rspamd) targets.push(rspamd);
   try {
-    // Warm-up: a whole pass each (every worker thread JIT-compiles on its own; rspamd loads maps).
-    for (const t of targets) await pass(t.url, corpus);
+    // Warm-up: three whole passes each (every worker thread JIT-compiles on its own and sees only its
+    // share of the messages; V8's compiler threads were still busy after one pass; rspamd loads maps).
+    for (let r = 0; r < 3; r++) for (const t of targets) await pass(t.url, corpus);
     const results = new Map<string, Pass[]>(targets.map((t) => [t.name, []]));
-    for (let r = 0; r < (opts.rounds ?? 3); r++) for (const t of targets) results.get(t.name)!.push(await pass(t.url, corpus));
+    const cpu = new Map<string, CpuSplit>(targets.map((t) => [t.name, { main: 0, workers: 0, helpers: 0, client: 0 }]));
+    for (let r = 0; r < (opts.rounds ?? 3); r++)
+      for (const t of targets) {
+        const a = t.pid !== undefined ? threadCpu(t.pid) : undefined;
+        const c0 = process.cpuUsage();
+        results.get(t.name)!.push(await pass(t.url, corpus));
+        const c = process.cpuUsage(c0);
+        const acc = cpu.get(t.name)!;
+        acc.client += (c.user + c.system) / 1000;
+        if (t.pid !== undefined && a !== undefined) {
+          const s = cpuSplit(t.pid, t.workers ?? 1, a, threadCpu(t.pid));
+          acc.main += s.main;
+          acc.workers += s.workers;
+          acc.helpers += s.helpers;
+        }
+      }
     // Best pass per configuration: the one least disturbed by other load on the machine.
     const best = (name: string): Pass => results.get(name)!.reduce((a, b) => (b.msgPerSec > a.msgPerSec ? b : a));
     const one = best(targets[0]!.name);
@@ -149,6 +214,23 @@ export async function runServerBench(opts: { rounds?: number; step?: number } = 
           errors: results.get(t.name)!.reduce((n, p) => n + p.errors, 0),
         };
       }),
+    ]);
+    const scans = corpus.length * (opts.rounds ?? 3);
+    const perMsg = (ms: number): string => (ms / scans).toFixed(2);
+    printTable('where the CPU goes, ms per message (all measured passes; threads from /proc)', [
+      ...targets
+        .filter((t) => t.pid !== undefined)
+        .map((t) => {
+          const c = cpu.get(t.name)!;
+          return {
+            server: t.name,
+            'main thread': perMsg(c.main),
+            'worker threads': perMsg(c.workers),
+            'V8 helper threads': perMsg(c.helpers),
+            'load generator': perMsg(c.client),
+            total: perMsg(c.main + c.workers + c.helpers + c.client),
+          };
+        }),
     ]);
     process.stdout.write(
       `CPU available to this run: 2 spinning threads take ${slowdown.toFixed(2)}× the time of 1 ` +

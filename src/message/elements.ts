@@ -129,6 +129,7 @@ export class IpElement extends Element {
   constructor(ctx: MessageContext, location: Location, ip: string) {
     super(ctx, location);
     this.ip = ip;
+    this.bytes = undefined; // one object shape from the start (see HeaderElement)
   }
   get label(): string {
     return this.ip;
@@ -175,6 +176,12 @@ class HeaderElement extends Element {
   constructor(ctx: MessageContext, header: RawHeader) {
     super(ctx, 'body_text'); // Stalwart passes body_text for every header (quirk, docs/message-analysis.md)
     this.header = header;
+    // Every field exists from the start: added later, in whichever order a message's rules ask for
+    // them, they would give header objects of one message different hidden classes.
+    this.typed = undefined;
+    this.nameLower = undefined;
+    this.canonical = undefined;
+    this.rawLower = undefined;
   }
   get label(): string {
     return this.canonicalName();
