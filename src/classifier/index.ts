@@ -61,10 +61,12 @@ export function liveClassifier(config: unknown, opts: Omit<SpamClassifierOptions
   return c;
 }
 
-/** Takes labelled messages from a protocol (rspamd's `learnspam`/`learnham`) and trains soon after. */
+/** Takes labelled messages from a protocol (rspamd's `learnspam`/`learnham`, JMAP) and trains soon after. */
 export interface Learner {
   /** Stores the message as a sample; resolves with its id once stored (acknowledged). */
-  learn(raw: Uint8Array, spam: boolean): Promise<number>;
+  learn(raw: Uint8Array, spam: boolean, opts?: { account?: number; deleteAfterUse?: boolean }): Promise<number>;
+  /** Forgets a stored sample (JMAP `x:SpamTrainingSample/set destroy`); later runs no longer see it. */
+  forget(id: number): Promise<void>;
 }
 
 /**
@@ -83,13 +85,14 @@ export function debouncedLearner(classifier: SpamClassifier, delayMs = 10_000, o
     }
   };
   return {
-    async learn(raw, spam) {
-      const id = await classifier.learn(raw, spam);
+    async learn(raw, spam, opts = {}) {
+      const id = await classifier.learn(raw, spam, opts);
       if (timer !== undefined) clearTimeout(timer);
       timer = setTimeout(() => void run(), delayMs);
       timer.unref();
       return id;
     },
+    forget: (id) => classifier.store.removeSample(id),
     /** Trains now if a run is pending. */
     async flush() {
       if (timer === undefined) return;

@@ -37,7 +37,7 @@ Rules:
   --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
   --no-refresh-lists    serve remote lists from the cache only (default: refresh stale ones in the background)
   --model FILE          the statistical classifier of "spamrule learn --model FILE" (PROB_* tags; a new model is
-                        picked up within 30 s)
+                        picked up within 30 s); with --db, JMAP x:SpamTrainingSample objects add samples to it
 
 Workers and limits:
   --workers N           worker threads (default: CPU cores, here ${availableParallelism()})
@@ -205,7 +205,16 @@ export async function run(argv: string[]): Promise<number> {
   // JMAP only: the management API, as before there were mail-path listeners.
   if (!scanning) {
     const { createJmapServer } = await import('../jmap/index.js');
-    const server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen });
+    let trainingSamples: import('../jmap/index.js').TrainingSampleSink | undefined;
+    if (c.model !== undefined) {
+      // x:SpamTrainingSample creates store samples and train 10 s after the last one.
+      const cls = await import('../classifier/index.js');
+      const learner = cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(c.model), { refreshMs: 0 }), 10_000, (e) =>
+        process.stderr.write(`spamrule serve: classifier training failed: ${e.message}\n`),
+      );
+      trainingSamples = { add: (raw, spam, o) => learner.learn(raw, spam, o), remove: (id) => learner.forget(id) };
+    }
+    const server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen, ...(trainingSamples ? { trainingSamples } : {}) });
     // Tests and scripts read this line to learn the (possibly random) port.
     say(`listening on ${server.url}`);
     return untilSignal(() => server.close());
@@ -238,13 +247,14 @@ export async function run(argv: string[]): Promise<number> {
   let jmap: JmapServer | undefined;
   let scan: Awaited<ReturnType<typeof server.startScanServer>>;
   try {
-    if (c.db !== undefined) jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m));
-    // With a model, rspamd's learnspam/learnham on the rspamd listener store samples and train (in a worker).
+    // With a model, rspamd's learnspam/learnham on the rspamd listener and JMAP x:SpamTrainingSample
+    // creates store samples and train (in a worker) 10 s after the last one.
     let learner: import('../classifier/index.js').Learner | undefined;
-    if (c.model !== undefined && addrs.rspamd !== undefined) {
+    if (c.model !== undefined && (addrs.rspamd !== undefined || c.db !== undefined)) {
       const cls = await import('../classifier/index.js');
       learner = cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(c.model), { refreshMs: 0 }), 10_000, (e) => logger.warn(`classifier training failed: ${e.message}`));
     }
+    if (c.db !== undefined) jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m), learner);
     scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner });
   } catch (e) {
     await jmap?.close();
@@ -285,6 +295,7 @@ async function startManaged(
   listen: { host: string; port: number },
   pool: import('../server/pool.js').SpamEnginePool,
   warn: (m: string) => void,
+  learner?: import('../classifier/index.js').Learner,
 ): Promise<JmapServer> {
   const { createJmapServer } = await import('../jmap/index.js');
   const { parseLookupStoreConfig } = await import('../lookup/index.js');
@@ -297,6 +308,7 @@ async function startManaged(
     capability: c.capability,
     ...listen,
     log: warn,
+    ...(learner !== undefined ? { trainingSamples: { add: (raw, spam, o) => learner.learn(raw, spam, o), remove: (id) => learner.forget(id) } } : {}),
     // The pool stands in for the engine: every registry type reaches each worker thread as a rule-set update.
     engine: {
       loadRules: (rules) => pool.loadRules(rules as never),

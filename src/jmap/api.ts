@@ -1,7 +1,7 @@
 /**
  * The JMAP Request object (RFC 8620 §3.3–3.7): shape checks, `using`, call limits, result
  * references, dispatch to `x:SpamRule/*`, `x:StoreLookup/*`, `x:SpamTag/*`, `x:SpamDnsblServer/*`,
- * `x:HttpLookup/*` and `x:SpamFileExtension/*`, and the Response object.
+ * `x:HttpLookup/*`, `x:SpamFileExtension/*` and `x:SpamTrainingSample/*`, and the Response object.
  */
 import { MethodError, RequestError } from './errors.js';
 import { getMethod, queryMethod, setMethod, type MethodContext } from './methods.js';
@@ -81,7 +81,7 @@ export async function runMethodCalls(
   const responses: Invocation[] = [];
   for (const [name, rawArgs, callId] of calls) {
     try {
-      const m = /^x:(SpamRule|StoreLookup|SpamTag|SpamDnsblServer|HttpLookup|SpamFileExtension)\/(get|set|query)$/.exec(name);
+      const m = /^x:(SpamRule|StoreLookup|SpamTag|SpamDnsblServer|HttpLookup|SpamFileExtension|SpamTrainingSample)\/(get|set|query)$/.exec(name);
       if (m === null) throw new MethodError('unknownMethod', `unknown method ${name}`);
       const args = resolveReferences(rawArgs, responses);
       const result = await METHODS[m[2]!]!(m[1] as ObjectType, args, ctx);

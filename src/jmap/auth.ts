@@ -38,6 +38,11 @@ export const PERMISSIONS = [
   'sysSpamFileExtensionUpdate',
   'sysSpamFileExtensionDestroy',
   'sysSpamFileExtensionQuery',
+  'sysSpamTrainingSampleGet',
+  'sysSpamTrainingSampleCreate',
+  'sysSpamTrainingSampleUpdate',
+  'sysSpamTrainingSampleDestroy',
+  'sysSpamTrainingSampleQuery',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

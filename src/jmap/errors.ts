@@ -11,11 +11,14 @@ export interface SetError {
     | 'invalidPatch'
     | 'tooLarge'
     | 'willDestroy'
-    | 'alreadyExists';
+    | 'alreadyExists'
+    | 'blobNotFound';
   description?: string;
   properties?: string[];
   /** For `alreadyExists`: the id of the object holding the unique value (RFC 8620 §5.4 wording). */
   existingId?: string;
+  /** For `blobNotFound`: the blob ids that do not exist (RFC 8621 §4.8 wording). */
+  notFound?: string[];
 }
 
 /** Thrown inside a method to produce `["error", {type, description}, callId]` (RFC 8620 §3.6.2). */

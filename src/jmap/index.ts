@@ -17,6 +17,9 @@ export { KINDS, OBJECT_TYPES, SPAM_RULE_SCOPES, normalizeRuleName, type ObjectTy
 export { SqliteRepository, PostgresRepository, type ObjectRepository } from './repo.js';
 export type { SetError } from './errors.js';
 export type { EngineLike } from './bridge.js';
+export type { TrainingSampleSink } from './kind.js';
+export { BlobCache, type BlobInfo, type BlobCacheOptions } from './blobs.js';
+export { HOLD_SAMPLES_MS } from './training-samples.js';
 
 /** What `spamrule serve --db PATH` manages, in engine input shape (see {@link loadManagedRuleSet}). */
 export interface ManagedRuleSet {

@@ -6,7 +6,7 @@ import type { Problem } from './schema.js';
 
 /** The four registry object types beside SpamRule and StoreLookup (registry-kinds.ts). */
 export type RegistryObjectType = 'SpamTag' | 'SpamDnsblServer' | 'HttpLookup' | 'SpamFileExtension';
-export type ObjectType = 'SpamRule' | 'StoreLookup' | RegistryObjectType;
+export type ObjectType = 'SpamRule' | 'StoreLookup' | RegistryObjectType | 'SpamTrainingSample';
 export type Data = Record<string, unknown>;
 
 /** Compiles a condition for a scope: `[]` or problems with paths `condition/match/0/if`. */
@@ -16,6 +16,21 @@ export type ConditionValidator = (scope: string, condition: { match: { if: strin
 /** The server-side compilers/validators an object passes before it is stored. */
 export interface Validators {
   condition: ConditionValidator;
+}
+
+/** Where `x:SpamTrainingSample` messages go: the classifier's store (src/classifier), adapted by the server's owner. */
+export interface TrainingSampleSink {
+  /** Stores a message as a sample; resolves with its id once it is durable. Rejects when the store fails. */
+  add(raw: Uint8Array, spam: boolean, opts: { account?: number; deleteAfterUse?: boolean }): Promise<number>;
+  /** Forgets a sample (nothing happens when it is already gone). */
+  remove(id: number): Promise<void>;
+}
+
+/** What a kind's asynchronous hooks may use (the method context carries it). */
+export interface KindHookContext {
+  /** Uploaded blobs (RFC 8620 §6.1). */
+  blobs?: { get(blobId: string): { data: Buffer } | undefined };
+  samples?: TrainingSampleSink;
 }
 
 /** Largest stored object, in bytes of JSON (Stalwart's registry limit, Stalwart's registry schema). */
@@ -48,4 +63,13 @@ export interface ObjectKind {
   readonly filterProperties: readonly string[];
   /** Sort keys by `property`; unknown → unsupportedSort. */
   readonly sortKeys: Record<string, (id: string, data: Data) => string | number>;
+  /**
+   * Asynchronous work before a create's transaction (storing a training sample's message); its
+   * result is what `create` receives. Throws SetErrorException (that create fails) or MethodError.
+   */
+  prepareCreate?(input: unknown, ctx: KindHookContext): Promise<Data>;
+  /** Undoes a prepared create that was not stored (the transaction refused it or failed). */
+  discardCreate?(prepared: Data, ctx: KindHookContext): Promise<void>;
+  /** Runs after a destroy was committed, with the destroyed object's data. */
+  afterDestroy?(data: Data, ctx: KindHookContext): Promise<void>;
 }

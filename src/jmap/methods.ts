@@ -7,6 +7,7 @@
 import type { Permission } from './auth.js';
 import { MethodError, SetErrorException, type SetError } from './errors.js';
 import { compareIds, type IdGenerator } from './ids.js';
+import type { KindHookContext } from './kind.js';
 import type { Data, ObjectKind, ObjectType, Validators } from './objects.js';
 import { runQuery } from './query.js';
 import type { ObjectRepository } from './repo.js';
@@ -49,6 +50,8 @@ export interface MethodContext {
   queryMaxResults: number;
   /** Called after a `/set` committed changes of `type`, so the engine reloads. */
   afterChange(type: ObjectType): void;
+  /** Uploaded blobs and the classifier's sample store, for `x:SpamTrainingSample`. */
+  hooks?: KindHookContext;
 }
 
 export const stateString = (n: number): string => `s${n}`;
@@ -139,7 +142,32 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
   const may = (op: 'Create' | 'Update' | 'Destroy'): boolean => ctx.permissions.has(`${kind.permissionPrefix}${op}` as Permission);
   const forbidden = (op: string): SetError => ({ type: 'forbidden', description: `missing permission ${kind.permissionPrefix}${op}` });
 
-  const outcome = await ctx.repo.transact(kind.type, (working) => {
+  // Asynchronous preparation outside the transaction (x:SpamTrainingSample stores its message in the
+  // classifier's store first). A create the transaction does not store is undone afterwards; a
+  // MethodError undoes every preparation, so that the call leaves the server unchanged.
+  const hooks = ctx.hooks ?? {};
+  const preparedInputs = new Map<string, Data>();
+  const prepareErrors = new Map<string, SetError>();
+  const discard = async (cids: Iterable<string>): Promise<void> => {
+    for (const cid of cids) await kind.discardCreate?.(preparedInputs.get(cid)!, hooks).catch(() => undefined);
+  };
+  if (kind.prepareCreate !== undefined) {
+    for (const [cid, input] of Object.entries(create)) {
+      if (!may('Create')) continue;
+      try {
+        preparedInputs.set(cid, await kind.prepareCreate(input, hooks));
+      } catch (e) {
+        if (e instanceof SetErrorException) prepareErrors.set(cid, e.error);
+        else {
+          await discard(preparedInputs.keys());
+          throw e;
+        }
+      }
+    }
+  }
+  const destroyedData: Data[] = [];
+
+  const run = () => ctx.repo.transact(kind.type, (working) => {
     const oldState = stateString(working.state);
     if (typeof ifInState === 'string' && ifInState !== oldState) throw new MethodError('stateMismatch', `state is ${oldState}, not ${ifInState}`);
     const touched = new Set<string>();
@@ -167,11 +195,16 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
         notCreated[cid] = forbidden('Create');
         continue;
       }
+      const failed = prepareErrors.get(cid);
+      if (failed !== undefined) {
+        notCreated[cid] = failed;
+        continue;
+      }
       let id = ctx.ids.next();
       // Another server on the same database may have minted this id (same node id and millisecond).
       while (working.objects.has(id)) id = ctx.ids.next();
       try {
-        const data = kind.create(input, id, ctx.validate);
+        const data = kind.create(preparedInputs.get(cid) ?? input, id, ctx.validate);
         const dup = clash(id, data);
         if (dup) {
           notCreated[cid] = dup;
@@ -219,6 +252,7 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
       if (!may('Destroy')) notDestroyed[raw] = forbidden('Destroy');
       else if (id === undefined || !working.objects.has(id)) notDestroyed[raw] = { type: 'notFound' };
       else {
+        destroyedData.push(working.objects.get(id)!);
         working.objects.delete(id);
         touched.add(id);
         destroyed.push(id);
@@ -242,7 +276,19 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
       },
     };
   });
+  let outcome: Awaited<ReturnType<typeof run>>;
+  try {
+    outcome = await run();
+  } catch (e) {
+    await discard(preparedInputs.keys());
+    throw e;
+  }
   const { changed, ...response } = outcome;
+  if (preparedInputs.size > 0) {
+    const stored = new Set(Object.keys((response.created as Data | null) ?? {}));
+    await discard([...preparedInputs.keys()].filter((cid) => !stored.has(cid)));
+  }
+  for (const data of destroyedData) await kind.afterDestroy?.(data, hooks).catch(() => undefined);
   if (changed) ctx.afterChange(kind.type);
   return response;
 }

@@ -10,6 +10,7 @@ import { normalizeRuleName, validateRegistryObject } from '../engine/schema.js';
 import { parseLookupStoreConfig } from '../lookup/config.js';
 import { maskSecrets, type Problem } from './schema.js';
 import { REGISTRY_KINDS } from './registry-kinds.js';
+import { SpamTrainingSampleKind } from './training-samples.js';
 import { MAX_OBJECT_BYTES, type Data, type ObjectKind, type ObjectType, type Validators } from './kind.js';
 
 export type { ObjectType, Data, ConditionValidator, Validators, ObjectKind } from './kind.js';
@@ -211,6 +212,6 @@ export const StoreLookupKind: ObjectKind = {
   },
 };
 
-export const KINDS: Record<ObjectType, ObjectKind> = { SpamRule: SpamRuleKind, StoreLookup: StoreLookupKind, ...REGISTRY_KINDS };
+export const KINDS: Record<ObjectType, ObjectKind> = { SpamRule: SpamRuleKind, StoreLookup: StoreLookupKind, ...REGISTRY_KINDS, SpamTrainingSample: SpamTrainingSampleKind };
 /** Every managed type, in the order the server loads them. */
 export const OBJECT_TYPES = Object.keys(KINDS) as ObjectType[];

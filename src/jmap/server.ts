@@ -1,6 +1,8 @@
 /**
  * The HTTP side of the JMAP facade on `node:http`: session resource (`GET /.well-known/jmap`,
- * `GET /jmap/session`), API endpoint (`POST /jmap`, `/jmap/`, `/api`), Bearer authentication,
+ * `GET /jmap/session`), API endpoint (`POST /jmap`, `/jmap/`, `/api`), blob upload and download
+ * (`POST /jmap/upload/{accountId}/`, `GET /jmap/download/{accountId}/{blobId}/{name}`, RFC 8620
+ * §6.1–6.2; the blobs are messages for `x:SpamTrainingSample`), Bearer authentication,
  * request-level problem JSON (RFC 8620 §3.6.1, RFC 7807), request limits, and engine reloads after
  * every committed change (docs/jmap.md).
  */
@@ -12,6 +14,8 @@ import { applyRegistryObjects, conditionValidator, loadEngineModule, loadLookupM
 import { RequestError } from './errors.js';
 import { IdGenerator } from './ids.js';
 import { DEFAULT_LIMITS, type Limits, type MethodContext } from './methods.js';
+import { BlobCache } from './blobs.js';
+import type { TrainingSampleSink } from './kind.js';
 import { OBJECT_TYPES, type ObjectType } from './objects.js';
 import { PostgresRepository, SqliteRepository, type ObjectRepository } from './repo.js';
 
@@ -39,6 +43,11 @@ export interface JmapServerOptions {
   createLookupStore?: (namespace: string, config: unknown) => { close(): Promise<void> } | Promise<{ close(): Promise<void> }>;
   /** Diagnostics (internal errors, rule load problems); default stderr. */
   log?: (line: string) => void;
+  /**
+   * The classifier's sample store: `x:SpamTrainingSample` creates put their message there (and
+   * typically schedule a training run). Without it, creating a sample is `forbidden`.
+   */
+  trainingSamples?: TrainingSampleSink;
 }
 
 export interface JmapServer {
@@ -75,11 +84,11 @@ function problem(status: number, title: string, detail: string): Record<string, 
   return { type: 'about:blank', status, title, detail };
 }
 
-/** Reads the body, refusing more than `max` bytes with the `maxSizeRequest` limit error. */
-function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
+/** Reads the body, refusing more than `max` bytes with the `limit` error naming the limit. */
+function readBody(req: IncomingMessage, max: number, limit: 'maxSizeRequest' | 'maxSizeUpload' = 'maxSizeRequest'): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? -1);
-    const tooLarge = () => new RequestError('limit', 400, `the request is larger than maxSizeRequest (${max} bytes)`, 'maxSizeRequest');
+    const tooLarge = () => new RequestError('limit', 400, `the ${limit === 'maxSizeUpload' ? 'upload' : 'request'} is larger than ${limit} (${max} bytes)`, limit);
     if (declared > max) {
       req.resume();
       reject(tooLarge());
@@ -121,6 +130,8 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   const validate = { condition: opts.validateCondition ?? conditionValidator(engineModule) };
   const createLookupStore = opts.createLookupStore ?? lookupModule.createLookupStore;
   const ids = new IdGenerator();
+  const blobs = new BlobCache();
+  let uploads = 0;
 
   // Lookup stores in the engine, by namespace, with the config they were built from.
   const applied = new Map<string, { json: string; store?: { close(): Promise<void> } }>();
@@ -167,8 +178,50 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   repo.onExternalChange((t) => reload(t));
 
   let active = 0;
+  /** RFC 8620 §6.1: the body becomes a blob; 201 with its id, type and size. */
+  const upload = async (req: IncomingMessage, res: ServerResponse, accountId: string): Promise<void> => {
+    if (req.method !== 'POST') throw new HttpError(405, problem(405, 'Method Not Allowed', 'use POST to upload'), { allow: 'POST' });
+    authenticate(req, tokens);
+    if (accountId !== ACCOUNT_ID) throw new HttpError(404, problem(404, 'Not Found', `account "${accountId}" does not exist`));
+    if (uploads >= limits.maxConcurrentUpload) {
+      req.resume();
+      throw new RequestError('limit', 400, `more than maxConcurrentUpload (${limits.maxConcurrentUpload}) uploads at once`, 'maxConcurrentUpload');
+    }
+    uploads++;
+    try {
+      const data = await readBody(req, limits.maxSizeUpload, 'maxSizeUpload');
+      const type = (req.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim() || 'application/octet-stream';
+      send(res, 201, { accountId, ...blobs.put(data, type) });
+    } finally {
+      uploads--;
+    }
+  };
+  /** RFC 8620 §6.2: an uploaded blob's bytes, with the `accept` type asked for. */
+  const download = (req: IncomingMessage, res: ServerResponse, accountId: string, blobId: string, name: string, query: URLSearchParams): void => {
+    if (req.method !== 'GET') throw new HttpError(405, problem(405, 'Method Not Allowed', 'use GET to download'), { allow: 'GET' });
+    authenticate(req, tokens);
+    const blob = accountId === ACCOUNT_ID ? blobs.get(blobId) : undefined;
+    if (blob === undefined) throw new HttpError(404, problem(404, 'Not Found', `no blob "${blobId}" (blobs are kept an hour after upload)`));
+    const type = query.get('accept') ?? blob.type;
+    const file = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+    res.writeHead(200, { 'content-type': type, 'content-length': blob.data.length, 'content-disposition': `attachment; filename="${file}"`, 'cache-control': 'private, immutable, max-age=31536000' });
+    res.end(blob.data);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? '/').split('?')[0]!;
+    const [rawPath = '/', search = ''] = (req.url ?? '/').split('?', 2);
+    const path = rawPath;
+    const dec = (s: string): string => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        throw new HttpError(400, problem(400, 'Bad Request', `malformed percent-encoding in ${path}`));
+      }
+    };
+    const up = /^\/jmap\/upload\/([^/]+)\/?$/.exec(path);
+    if (up) return upload(req, res, dec(up[1]!));
+    const down = /^\/jmap\/download\/([^/]+)\/([^/]+)\/([^/]*)$/.exec(path);
+    if (down) return download(req, res, dec(down[1]!), dec(down[2]!), dec(down[3]!), new URLSearchParams(search));
     const isSession = path === '/.well-known/jmap' || path === '/jmap/session';
     const isApi = path === '/jmap' || path === '/jmap/' || path === '/api';
     if (!isSession && !isApi) throw new HttpError(404, problem(404, 'Not Found', `no resource at ${path}`));
@@ -206,6 +259,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
       limits,
       queryMaxResults: opts.queryMaxResults ?? 5000,
       afterChange: reload,
+      hooks: { blobs, ...(opts.trainingSamples !== undefined ? { samples: opts.trainingSamples } : {}) },
     };
     const methodResponses = await runMethodCalls(request.methodCalls, ctx, (e) => log(`spamrule serve: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
     const response: Record<string, unknown> = { methodResponses, sessionState: SESSION_STATE };

@@ -60,6 +60,38 @@ async function symbols(url: string, subject: string): Promise<string[]> {
 }
 
 describe('spamrule serve --db (managed rules over JMAP)', () => {
+  it('with --model, a JMAP x:SpamTrainingSample stores its uploaded message in the model file', async () => {
+    const db = join(dir, 'samples.db');
+    const model = join(dir, 'samples-model.sqlite');
+    const tokens = new TokenStore(db);
+    const token = tokens.create('trainer', ['sysSpamTrainingSampleCreate', 'sysSpamTrainingSampleGet']).token;
+    tokens.close();
+    const s = await serve(['--db', db, '--model', model, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '1', '--log-level', 'warn', '--cache-dir', join(dir, 'lists')]);
+    const jmapUrl = s.lines.listening!;
+    const message = 'From: lottery@example.net\r\nTo: you@example.com\r\nSubject: You won\r\n\r\nClaim your prize now.\r\n';
+    const up = await fetch(`${jmapUrl}/jmap/upload/a/`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'message/rfc822' }, body: message });
+    expect(up.status).toBe(201);
+    const { blobId } = (await up.json()) as { blobId: string };
+    const r = await fetch(`${jmapUrl}/jmap`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ using: ['urn:ietf:params:jmap:core'], methodCalls: [['x:SpamTrainingSample/set', { create: { s: { blobId, isSpam: true } } }, '0']] }),
+    });
+    const [[, res]] = ((await r.json()) as { methodResponses: [string, any, string][] }).methodResponses;
+    expect(res.created.s).toMatchObject({ from: 'lottery@example.net', subject: 'You won' });
+    const { openClassifier, sqliteModelConfig } = await import('../../src/classifier/index.js');
+    const c = await openClassifier(sqliteModelConfig(model), { refreshMs: 0 });
+    try {
+      const id = await c.store.lastSampleId();
+      expect(id).toBe(1);
+      expect((await c.store.getSample(id))?.spam).toBe(true);
+    } finally {
+      await c.store.store.close();
+    }
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+  });
+
   it('a SpamRule change reaches every worker before the next message; shutdown finishes the scan in flight', async () => {
     const db = join(dir, 'managed.db');
     const tokens = new TokenStore(db);
