@@ -19,7 +19,7 @@ export type { SetError } from './errors.js';
 export type { EngineLike } from './bridge.js';
 export type { TrainingSampleSink } from './kind.js';
 export { BlobCache, type BlobInfo, type BlobCacheOptions } from './blobs.js';
-export { HOLD_SAMPLES_MS } from './training-samples.js';
+export { HOLD_SAMPLES_MS, expireSamples } from './training-samples.js';
 
 /** What `spamrule serve --db PATH` manages, in engine input shape (see {@link loadManagedRuleSet}). */
 export interface ManagedRuleSet {

@@ -16,6 +16,7 @@ import { IdGenerator } from './ids.js';
 import { DEFAULT_LIMITS, type Limits, type MethodContext } from './methods.js';
 import { BlobCache } from './blobs.js';
 import type { TrainingSampleSink } from './kind.js';
+import { expireSamples } from './training-samples.js';
 import { OBJECT_TYPES, type ObjectType } from './objects.js';
 import { PostgresRepository, SqliteRepository, type ObjectRepository } from './repo.js';
 
@@ -177,6 +178,20 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   for (const t of OBJECT_TYPES) reload(t, true);
   repo.onExternalChange((t) => reload(t));
 
+  // Samples whose expiresAt has passed are destroyed (at start, then hourly), as Stalwart lets them lapse.
+  let expiry: NodeJS.Timeout | undefined;
+  if (opts.trainingSamples !== undefined) {
+    const sink = opts.trainingSamples;
+    const expire = (): void =>
+      void expireSamples(repo, sink).then(
+        (n) => n > 0 && log(`spamrule serve: ${n} expired training sample${n > 1 ? 's' : ''} removed`),
+        (e: unknown) => log(`spamrule serve: expiring training samples failed: ${e instanceof Error ? e.message : String(e)}`),
+      );
+    expire();
+    expiry = setInterval(expire, 3_600_000);
+    expiry.unref();
+  }
+
   let active = 0;
   /** RFC 8620 §6.1: the body becomes a blob; 201 with its id, type and size. */
   const upload = async (req: IncomingMessage, res: ServerResponse, accountId: string): Promise<void> => {
@@ -299,6 +314,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     tokens,
     settled: () => storeSync,
     async close() {
+      clearInterval(expiry);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await storeSync;

@@ -130,3 +130,29 @@ export const SpamTrainingSampleKind: ObjectKind = {
     expiresAt: (_id, d) => d.expiresAt as string,
   },
 };
+
+/**
+ * Destroys the samples whose `expiresAt` has passed (Stalwart lets them lapse after `holdSamplesFor`)
+ * and forgets their messages in the classifier's store. Returns how many expired. Throws when the
+ * registry cannot be written (nothing is then forgotten).
+ */
+export async function expireSamples(
+  repo: { transact<T>(type: 'SpamTrainingSample', fn: (w: { objects: Map<string, Data> }) => { result: T; touched: Set<string> }): Promise<T> },
+  sink: { remove(id: number): Promise<void> } | undefined,
+  nowMs = Date.now(),
+): Promise<number> {
+  const gone = await repo.transact('SpamTrainingSample', (working) => {
+    const expired: Data[] = [];
+    const touched = new Set<string>();
+    for (const [id, d] of working.objects) {
+      if (typeof d.expiresAt === 'string' && Date.parse(d.expiresAt) <= nowMs) {
+        expired.push(d);
+        touched.add(id);
+        working.objects.delete(id);
+      }
+    }
+    return { result: expired, touched };
+  });
+  for (const d of gone) await sink?.remove(d.sampleId as number).catch(() => undefined);
+  return gone.length;
+}

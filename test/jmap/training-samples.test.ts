@@ -93,6 +93,21 @@ describe('x:SpamTrainingSample with a classifier', () => {
     expect(verdict?.confidence).toBeGreaterThan(0.5);
   });
 
+  it('destroys samples past their expiresAt and forgets their messages', async () => {
+    const { expireSamples } = await import('../../src/jmap/index.js');
+    const blobId = (await upload(h, hamMessage(50))).json.blobId;
+    const [[, res]] = await h.call([[`${T}/set`, { create: { old: { blobId, isSpam: false, expiresAt: '2020-01-01T00:00:00Z' }, keep: { blobId, isSpam: false } } }, 'c']]);
+    const sampleId = await classifier.store.lastSampleId();
+    expect(await classifier.store.getMeta(sampleId - 1)).toBeDefined();
+    const n = await expireSamples(h.server.repo, { remove: (id) => classifier.store.removeSample(id) });
+    expect(n).toBe(1);
+    const [[, got]] = await h.call([[`${T}/get`, { ids: [res.created.old.id, res.created.keep.id] }, 'g']]);
+    expect(got.notFound).toEqual([res.created.old.id]);
+    expect(got.list.map((x: { id: string }) => x.id)).toEqual([res.created.keep.id]);
+    expect(await classifier.store.getMeta(sampleId - 1)).toBeUndefined(); // the expired one's message
+    expect(await classifier.store.getMeta(sampleId)).toBeDefined();
+  });
+
   it('refuses unknown blobs, bad properties and server-set properties, one SetError each', async () => {
     const blobId = (await upload(h, hamMessage(1))).json.blobId;
     const before = await classifier.store.lastSampleId();
