@@ -17,6 +17,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { SpamRuleInput, ClassifyOptions, ClassifyResult } from '../engine/types.js';
 import type { RuleSetSpec } from './ruleset.js';
+import type { ReplyFormat } from './rspamd-reply.js';
 import type { RuleSetUpdate, ScanReply, ScanTask, WorkerInit } from './worker.js';
 
 export interface SpamEnginePoolOptions extends RuleSetSpec {
@@ -160,15 +161,25 @@ export class SpamEnginePool {
    * `timeout` after `timeoutMs`, `worker` when the thread failed, `closed` after {@link close}.
    */
   async classify(raw: Uint8Array | string, opts: ClassifyOptions = {}): Promise<ClassifyResult> {
+    return (await this.classifyWithReply(raw, opts)).result;
+  }
+
+  /**
+   * {@link classify}, and with `reply` also the protocol's reply text, serialised in the worker
+   * thread (the result then comes without `matches`, `analysis` and `warnings`). Used by the
+   * listeners so that their shared main thread does not build replies. Throws as `classify`.
+   */
+  async classifyWithReply(raw: Uint8Array | string, opts: ClassifyOptions = {}, reply?: ReplyFormat): Promise<{ result: ClassifyResult; body?: string }> {
     if (this.closed) throw new ScanError('closed', 'the pool is closed');
     const o: ClassifyOptions = opts.tags === undefined || Array.isArray(opts.tags) ? opts : { ...opts, tags: [...opts.tags] };
     this.running++;
     try {
-      let reply = await this.run({ gen: this.gen, raw, opts: o });
-      if (reply.stale) reply = await this.run({ gen: this.gen, raw, opts: o, spec: this.spec });
-      if (reply.stale) throw new ScanError('worker', 'the worker did not take the rule set');
-      if ('error' in reply) throw new ScanError(reply.error.name === 'SessionError' ? 'session' : 'worker', reply.error.message);
-      return reply.result;
+      const base: ScanTask = { gen: this.gen, raw, opts: o, ...(reply !== undefined ? { reply } : {}) };
+      let r = await this.run(base);
+      if (r.stale) r = await this.run({ ...base, gen: this.gen, spec: this.spec });
+      if (r.stale) throw new ScanError('worker', 'the worker did not take the rule set');
+      if ('error' in r) throw new ScanError(r.error.name === 'SessionError' ? 'session' : 'worker', r.error.message);
+      return r.body !== undefined ? { result: r.result, body: r.body } : { result: r.result };
     } finally {
       this.running--;
       if (this.running === 0) this.drained?.();

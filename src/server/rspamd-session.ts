@@ -3,16 +3,9 @@
  * SMTP session carried in request headers, and rspamd's action names for ours.
  */
 import type { SessionInput } from '../analysis/types.js';
-import type { Action } from '../engine/types.js';
 import { unbracket } from './scan.js';
 
-/** rspamd's action names for ours. */
-export const RSPAMD_ACTIONS: Record<Action, string> = {
-  allow: 'no action',
-  spam: 'add header',
-  reject: 'reject',
-  discard: 'reject',
-};
+export { RSPAMD_ACTIONS } from './rspamd-reply.js';
 
 /**
  * The SMTP session from rspamd request headers (`get` takes a lowercased name and returns every

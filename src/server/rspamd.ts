@@ -13,70 +13,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import type { SessionInput } from '../analysis/types.js';
-import type { ClassifyResult } from '../engine/types.js';
-import { RSPAMD_ACTIONS, sessionFromHeaderMap } from './rspamd-session.js';
+import { toRspamdReply } from './rspamd-reply.js';
+import { sessionFromHeaderMap } from './rspamd-session.js';
 import type { NotScanned, Scanner } from './scan.js';
 import { REQUEST_LINE, textProtocolHandler, type ReplyThresholds } from './spamd.js';
 
 export { RSPAMD_ACTIONS } from './rspamd-session.js';
-
-export interface RspamdSymbol {
-  name: string;
-  score: number;
-  metric_score: number;
-  options?: string[];
-}
-
-/** The `/checkv2` reply (the subset of rspamd's that its clients read). */
-export interface RspamdReply {
-  is_skipped: boolean;
-  score: number;
-  required_score: number;
-  action: string;
-  symbols: Record<string, RspamdSymbol>;
-  messages: Record<string, string>;
-  time_real: number;
-  milter: { add_headers: Record<string, { value: string; order: number }>; remove_headers: Record<string, number> };
-}
-
-const MAX_OPTIONS = 10;
-
-/** Builds rspamd's JSON verdict from ours. Options of a symbol are the elements its rules fired on. */
-export function toRspamdReply(r: ClassifyResult, requiredScore: number, ms: number): RspamdReply {
-  const options = new Map<string, Set<string>>();
-  for (const m of r.matches) {
-    if (m.element === '') continue;
-    const set = options.get(m.tag) ?? options.set(m.tag, new Set()).get(m.tag)!;
-    if (set.size < MAX_OPTIONS) set.add(m.element);
-  }
-  const symbols: Record<string, RspamdSymbol> = {};
-  for (const tag of r.tags) {
-    const score = r.scores[tag] ?? 0;
-    const sym: RspamdSymbol = { name: tag, score, metric_score: score };
-    const o = options.get(tag);
-    if (o !== undefined && o.size > 0) sym.options = [...o];
-    symbols[tag] = sym;
-  }
-  const messages: Record<string, string> = {};
-  if (r.action === 'reject' || r.action === 'discard') messages.smtp_message = 'Message rejected as spam';
-  return {
-    is_skipped: false,
-    score: r.score,
-    required_score: requiredScore,
-    action: RSPAMD_ACTIONS[r.action],
-    symbols,
-    messages,
-    time_real: ms / 1000,
-    milter: {
-      add_headers: {
-        'X-Spam-Result': { value: r.headers['X-Spam-Result'], order: 0 },
-        'X-Spam-Score': { value: r.headers['X-Spam-Score'], order: 0 },
-      },
-      // Copies of our headers already in the message (forged upstream) go first.
-      remove_headers: { 'X-Spam-Result': 0, 'X-Spam-Score': 0 },
-    },
-  };
-}
+export { toRspamdReply, type RspamdReply, type RspamdSymbol } from './rspamd-reply.js';
 
 function one(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
@@ -92,7 +35,11 @@ export function sessionFromHeaders(req: IncomingMessage): SessionInput {
 const STATUS: Record<NotScanned, number> = { too_large: 413, timeout: 504, busy: 503, closing: 503, session: 400, error: 500 };
 
 function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
-  const text = JSON.stringify(body);
+  sendText(res, status, JSON.stringify(body), close);
+}
+
+/** Sends an already serialised JSON body (the worker thread wrote the verdict). */
+function sendText(res: ServerResponse, status: number, text: string, close = false): void {
   const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
   if (close) headers.connection = 'close';
   res.writeHead(status, headers);
@@ -187,10 +134,13 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
     }
     // The idle timeout is for the client: it does not run while we scan.
     req.socket.setTimeout(0);
-    const o = await scanner.scan({ protocol: 'rspamd', raw, session: sessionFromHeaders(req), queueId });
+    // The reply is serialised in the worker thread that scanned (when the classifier is a pool):
+    // the main thread, which every connection shares, then only writes it.
+    const o = await scanner.scan({ protocol: 'rspamd', raw, session: sessionFromHeaders(req), queueId }, { format: 'rspamd', requiredScore: thresholds.spam() });
     req.socket.setTimeout(limits.idleTimeoutMs);
     if (res.destroyed) return;
-    if (o.ok) sendJson(res, 200, toRspamdReply(o.result, thresholds.spam(), o.ms));
+    if (o.ok && o.body !== undefined) sendText(res, 200, o.body);
+    else if (o.ok) sendJson(res, 200, toRspamdReply(o.result, thresholds.spam(), o.ms));
     else sendJson(res, STATUS[o.reason], { error: o.message });
   };
   const server = createServer({ requestTimeout: 0, headersTimeout: limits.idleTimeoutMs, keepAliveTimeout: 5_000 }, (req, res) => {

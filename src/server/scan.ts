@@ -8,11 +8,14 @@ import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
 import { BusyError, ScanGate, type ServerLimits } from './limits.js';
 import type { Logger, ScanLogLine } from './log.js';
 import type { Protocol, ServerMetrics } from './metrics.js';
+import type { ReplyFormat } from './rspamd-reply.js';
 import { ScanError } from './pool.js';
 
 /** What classifies: a {@link SpamEnginePool} (or a `SpamEngine`, in-process). */
 export interface Classifier {
   classify(raw: Uint8Array | string, opts?: ClassifyOptions): Promise<ClassifyResult>;
+  /** A pool's: the reply text serialised in the worker thread too. */
+  classifyWithReply?(raw: Uint8Array | string, opts: ClassifyOptions, reply?: ReplyFormat): Promise<{ result: ClassifyResult; body?: string }>;
 }
 
 export interface ScanRequest {
@@ -28,7 +31,8 @@ export interface ScanRequest {
 export type NotScanned = 'too_large' | 'timeout' | 'busy' | 'session' | 'error' | 'closing';
 
 export type ScanOutcome =
-  | { ok: true; result: ClassifyResult; ms: number }
+  /** `body`: the reply text, when the scan was asked for one and the classifier could build it. */
+  | { ok: true; result: ClassifyResult; ms: number; body?: string }
   | { ok: false; reason: NotScanned; message: string; ms: number };
 
 export class Scanner {
@@ -51,8 +55,8 @@ export class Scanner {
     return this.gate.depth;
   }
 
-  /** Classifies one message within the limits. Never throws. */
-  async scan(req: ScanRequest): Promise<ScanOutcome> {
+  /** Classifies one message within the limits; `reply`: also serialise that reply. Never throws. */
+  async scan(req: ScanRequest, reply?: ReplyFormat): Promise<ScanOutcome> {
     const t0 = performance.now();
     if (req.raw.length > this.limits.maxSize) return this.refuse(req.protocol, 'too_large', this.tooLargeMessage(), req.raw.length, req.queueId);
     if (this.closing) return this.refuse(req.protocol, 'closing', 'the server is shutting down', req.raw.length, req.queueId);
@@ -63,13 +67,16 @@ export class Scanner {
       this.metrics.queueDepth.set(this.gate.depth);
       const opts: ClassifyOptions = { session: req.session };
       if (req.tags !== undefined && req.tags.length > 0) opts.tags = req.tags;
-      const result = await this.classifier.classify(req.raw, opts);
+      let result: ClassifyResult;
+      let body: string | undefined;
+      if (reply !== undefined && this.classifier.classifyWithReply !== undefined) ({ result, body } = await this.classifier.classifyWithReply(req.raw, opts, reply));
+      else result = await this.classifier.classify(req.raw, opts);
       const ms = performance.now() - t0;
       this.metrics.scans.inc({ protocol: req.protocol, action: result.action });
       this.metrics.scanSeconds.observe({ protocol: req.protocol }, ms / 1000);
       this.metrics.countErrors(result);
       this.line({ protocol: req.protocol, queueId: req.queueId, action: result.action, score: result.score, ms: round(ms), size: req.raw.length, remoteIp: req.session.remoteIp });
-      return { ok: true, result, ms };
+      return body !== undefined ? { ok: true, result, ms, body } : { ok: true, result, ms };
     } catch (e) {
       const reason: NotScanned = e instanceof BusyError ? 'busy' : e instanceof ScanError ? (e.reason === 'timeout' ? 'timeout' : e.reason === 'session' ? 'session' : e.reason === 'closed' ? 'closing' : 'error') : 'error';
       const message = e instanceof Error ? e.message : String(e);

@@ -9,6 +9,7 @@
 import { BroadcastChannel, workerData } from 'node:worker_threads';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
+import { toRspamdReply, type ReplyFormat } from './rspamd-reply.js';
 import { buildEngineFromSpec, type RuleSetSpec } from './ruleset.js';
 
 /** `workerData` of every thread. */
@@ -30,11 +31,13 @@ export interface ScanTask {
   opts: ClassifyOptions;
   /** Attached only when the pool resends a task that found this worker stale. */
   spec?: RuleSetSpec;
+  /** Also serialise the protocol reply here (then `result` comes back without its detail lists). */
+  reply?: ReplyFormat;
 }
 
 export type ScanReply =
   | { stale: true }
-  | { stale: false; result: ClassifyResult }
+  | { stale: false; result: ClassifyResult; body?: string }
   /** `classify` rejected: `SessionError` for unusable session input; errors cannot cross threads as such. */
   | { stale: false; error: { name: string; message: string } };
 
@@ -79,7 +82,13 @@ export default async function scan(task: ScanTask): Promise<ScanReply> {
   const mine = current;
   mine.inFlight++;
   try {
-    return { stale: false, result: await mine.engine.classify(task.raw, task.opts) };
+    const t0 = performance.now();
+    const result = await mine.engine.classify(task.raw, task.opts);
+    if (task.reply === undefined) return { stale: false, result };
+    // The listener needs only the text and the verdict's action, score and errors: the detail
+    // lists (matches, module tags, warnings) are not sent back to be copied again.
+    const body = JSON.stringify(toRspamdReply(result, task.reply.requiredScore, performance.now() - t0));
+    return { stale: false, result: { ...result, matches: [], analysis: [], warnings: [] }, body };
   } catch (e) {
     return { stale: false, error: { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) } };
   } finally {
