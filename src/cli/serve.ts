@@ -205,16 +205,9 @@ export async function run(argv: string[]): Promise<number> {
   // JMAP only: the management API, as before there were mail-path listeners.
   if (!scanning) {
     const { createJmapServer } = await import('../jmap/index.js');
-    let trainingSamples: import('../jmap/index.js').TrainingSampleSink | undefined;
-    if (c.model !== undefined) {
-      // x:SpamTrainingSample creates store samples and train 10 s after the last one.
-      const cls = await import('../classifier/index.js');
-      const learner = cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(c.model), { refreshMs: 0 }), 10_000, (e) =>
-        process.stderr.write(`spamrule serve: classifier training failed: ${e.message}\n`),
-      );
-      trainingSamples = { add: (raw, spam, o) => learner.learn(raw, spam, o), remove: (id) => learner.forget(id) };
-    }
-    const server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen, ...(trainingSamples ? { trainingSamples } : {}) });
+    // x:SpamTrainingSample creates store samples and train 10 s after the last one.
+    const learner = c.model === undefined ? undefined : await modelLearner(c.model, (m) => process.stderr.write(`spamrule serve: ${m}\n`));
+    const server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen, ...sampleSinkOption(learner) });
     // Tests and scripts read this line to learn the (possibly random) port.
     say(`listening on ${server.url}`);
     return untilSignal(() => server.close());
@@ -249,11 +242,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     // With a model, rspamd's learnspam/learnham on the rspamd listener and JMAP x:SpamTrainingSample
     // creates store samples and train (in a worker) 10 s after the last one.
-    let learner: import('../classifier/index.js').Learner | undefined;
-    if (c.model !== undefined && (addrs.rspamd !== undefined || c.db !== undefined)) {
-      const cls = await import('../classifier/index.js');
-      learner = cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(c.model), { refreshMs: 0 }), 10_000, (e) => logger.warn(`classifier training failed: ${e.message}`));
-    }
+    const learner = c.model !== undefined && (addrs.rspamd !== undefined || c.db !== undefined) ? await modelLearner(c.model, (m) => logger.warn(m)) : undefined;
     if (c.db !== undefined) jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m), learner);
     scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner });
   } catch (e) {
@@ -270,6 +259,17 @@ export async function run(argv: string[]): Promise<number> {
     await jmap?.close();
     await pool.close();
   });
+}
+
+/** Samples from rspamd's learn commands and JMAP go to the `--model` file; a run trains 10 s after the last. */
+async function modelLearner(model: string, warn: (m: string) => void): Promise<import('../classifier/index.js').Learner> {
+  const cls = await import('../classifier/index.js');
+  return cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(model), { refreshMs: 0 }), 10_000, (e) => warn(`classifier training failed: ${e.message}`));
+}
+
+/** The JMAP server's `trainingSamples` option over a learner (none without a model). */
+function sampleSinkOption(learner: import('../classifier/index.js').Learner | undefined): { trainingSamples?: import('../jmap/index.js').TrainingSampleSink } {
+  return learner === undefined ? {} : { trainingSamples: { add: (raw, spam, o) => learner.learn(raw, spam, o), remove: (id) => learner.forget(id) } };
 }
 
 function untilSignal(stop: () => Promise<void>): Promise<number> {
@@ -308,7 +308,7 @@ async function startManaged(
     capability: c.capability,
     ...listen,
     log: warn,
-    ...(learner !== undefined ? { trainingSamples: { add: (raw, spam, o) => learner.learn(raw, spam, o), remove: (id) => learner.forget(id) } } : {}),
+    ...sampleSinkOption(learner),
     // The pool stands in for the engine: every registry type reaches each worker thread as a rule-set update.
     engine: {
       loadRules: (rules) => pool.loadRules(rules as never),

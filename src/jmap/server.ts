@@ -224,8 +224,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const [rawPath = '/', search = ''] = (req.url ?? '/').split('?', 2);
-    const path = rawPath;
+    const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
     const dec = (s: string): string => {
       try {
         return decodeURIComponent(s);

@@ -9,11 +9,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, sendSmtp, startAll, startSmtpSink, type Started } from './harness.js';
+import { freePort, waitForPort, sendSmtp, startAll, startSmtpSink, type Started } from './harness.js';
 
 const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
 const HARAKA = join(dirname(createRequire(import.meta.url).resolve('Haraka/package.json')), 'bin', 'haraka');
@@ -25,24 +24,6 @@ let haraka: ChildProcess | undefined;
 let output = '';
 let smtpPort: number;
 
-function waitForPort(port: number, ms: number): Promise<void> {
-  const until = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const attempt = (): void => {
-      const c = connect(port, '127.0.0.1');
-      c.once('connect', () => {
-        c.destroy();
-        resolve();
-      });
-      c.once('error', () => {
-        c.destroy();
-        if (Date.now() > until || haraka?.exitCode !== null) reject(new Error(`Haraka did not listen on ${port}: ${output}`));
-        else setTimeout(attempt, 100);
-      });
-    };
-    attempt();
-  });
-}
 
 beforeAll(async () => {
   s = await startAll({ workers: 1 });
@@ -65,7 +46,7 @@ beforeAll(async () => {
   haraka = spawn(process.execPath, [HARAKA, '-c', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
   haraka.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   haraka.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  await waitForPort(smtpPort, 60_000);
+  await waitForPort(smtpPort, 60_000, () => `Haraka: ${output}`, () => haraka?.exitCode !== null);
 }, 120_000);
 
 afterAll(async () => {

@@ -103,6 +103,29 @@ export function raw(host: string, port: number, data: Uint8Array | string, opts:
 }
 
 /** A free TCP port on loopback (for daemons that bind themselves, such as Postfix). */
+/**
+ * Resolves once something accepts connections on 127.0.0.1:`port`; rejects after `ms`, or as soon as
+ * `gaveUp()` says the server will not come (e.g. its process exited), with `why()` in the message.
+ */
+export function waitForPort(port: number, ms: number, why: () => string, gaveUp: () => boolean = () => false): Promise<void> {
+  const until = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const attempt = (): void => {
+      const c = connect(port, '127.0.0.1');
+      c.once('connect', () => {
+        c.destroy();
+        resolve();
+      });
+      c.once('error', () => {
+        c.destroy();
+        if (Date.now() > until || gaveUp()) reject(new Error(`nothing listens on ${port}: ${why()}`));
+        else setTimeout(attempt, 100);
+      });
+    };
+    attempt();
+  });
+}
+
 export async function freePort(): Promise<number> {
   const srv = createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));

@@ -11,10 +11,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, run, sendSmtp, startAll, startSmtpSink, type Started } from './harness.js';
+import { freePort, waitForPort, run, sendSmtp, startAll, startSmtpSink, type Started } from './harness.js';
 
 const POSTFIX = '/usr/sbin/postfix';
 const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
@@ -35,24 +34,6 @@ let exited = '';
 const log = (): string => `${readLog()}\n${exited}`;
 
 
-function waitForPort(port: number, ms: number): Promise<void> {
-  const until = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const attempt = (): void => {
-      const c = connect(port, '127.0.0.1');
-      c.once('connect', () => {
-        c.destroy();
-        resolve();
-      });
-      c.once('error', () => {
-        c.destroy();
-        if (Date.now() > until) reject(new Error(`Postfix did not listen on ${port}: ${log()}`));
-        else setTimeout(attempt, 100);
-      });
-    };
-    attempt();
-  });
-}
 
 beforeAll(async () => {
   if (!available) return;
@@ -131,7 +112,7 @@ beforeAll(async () => {
   closeSync(fd);
   readLog = () => readFileSync(logFile, 'utf8');
   master.on('exit', (code) => (exited = `(postfix exited with ${code})`));
-  await waitForPort(smtpPort, 30_000);
+  await waitForPort(smtpPort, 30_000, () => `Postfix: ${log()}`);
 }, 90_000);
 
 afterAll(async () => {
