@@ -13,13 +13,15 @@ interface Tally {
   spamFlagged: number;
   hamFlagged: number;
   rules: Map<string, number>;
+  /** Every tag set on any message (rule or module). */
+  allTags: Set<string>;
   spamTags: Map<string, number>;
   hamTags: Map<string, number>;
   moduleTagsOnSpam: Set<string>;
 }
 
 async function tally(engine: SpamEngine, corpus: ReturnType<typeof loadCorpus>): Promise<Tally> {
-  const t: Tally = { spam: 0, ham: 0, spamFlagged: 0, hamFlagged: 0, rules: new Map(), spamTags: new Map(), hamTags: new Map(), moduleTagsOnSpam: new Set() };
+  const t: Tally = { spam: 0, ham: 0, spamFlagged: 0, hamFlagged: 0, rules: new Map(), allTags: new Set(), spamTags: new Map(), hamTags: new Map(), moduleTagsOnSpam: new Set() };
   const inc = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + 1);
   for (const m of corpus) {
     const r = await engine.classify(m.raw);
@@ -33,7 +35,10 @@ async function tally(engine: SpamEngine, corpus: ReturnType<typeof loadCorpus>):
       if (flagged) t.hamFlagged++;
     }
     for (const rule of new Set(r.matches.map((x) => x.rule))) inc(t.rules, rule);
-    for (const tag of r.tags) if (!tag.startsWith('X_HDR_')) inc(m.isSpam ? t.spamTags : t.hamTags, tag);
+    for (const tag of r.tags) {
+      t.allTags.add(tag);
+      if (!tag.startsWith('X_HDR_')) inc(m.isSpam ? t.spamTags : t.hamTags, tag);
+    }
   }
   return t;
 }
@@ -54,6 +59,13 @@ export async function runMassCheck(): Promise<void> {
   const newly = [...full.rules.keys()].filter((r) => !rulesOnly.rules.has(r)).sort();
   process.stdout.write(`\nrules that fire only with the modules (${newly.length}): ${newly.join(', ')}\n`);
   process.stdout.write(`distinct module tags on spam: ${full.moduleTagsOnSpam.size}\n`);
+  // Why the others stay silent: the tags each one reads that no message of the corpus got.
+  const silent = bundle.rules.filter((r) => !full.rules.has(r.name));
+  printTable(`public rules that never fire with the modules (${silent.length}): the tags they read that no corpus message has`, silent.map((r) => {
+    const read = [...new Set([...JSON.stringify(r.condition).matchAll(/\$([A-Z0-9_]+)/g)].map((x) => x[1]!))];
+    const absent = read.filter((t) => !full.allTags.has(t));
+    return { rule: r.name, scope: r['@type'], 'tags read, never set on the corpus': read.length === 0 ? '(none read: its own condition matches no message)' : absent.length === 0 ? '(all occur, never together)' : absent.join(' ') };
+  }));
   const s = top(full.spamTags, 20, full.spam);
   const h = top(full.hamTags, 20, full.ham);
   printTable('20 most frequent tags (rules + all modules; share of messages)', s.map((x, i) => ({ spam: x, ham: h[i] ?? '' })));
