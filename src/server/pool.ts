@@ -166,7 +166,7 @@ export class SpamEnginePool {
 
   /**
    * {@link classify}, and with `reply` also the protocol's reply text, serialised in the worker
-   * thread (the result then comes without `matches`, `analysis` and `warnings`). Used by the
+   * thread (the result then comes with empty `tags`, `scores`, `matches`, `analysis` and `warnings`). Used by the
    * listeners so that their shared main thread does not build replies. Throws as `classify`.
    */
   async classifyWithReply(raw: Uint8Array | string, opts: ClassifyOptions = {}, reply?: ReplyFormat): Promise<{ result: ClassifyResult; body?: string }> {

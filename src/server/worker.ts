@@ -31,7 +31,7 @@ export interface ScanTask {
   opts: ClassifyOptions;
   /** Attached only when the pool resends a task that found this worker stale. */
   spec?: RuleSetSpec;
-  /** Also serialise the protocol reply here (then `result` comes back without its detail lists). */
+  /** Also serialise the protocol reply here (then `result` comes back without its tag lists). */
   reply?: ReplyFormat;
 }
 
@@ -85,10 +85,11 @@ export default async function scan(task: ScanTask): Promise<ScanReply> {
     const t0 = performance.now();
     const result = await mine.engine.classify(task.raw, task.opts);
     if (task.reply === undefined) return { stale: false, result };
-    // The listener needs only the text and the verdict's action, score and errors: the detail
-    // lists (matches, module tags, warnings) are not sent back to be copied again.
+    // The listener needs only the text and the verdict's action, score and errors: the tag lists
+    // (tags, scores, matches, module tags) and warnings are not sent back to be copied again on the
+    // main thread that every connection shares.
     const body = JSON.stringify(toRspamdReply(result, task.reply.requiredScore, performance.now() - t0));
-    return { stale: false, result: { ...result, matches: [], analysis: [], warnings: [] }, body };
+    return { stale: false, result: { ...result, tags: [], scores: {}, matches: [], analysis: [], warnings: [] }, body };
   } catch (e) {
     return { stale: false, error: { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) } };
   } finally {
