@@ -63,6 +63,26 @@ function alnumKey(word: string): string {
   return key;
 }
 
+/**
+ * The keyword key of a word ({@link alnumKey}), or '' when it cannot be a keyword's nor start like a
+ * cipher suite's (''  matches none): most words (host names, ids, day names) skip the copy and the
+ * lookups. A word of ASCII letters and digits only is its own key (no per-character copy).
+ */
+function wordKey(word: string, total: number, alnum: number, upper: number, cipherShape: boolean): string {
+  const len = alnum < 16 ? alnum : 16;
+  if (alnum === total) return mayBeKey(len, word.charCodeAt(0)) ? (upper === 0 ? word : word.toLowerCase()).slice(0, 16) : '';
+  if (!cipherShape) {
+    let i = 0;
+    while (i < word.length && !isAlnum(word.charCodeAt(i))) i++;
+    if (i === word.length || !mayBeKey(len, word.charCodeAt(i))) return '';
+  }
+  return alnumKey(word);
+}
+
+function isAlnum(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+}
+
 function isSeparator(k: K): boolean {
   return k <= K.Comma;
 }
@@ -70,12 +90,10 @@ function isSeparator(k: K): boolean {
 const SEP: Tok[] = [];
 for (let k = K.BracketOpen; k <= K.Comma; k++) SEP.push({ k, text: '', comment: 0, bracket: 0, value: undefined });
 
-/** Separator characters and their tokens. */
-const SEP_OF: ReadonlyMap<number, Tok> = new Map([
-  [40, SEP[K.ParenOpen]!], [41, SEP[K.ParenClose]!], [60, SEP[K.AngleOpen]!], [62, SEP[K.AngleClose]!],
-  [91, SEP[K.BracketOpen]!], [93, SEP[K.BracketClose]!], [61, SEP[K.Equal]!], [59, SEP[K.Semicolon]!],
-  [47, SEP[K.Slash]!], [34, SEP[K.Quote]!], [44, SEP[K.Comma]!],
-]);
+/** Separator character code → its token (an array: a Map lookup per separator showed in profiles). */
+const SEP_OF: Tok[] = [];
+for (const [c, k] of [[40, K.ParenOpen], [41, K.ParenClose], [60, K.AngleOpen], [62, K.AngleClose], [91, K.BracketOpen],
+  [93, K.BracketClose], [61, K.Equal], [59, K.Semicolon], [47, K.Slash], [34, K.Quote], [44, K.Comma]] as const) SEP_OF[c] = SEP[k]!;
 
 /** Character classes the tokenizer counts. */
 const enum C { Other, Alpha, Hex, UpperAlpha, UpperHex, Digit, At, Dot, Plus, Minus, Lf, Colon, Sep, Blank, Underscore, Utf }
@@ -120,11 +138,31 @@ const TLS_WORDS: ReadonlyMap<string, string> = new Map([
 ]);
 /** A cipher-suite word starts (alphanumerics) with one of these. */
 const CIPHER_PREFIXES: ReadonlySet<string> = new Set(['rsa', 'ecd', 'dhe', 'psk', 'srp', 'aes', 'des', 'tls']);
-const I64_RE = /^[+-]?[0-9]+$/;
+/**
+ * Bit `first letter - 'a'` of entry `n` is set when some keyword key (of {@link WORDS},
+ * {@link HYPHEN_WORDS}, {@link TLS_WORDS}) has length `n` and starts with that letter: most words
+ * (host names, ids, day names) fail this test, and skip lower-casing and a Map lookup.
+ */
+const KEY_SHAPES = new Uint32Array(17);
+for (const key of [...WORDS.keys(), ...HYPHEN_WORDS, ...TLS_WORDS.keys()]) KEY_SHAPES[key.length]! |= 1 << (key.charCodeAt(0) - 97);
+
+/** Can a key of length `len` whose first character is `c` be a keyword key? */
+function mayBeKey(len: number, c: number): boolean {
+  const l = c | 32; // lower case (digits keep their code)
+  return l >= 97 && l <= 122 && (KEY_SHAPES[len]! & (1 << (l - 97))) !== 0;
+}
+
 const I64_MAX = 9223372036854775807n;
 
+/** Rust's `str::parse::<i64>`: an optional sign, then ASCII digits only, in range. */
 function isI64(s: string): boolean {
-  if (!I64_RE.test(s)) return false;
+  const n = s.length;
+  let i = n > 0 && (s.charCodeAt(0) === 43 || s.charCodeAt(0) === 45) ? 1 : 0;
+  if (i === n) return false;
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
   if (s.length < 19) return true;
   const v = BigInt(s);
   return v <= I64_MAX && v >= -I64_MAX - 1n;
@@ -191,6 +229,7 @@ function tokenize(s: string): Tok[] {
     const comment = commentDepth;
     const bracket = bracketDepth;
     let start = pos;
+    let lfEnd = false;
 
     scan: while (pos < n) {
       const c = s.charCodeAt(pos++);
@@ -217,8 +256,14 @@ function tokenize(s: string): Tok[] {
             eof = true;
             break scan;
           }
+          if (total > 0) {
+            // A bare LF ends the word as the CR of a CRLF would (see parseReceivedValue); the line
+            // break is then read again as the start of the next word.
+            pos--;
+            lfEnd = true;
+            break scan;
+          }
           pos++; // the folding blank goes with the line break
-          if (total > 0) break scan;
           start++; // (mail-parser counts this as a character of the next word)
           break;
         }
@@ -246,7 +291,7 @@ function tokenize(s: string): Tok[] {
           } else if (c === 34 /* " */) {
             inQuote = !inQuote;
           }
-          pending = SEP_OF.get(c);
+          pending = SEP_OF[c];
           break scan;
       }
       total++;
@@ -257,15 +302,9 @@ function tokenize(s: string): Tok[] {
     }
     // The word ends one character before the read position (the character that ended it, or the
     // last one of the value, which mail-parser drops the same way).
-    const word = s.slice(start, pos - 1);
+    const word = s.slice(start, lfEnd ? pos : pos - 1);
     const text = utf > 0 && word.includes('\ufffd') ? '' : word; // not valid UTF-8 in the raw bytes
-    // Keywords are told apart by their letters and digits (the first 16, lower-cased); only words
-    // short enough to be one need them.
     const alnum = alpha + digit + hex;
-    // A word of ASCII letters and digits only is its own key (the common case: no per-character copy).
-    const hash = alnum <= 11 || (upper > 0 && digit > 0)
-      ? (alnum === total ? (upper === 0 ? word : word.toLowerCase()).slice(0, 16) : alnumKey(word))
-      : '';
     // Every token has the same shape (value set up front) so the parser's reads stay monomorphic.
     const tok: Tok = { k: K.Text, text, comment, bracket, value: undefined };
     const plain = dot === 0 && at === 0 && other === 0 && colon === 0 && plus === 0 && utf === 0;
@@ -287,21 +326,27 @@ function tokenize(s: string): Tok[] {
       if (isI64(text) || isI64(text.trim())) tok.k = K.Integer;
     } else if (at === 1 && (alpha >= 1 || hex >= 1)) {
       tok.k = K.Email;
-    } else if (plain && minus === 0 && WORDS.has(hash)) {
-      const w = WORDS.get(hash)!;
-      tok.k = w[0];
-      if (w[1] !== undefined) tok.value = w[1];
-    } else if (plain && HYPHEN_WORDS.has(hash)) {
-      tok.k = K.Protocol;
-    } else if (at === 0 && colon === 0 && plus === 0 && utf === 0 && TLS_WORDS.has(hash)
-      && (minus === 0 || (hash.length === 5 && hash.startsWith('tls')))) {
-      tok.k = K.Tls;
-      tok.value = TLS_WORDS.get(hash)!;
-    } else if ((alpha >= 1 || hex >= 1) && dot >= 1 && at === 0 && other === 0 && colon === 0 && plus === 0) {
-      tok.k = K.Domain;
-    } else if (alpha + hex === upper && total > 6 && (underscore > 0 || minus > 0) && digit > 0 && dot === 0 && at === 0
-      && plus === 0 && (other === 0 || other === underscore) && colon === 0 && utf === 0 && CIPHER_PREFIXES.has(hash.slice(0, 3))) {
-      tok.k = K.Cipher;
+    } else {
+      // Keywords are told apart by their letters and digits (the first 16, lower-cased); only words
+      // short enough to be one need them, and only the words that get this far.
+      const cipherShape = alpha + hex === upper && total > 6 && (underscore > 0 || minus > 0) && digit > 0;
+      const hash = alnum <= 11 || (upper > 0 && digit > 0) ? wordKey(word, total, alnum, upper, cipherShape) : '';
+      const w = plain && minus === 0 ? WORDS.get(hash) : undefined;
+      const tls = w === undefined && at === 0 && colon === 0 && plus === 0 && utf === 0 ? TLS_WORDS.get(hash) : undefined;
+      if (w !== undefined) {
+        tok.k = w[0];
+        if (w[1] !== undefined) tok.value = w[1];
+      } else if (plain && HYPHEN_WORDS.has(hash)) {
+        tok.k = K.Protocol;
+      } else if (tls !== undefined && (minus === 0 || (hash.length === 5 && hash.startsWith('tls')))) {
+        tok.k = K.Tls;
+        tok.value = tls;
+      } else if ((alpha >= 1 || hex >= 1) && dot >= 1 && at === 0 && other === 0 && colon === 0 && plus === 0) {
+        tok.k = K.Domain;
+      } else if (cipherShape && dot === 0 && at === 0 && plus === 0 && (other === 0 || other === underscore) && colon === 0
+        && utf === 0 && CIPHER_PREFIXES.has(hash.slice(0, 3))) {
+        tok.k = K.Cipher;
+      }
     }
     out.push(tok);
   }
@@ -313,8 +358,6 @@ const EMPTY: ParsedReceived = {
   for: undefined, tlsVersion: undefined,
 };
 
-const BARE_LF_RE = /(?:^|[^\r])\n/;
-const BARE_LF_G = /(?<!\r)\n/g;
 
 const enum State { None, From, By, For, Id, With, Via, Date }
 
@@ -327,12 +370,11 @@ function host(t: Tok): ReceivedHost {
  * Only the first {@link MAX_RECEIVED_CHARS} characters are read. Never throws.
  */
 export function parseReceivedValue(raw: string): ParsedReceived {
-  let value = raw.length > MAX_RECEIVED_CHARS ? raw.slice(0, MAX_RECEIVED_CHARS) : raw;
   // Bare LF line ends (files saved with Unix line ends) are read as the CRLF that SMTP delivers:
   // mail-parser would keep the LF in the word before a fold ("host.example\n"), which makes HELO
-  // and PTR names differ that do not.
-  if (BARE_LF_RE.test(value)) value = value.replace(BARE_LF_G, '\r\n');
-  const toks = tokenize(value);
+  // and PTR names differ that do not. The tokenizer ends a word at a bare LF as at a CR, which
+  // gives the tokens of the CRLF text without building it.
+  const toks = tokenize(raw.length > MAX_RECEIVED_CHARS ? raw.slice(0, MAX_RECEIVED_CHARS) : raw);
   let state = State.None;
   let from: ReceivedHost | undefined;
   let helo: ReceivedHost | undefined;

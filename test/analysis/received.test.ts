@@ -130,6 +130,17 @@ describe('parseReceivedValue (mail-parser reading)', () => {
     expect(parseReceivedValue(crlf).fromIprev).toBe('a.example.org');
   });
 
+  it('reads a bare LF wherever it falls exactly as the CRLF (words, separators, blanks, the end, a fold)', () => {
+    const shapes = [
+      ' from\r\n mail.example.org (x.example.org [192.0.2.1])\r\n',
+      ' from a.example.org (HELO user)\r\n\t\tby b.example.net (Postfix) with\r\n ESMTPS id X1 for\r\n\t<bob@example.net>; Mon, 23\r\n Nov 2026 10:00:01 +0000\r\n',
+      ' from a.example.org (a.example.org [192.0.2.1])\r\n\tby b.example.net\r\n(TLSv1.2)\r\n',
+      '\r\n from [192.0.2.9]\r\n \r\n by mx.example.net id\r\n 12345\r\n',
+      ' from a.example.org (using\r\n TLS1_2 with cipher\r\n ECDHE-RSA-AES128-SHA) by b.example.net\r\n',
+    ];
+    for (const crlf of shapes) expect(parseReceivedValue(crlf.replace(/\r\n/g, '\n'))).toEqual(parseReceivedValue(crlf));
+  });
+
   it('reads huge values in bounded time', () => {
     const huge = ' from a.example.org (' + 'b.example.org ['.repeat(20_000) + '\r\n';
     const t0 = performance.now();
