@@ -7,7 +7,8 @@
  * refresh.
  */
 import type { Session } from '../analysis/types.js';
-import type { LookupRegistry } from '../lookup/types.js';
+import { isSyncLookup } from '../expr/functions/store.js';
+import type { LookupRegistry, LookupStore } from '../lookup/types.js';
 import type { MessageContext } from '../message/context.js';
 import { buildTokens, type TokenFacts, type TrustCheck } from './features.js';
 import { vectorize, type ClassifierModel } from './model.js';
@@ -50,6 +51,24 @@ export function probTag(p: number): ProbTag {
   if (f < Math.fround(0.75)) return 'PROB_SPAM_LOW';
   if (f < Math.fround(0.85)) return 'PROB_SPAM_MEDIUM';
   return 'PROB_SPAM_HIGH';
+}
+
+/**
+ * `trusted-domains` membership: a static list (in memory) answers synchronously, other stores by a
+ * promise; a store that fails counts as "not trusted".
+ */
+function trustCheck(store: LookupStore | undefined): TrustCheck {
+  if (store === undefined) return () => false;
+  if (isSyncLookup(store)) {
+    return (d) => {
+      try {
+        return store.hasSync(d);
+      } catch {
+        return false;
+      }
+    };
+  }
+  return (d) => store.keyExists(d).catch(() => false);
 }
 
 export interface SpamClassifierOptions {
@@ -187,8 +206,7 @@ export class SpamClassifier implements EngineClassifier {
     const cur = this.current;
     if (cur === undefined) return undefined;
     const { session, message, lists } = input;
-    const store = lists.get('trusted-domains');
-    const trusted: TrustCheck = store === undefined ? () => false : (d) => store.keyExists(d).catch(() => false);
+    const trusted = trustCheck(lists.get('trusted-domains'));
     const facts: TokenFacts = {
       dmarcPass: session.dmarc.result === null ? null : session.dmarc.result === 'pass',
       asn: session.asn,

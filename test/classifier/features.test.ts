@@ -142,3 +142,39 @@ describe('English stems (porter2 stands for snowball-stemmers\' english)', () =>
     expect(english.tokenize('the')).toEqual([]); // a stop word
   });
 });
+
+describe('language detection over eld\'s tables (eld-scores.ts) stands for eld.detect', () => {
+  it('gives eld\'s winner, reliability and two best scores on corpus texts and random strings', async () => {
+    const { loadEldScorer } = await import('../../src/classifier/eld-scores.js');
+    const scorer = await loadEldScorer();
+    expect(scorer).toBeTypeOf('function'); // eld's files are where this eld version keeps them
+    const { eld } = (await import('eld/small')) as unknown as {
+      eld: { detect(t: string): { language: string; getScores(): Record<string, number>; isReliable(): boolean } };
+    };
+    const { loadCorpus } = await import('../helpers/corpus.js');
+    const { mimeView } = await import('../../src/message/text-parts.js');
+    const texts: string[] = ['', ' ', 'a', 'ab c', "don't stop", 'İstanbul', '日本語のテキスト', '\u{1F600} emoji'];
+    for (const m of loadCorpus({ step: 3 })) {
+      const ctx = messageContextOf(await analyzeMessage(m.raw));
+      texts.push(ctx.subjectText.slice(0, 256));
+      for (const e of mimeView(ctx).textParts) if (e !== undefined) texts.push(e.text.slice(0, 256), e.text.slice(256, 1300));
+    }
+    const chars = [...'abcdefghijklmnopqrstuvwxyz    éèàüößçñ日本語中文русскийΕλληνικάعربيעברית\'’`-.,0123456789\u{1F600}'];
+    let seed = 7;
+    const rnd = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    for (let i = 0; i < 3000; i++) {
+      let s = '';
+      for (let n = Math.floor(rnd() * 400); n > 0; n--) s += chars[Math.floor(rnd() * chars.length)];
+      texts.push(s);
+    }
+    const differ: string[] = [];
+    for (const t of texts) {
+      const r = eld.detect(t);
+      const scores = Object.values(r.getScores()).sort((a, b) => b - a);
+      const expected = r.language === '' ? undefined : { language: r.language, reliable: r.isReliable(), first: scores[0] ?? 0, second: scores[1] ?? 0 };
+      if (JSON.stringify(scorer!(t)) !== JSON.stringify(expected)) differ.push(t);
+    }
+    expect(texts.length).toBeGreaterThan(5000);
+    expect(differ).toEqual([]);
+  }, 120_000);
+});

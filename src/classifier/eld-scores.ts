@@ -1,0 +1,269 @@
+/**
+ * eld's `detect` (package `eld`, its `small` n-gram database) computed over eld's own tables, without
+ * eld's per-call overhead: same text processing, same n-grams, same integer scores, same winner, same
+ * reliability test and the two best scaled scores, the only parts of a detection the tokenizer reads.
+ *
+ * Why: eld's `detect` walks each n-gram's language scores with `for…in` over a plain object (string keys
+ * per language and per call, a fresh object per n-gram set, closures per result); once per message
+ * among everything else a message analysis touches, that cost ~0.3 ms per text, most of the
+ * classifier's time. Here an n-gram's scores are read once into a packed array and reused, and the
+ * per-call work is one pass over the text. eld stays the reference: its modules supply the tables,
+ * the separator pattern and the byte dictionary, `test/classifier` checks that the results agree with
+ * `eld.detect` on corpus and random texts, and when eld's files are not where this version keeps them
+ * {@link loadEldScorer} resolves to `undefined` (the caller then uses `eld.detect`).
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** What the tokenizer reads of a detection (see `detectLanguage`). */
+export interface EldDetection {
+  /** ISO 639-1 code of the winner. */
+  language: string;
+  /** eld's `isReliable()` (threshold ratio 0.75). */
+  reliable: boolean;
+  /** The best and second-best scaled scores (eld's `getScores()` values; 0 when there is no second). */
+  first: number;
+  second: number;
+}
+
+interface EldTables {
+  ngrams: Record<string, Record<string, number>>;
+  languages: Record<string, string>;
+  dictionary: readonly string[];
+  separators: RegExp;
+  avgScore: Record<string, number>;
+}
+
+/** eld's constants: scores are stored minus 53; scaled score s / (s + 25); words cut after 350/380 bytes. */
+const BASE_NGRAM_SCORE = 53;
+const SCALE = 25;
+const CUT_AFTER = 350;
+const ENFORCE_CUT_AFTER = 380;
+
+/**
+ * Loads eld's internal modules (the `small` database eld's `eld/small` entry loads, so no second copy)
+ * by file URL: the package's export map names only its entries. `undefined` when a file is missing or
+ * its shape is not the one this code reads.
+ */
+export async function loadEldScorer(): Promise<((text: string) => EldDetection | undefined) | undefined> {
+  try {
+    const require = createRequire(import.meta.url);
+    const dir = (require.resolve.paths('eld') ?? []).map((p) => join(p, 'eld', 'src')).find((p) => existsSync(join(p, 'languageDetector.js')));
+    if (dir === undefined) return undefined;
+    const load = (f: string): Promise<Record<string, unknown>> => import(pathToFileURL(join(dir, f)).href) as Promise<Record<string, unknown>>;
+    const [data, dict, patterns, avg] = await Promise.all([load('ngrams/small.js'), load('dictionary.js'), load('regexPatterns.js'), load('avgScore.js')]);
+    const nd = data.ngramsData as { ngrams?: unknown; languages?: unknown } | undefined;
+    const t = { ngrams: nd?.ngrams, languages: nd?.languages, dictionary: dict.dictionary, separators: patterns.separators, avgScore: avg.avgScore };
+    if (typeof t.ngrams !== 'object' || typeof t.languages !== 'object' || !Array.isArray(t.dictionary) || t.dictionary.length !== 256) return undefined;
+    if (!(t.separators instanceof RegExp) || typeof t.avgScore !== 'object') return undefined;
+    return scorer(t as EldTables);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Slots of the per-call table of distinct n-grams (a text gives at most ~400: eld reads 380 bytes). */
+const CALL_SLOTS = 2048;
+
+/**
+ * An n-gram (at most 6 characters, each below 256: ASCII or a dictionary character) as two int32 keys:
+ * the length and the first three character codes, then the next three.
+ */
+function hashKeys(k1: number, k2: number, mask: number): number {
+  let h = Math.imul(k1 ^ Math.imul(k2, 0x9e3779b1), 0x85ebca6b);
+  h ^= h >>> 15;
+  return h & mask;
+}
+
+function scorer(t: EldTables): (text: string) => EldDetection | undefined {
+  const codes = Object.keys(t.languages).map(Number);
+  const count = codes.length;
+  if (!codes.every((c, i) => c === i)) throw new Error('eld language ids are not 0..n-1');
+  const langCode = codes.map((c) => t.languages[c]!);
+  const dict = Uint8Array.from(t.dictionary, (ch) => {
+    if (ch.length !== 1 || ch.charCodeAt(0) > 255) throw new Error('eld dictionary character outside Latin-1');
+    return ch.charCodeAt(0);
+  });
+  const separators = t.separators;
+
+  // eld's n-gram table as open addressing over typed arrays: key (k1, k2) → offset into `pairs`, which
+  // holds per n-gram its entry count, then language id and stored score pairs. Keys that eld's encoding
+  // cannot produce (longer than 6 characters, a character above 255) are left out: they never match.
+  const keys = Object.keys(t.ngrams);
+  let size = 1;
+  while (size < keys.length * 3) size <<= 1;
+  const mask = size - 1;
+  const tk1 = new Int32Array(size);
+  const tk2 = new Int32Array(size);
+  const tval = new Int32Array(size); // offset + 1; 0 = empty slot
+  const pairList: number[] = [];
+  for (const key of keys) {
+    if (key.length === 0 || key.length > 6) continue;
+    let k1 = 0;
+    let k2 = 0;
+    let ok = true;
+    for (let i = 0; i < key.length; i++) {
+      const c = key.charCodeAt(i);
+      if (c > 255) ok = false;
+      if (i < 3) k1 = (k1 << 8) | c;
+      else k2 = (k2 << 8) | c;
+    }
+    if (!ok) continue;
+    k1 |= key.length << 24;
+    const row = t.ngrams[key]!;
+    const off = pairList.length;
+    pairList.push(0);
+    for (const lang in row) {
+      pairList.push(Number(lang), row[lang]!);
+      pairList[off]!++;
+    }
+    let h = hashKeys(k1, k2, mask);
+    while (tval[h] !== 0) h = (h + 1) & mask;
+    tk1[h] = k1;
+    tk2[h] = k2;
+    tval[h] = off + 1;
+  }
+  const pairs = Int32Array.from(pairList);
+
+  const scores = new Float64Array(count);
+  const ck1 = new Int32Array(CALL_SLOTS);
+  const ck2 = new Int32Array(CALL_SLOTS);
+  const cstamp = new Int32Array(CALL_SLOTS);
+  let stamp = 0;
+  let numNgrams = 0;
+  /** The current word's characters (eld reads the first 70 of a word). */
+  const word = new Uint8Array(70);
+  let wordLen = 0;
+
+  // One n-gram: an optional leading space, word[a..b), an optional trailing space. Counted once per call.
+  const ngram = (lead: boolean, a: number, b: number, trail: boolean): void => {
+    let k1 = 0;
+    let k2 = 0;
+    let n = 0;
+    if (lead) {
+      k1 = 32;
+      n = 1;
+    }
+    for (let i = a; i < b; i++, n++) {
+      if (n < 3) k1 = (k1 << 8) | word[i]!;
+      else k2 = (k2 << 8) | word[i]!;
+    }
+    if (trail) {
+      if (n < 3) k1 = (k1 << 8) | 32;
+      else k2 = (k2 << 8) | 32;
+      n++;
+    }
+    k1 |= n << 24;
+    let h = hashKeys(k1, k2, CALL_SLOTS - 1);
+    while (cstamp[h] === stamp) {
+      if (ck1[h] === k1 && ck2[h] === k2) return;
+      h = (h + 1) & (CALL_SLOTS - 1);
+    }
+    cstamp[h] = stamp;
+    ck1[h] = k1;
+    ck2[h] = k2;
+    numNgrams++;
+    h = hashKeys(k1, k2, mask);
+    for (;;) {
+      const v = tval[h]!;
+      if (v === 0) return;
+      if (tk1[h] === k1 && tk2[h] === k2) {
+        const end = v + 2 * pairs[v - 1]!;
+        for (let i = v; i < end; i += 2) scores[pairs[i]!]! += pairs[i + 1]! + BASE_NGRAM_SCORE;
+        return;
+      }
+      h = (h + 1) & mask;
+    }
+  };
+  // eld's getByteNgrams: 4-byte n-grams at a stride of 3 (the first with a leading space), then the
+  // word's last 4 bytes with a trailing space (a word of 3 bytes or less: all of it, padded both sides).
+  const endWord = (): void => {
+    const len = wordLen > 70 ? 70 : wordLen;
+    wordLen = 0;
+    let j = 0;
+    for (; j + 4 < len; j += 3) ngram(j === 0, j, j + 4, false);
+    ngram(j === 0, len !== 3 && len > 4 ? len - 4 : 0, len, true);
+  };
+  const push = (c: number): void => {
+    if (wordLen < 70) word[wordLen] = c;
+    wordLen++;
+  };
+
+  return (input: string): EldDetection | undefined => {
+    // eld's textProcessor and strToUtf8Bytes: separators → space, trim, lower-case, then each UTF-8
+    // byte as a dictionary character, words cut at spaces, the text cut after 350/380 bytes.
+    const str = input.substring(0, 1000).replace(separators, ' ').trim().toLowerCase();
+    scores.fill(0);
+    numNgrams = 0;
+    wordLen = 0;
+    if (++stamp === 0x7fffffff) {
+      stamp = 1;
+      cstamp.fill(0);
+    }
+    let bytes = 0;
+    for (let i = 0; i < str.length; i++) {
+      let c = str.charCodeAt(i);
+      if (c < 0x80) {
+        if (c === 32) {
+          if (wordLen > 0) endWord();
+          if (bytes > CUT_AFTER) break;
+        } else push(c);
+        bytes++;
+      } else if (c < 0x800) {
+        push(dict[0xc0 | (c >> 6)]!);
+        push(dict[0x80 | (c & 0x3f)]!);
+        bytes += 2;
+      } else if (c < 0xd800 || c >= 0xe000) {
+        push(dict[0xe0 | (c >> 12)]!);
+        push(dict[0x80 | ((c >> 6) & 0x3f)]!);
+        push(dict[0x80 | (c & 0x3f)]!);
+        bytes += 3;
+      } else {
+        i++;
+        c = 0x10000 + (((c & 0x3ff) << 10) | (str.charCodeAt(i) & 0x3ff));
+        push(dict[0xf0 | (c >> 18)]!);
+        push(dict[0x80 | ((c >> 12) & 0x3f)]!);
+        push(dict[0x80 | ((c >> 6) & 0x3f)]!);
+        push(dict[0x80 | (c & 0x3f)]!);
+        bytes += 4;
+      }
+      if (bytes > ENFORCE_CUT_AFTER) break;
+    }
+    if (wordLen > 0) endWord();
+    // eld's getMaxLang (first strict maximum), then orderAndScale's two first entries: a stable sort by
+    // descending scaled score is, for its head, the first maximum and then the first maximum of the rest.
+    let winner = -1;
+    let max = 0;
+    let b1 = -1;
+    let s1 = -Infinity;
+    let b2 = -1;
+    let s2 = -Infinity;
+    for (let i = 0; i < count; i++) {
+      const v = scores[i]!;
+      if (v <= 0) continue;
+      if (v > max) {
+        max = v;
+        winner = i;
+      }
+      const g = v / numNgrams;
+      const s = g / (g + SCALE);
+      if (s > s1) {
+        b2 = b1;
+        s2 = s1;
+        b1 = i;
+        s1 = s;
+      } else if (s > s2) {
+        b2 = i;
+        s2 = s;
+      }
+    }
+    if (winner < 0) return undefined;
+    const language = langCode[winner]!;
+    // eld's isReliable compares the best score with the *language id* of the second entry (as eld does).
+    const nextId = b2 >= 0 ? b2 : 0;
+    const reliable = numNgrams >= 3 && !(t.avgScore[language]! * 0.75 > s1 || 0.01 > Math.abs(s1 - nextId));
+    return { language, reliable, first: s1, second: b2 >= 0 ? s2 : 0 };
+  };
+}
