@@ -3,6 +3,7 @@
  * Bad input is a typed {@link SessionError} raised before any message is read.
  */
 import ipaddr from '../dns/ipaddr.js';
+import { ipv4Value } from '../message/hostname.js';
 import type { Envelope } from '../message/types.js';
 import type {
   DkimResult, DmarcPolicy, DmarcResult, IprevResult, Session, SessionInput, SpfResult,
@@ -39,6 +40,8 @@ function ipField(field: string, v: unknown): string {
   let s = v.trim();
   if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
   if (/^ipv6:/i.test(s)) s = s.slice(5);
+  // The usual case (an address read from a Received header) is canonical IPv4 text already.
+  if (ipv4Value(s) !== undefined) return s;
   let a: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     a = ipaddr.parse(s); // throws exactly when !ipaddr.isValid(s); one parse instead of two

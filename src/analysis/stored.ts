@@ -15,6 +15,7 @@ import { mailDateTimestamp, parseMailDate } from '../message/date.js';
 import type { RawHeader } from '../message/headers.js';
 import ipaddr from '../dns/ipaddr.js';
 import { headerAddresses, splitHeaders } from '../message/headers.js';
+import { ipv4Value } from '../message/hostname.js';
 import { parsedReceived } from '../message/received.js';
 import type { SessionInput } from './types.js';
 
@@ -40,9 +41,26 @@ function firstAddress(h: RawHeader | undefined): string | undefined {
 
 const INTERNAL = new Set(['private', 'loopback', 'linkLocal', 'unspecified', 'uniqueLocal', 'carrierGradeNat', 'broadcast', 'multicast']);
 
+// Relays' addresses recur from message to message, and ipaddr.js parses with regexes and walks a
+// range table: answers for IPv4 addresses are kept by their 32-bit value (not by the text, a slice
+// that would keep its message's whole header block alive), bounded so hostile input cannot grow it.
+const externalMemo = new Map<number, boolean>();
+
 /** Is `ip` a public address (not private, loopback, link-local, unspecified, …)? */
 function isExternal(ip: string | undefined): boolean {
   if (ip === undefined) return false;
+  const v4 = ipv4Value(ip);
+  if (v4 === undefined) return rangeIsExternal(ip);
+  let r = externalMemo.get(v4);
+  if (r === undefined) {
+    r = rangeIsExternal(ip);
+    if (externalMemo.size >= 4096) externalMemo.clear();
+    externalMemo.set(v4, r);
+  }
+  return r;
+}
+
+function rangeIsExternal(ip: string): boolean {
   let a: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     a = ipaddr.parse(ip); // throws exactly when !ipaddr.isValid(ip)

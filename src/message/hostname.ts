@@ -28,6 +28,34 @@ const cache = new LRUCache<string, Hostname>({ max: 20_000 });
 const IPV4_RE = /^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$/;
 const IPV6_CHARS_RE = /^[0-9a-fA-F:.]+$/;
 
+/**
+ * The 32-bit value of `s` when it is a dotted-quad IPv4 address as Rust's `Ipv4Addr::from_str` reads
+ * one (four decimal octets up to 255, no leading zeros: the canonical text, which ipaddr.js parses
+ * to the same address and prints back unchanged), else undefined. No regex, split or allocation.
+ */
+export function ipv4Value(s: string): number | undefined {
+  let value = 0;
+  let octet = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46 && digits > 0 && dots < 3) {
+      value = value * 256 + octet;
+      dots++;
+      octet = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57 && !(digits === 1 && octet === 0) && digits < 3) {
+      octet = octet * 10 + (c - 48);
+      digits++;
+      if (octet > 255) return undefined;
+    } else {
+      return undefined;
+    }
+  }
+  return dots === 3 && digits > 0 ? value * 256 + octet : undefined;
+}
+
 /** Parses an IP literal (IPv4, IPv6, optionally `[...]`-bracketed); the canonical string or undefined. */
 export function parseIp(s: string): string | undefined {
   let t = s;

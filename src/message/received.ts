@@ -10,6 +10,7 @@
  */
 import ipaddr from '../dns/ipaddr.js';
 import type { RawHeader } from './headers.js';
+import { ipv4Value } from './hostname.js';
 
 /** A host as the parser records it: an IP address (canonical text) or a name as written. */
 export type ReceivedHost = { readonly ip: string; readonly name?: undefined } | { readonly name: string; readonly ip?: undefined };
@@ -168,33 +169,6 @@ function isI64(s: string): boolean {
   return v <= I64_MAX && v >= -I64_MAX - 1n;
 }
 
-/**
- * Rust's `Ipv4Addr::from_str`: four decimal octets up to 255, no leading zeros. The word's counts
- * already say it is 4–12 digits and 3 dots; this checks the octets (returning the text, which is
- * then canonical) without splitting.
- */
-function ipv4(text: string): string | undefined {
-  let octet = -1;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0) return undefined;
-      dots++;
-      digits = 0;
-      octet = -1;
-    } else if (c >= 48 && c <= 57) {
-      if (digits === 1 && octet === 0) return undefined; // leading zero
-      octet = digits === 0 ? c - 48 : octet * 10 + (c - 48);
-      if (++digits > 3 || octet > 255) return undefined;
-    } else {
-      return undefined;
-    }
-  }
-  return dots === 3 && digits > 0 ? text : undefined;
-}
-
 /** Rust's `Ipv6Addr::from_str`: plain or with an embedded IPv4, no zone. */
 function parseIpv6(s: string): string | undefined {
   if (!/^[0-9a-fA-F:.]+$/.test(s) || !ipaddr.IPv6.isValid(s)) return undefined;
@@ -309,10 +283,10 @@ function tokenize(s: string): Tok[] {
     const tok: Tok = { k: K.Text, text, comment, bracket, value: undefined };
     const plain = dot === 0 && at === 0 && other === 0 && colon === 0 && plus === 0 && utf === 0;
     if (alpha === 0 && digit >= 4 && digit <= 12 && hex === 0 && dot === 3 && at === 0 && other === 0 && colon === 0 && plus === 0 && minus === 0 && utf === 0) {
-      const ip = ipv4(text);
-      if (ip !== undefined) {
+      // The counts already say 4–12 digits and 3 dots; valid octets make the text canonical.
+      if (ipv4Value(text) !== undefined) {
         tok.k = K.Ip;
-        tok.value = ip;
+        tok.value = text;
       }
     } else if (alpha === 0 && at === 0 && other === 0 && plus === 0 && minus === 0 && utf === 0 && (
       (dot === 0 && colon >= 2 && ((hex >= 1 && hex <= 32) || (digit >= 1 && digit <= 32)))

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { dateToRfc3339, headerTag, parseContentType, parseReceived, splitHeaders } from '../../src/message/headers.js';
 import { scanHtml } from '../../src/message/html.js';
-import { emailAddress, hostname, parseIp } from '../../src/message/hostname.js';
+import ipaddr from '../../src/dns/ipaddr.js';
+import { emailAddress, hostname, ipv4Value, parseIp } from '../../src/message/hostname.js';
 import { threadName } from '../../src/message/index.js';
 import { tokenize } from '../../src/message/tokenizer.js';
 import { urlParts } from '../../src/message/url.js';
@@ -19,6 +20,16 @@ describe('Hostname::new / Email::new', () => {
   it('parses IPs as Rust does (no shorthand IPv4, no leading zeros)', () => {
     expect([parseIp('10.0.0.1'), parseIp('[IPv6:2001:DB8::1]'), parseIp('1.2.3'), parseIp('01.2.3.4'), parseIp('256.1.1.1'), parseIp('abc')])
       .toEqual(['10.0.0.1', '2001:db8::1', undefined, undefined, undefined, undefined]);
+  });
+
+  it('reads canonical IPv4 text to the value ipaddr.js gives it, and nothing else', () => {
+    for (const s of ['0.0.0.0', '10.0.0.1', '192.168.100.254', '255.255.255.255']) {
+      expect(ipv4Value(s)).toBe(ipaddr.parse(s).toByteArray().reduce((v, b) => v * 256 + b, 0));
+      expect(ipaddr.parse(s).toString()).toBe(s);
+    }
+    for (const s of ['1.2.3', '1.2.3.4.5', '01.2.3.4', '1.2.3.256', '1..2.3', '.1.2.3', '1.2.3.', '1.2.3.4 ', '0x1.2.3.4', '1234.1.1.1', '']) {
+      expect(ipv4Value(s)).toBeUndefined();
+    }
   });
 
   it('splits an address at the last @', () => {
