@@ -2,6 +2,7 @@
  * The `date` module (Stalwart's date analysis, docs/analysis.md): the last `Date` header, read with
  * mail-parser's lenient date parser (src/message/date.ts), against the session clock.
  */
+import { lastHeader } from '../message/header-facts.js';
 import { MAX_DATE_CHARS, mailDateTimestamp, parseMailDate } from '../message/date.js';
 import type { AnalysisContext } from './types.js';
 
@@ -17,8 +18,7 @@ const FUTURE_S = 7_200;
  * is in whole seconds, as Stalwart's.
  */
 export async function date(ctx: AnalysisContext): Promise<void> {
-  let raw: string | undefined;
-  for (const h of ctx.message.headers) if (h.name.length === 4 && h.name.toLowerCase() === 'date') raw = h.raw;
+  const raw = lastHeader(ctx.message, 'date')?.raw;
   if (raw === undefined) {
     ctx.tag('MISSING_DATE');
     return;

@@ -13,7 +13,7 @@
  */
 import { ipExists, mxExists } from '../dns/index.js';
 import { mailboxesOf } from '../message/addresses.js';
-import { headersByName, lastHeader, rawValueInfo } from '../message/header-facts.js';
+import { headersNamed, lastHeader, rawValueInfo } from '../message/header-facts.js';
 import type { RawHeader } from '../message/headers.js';
 import { emailAddress, emailKey, hostname, isValidEmail, type EmailAddress } from '../message/hostname.js';
 import { tokenize } from '../message/tokenizer.js';
@@ -48,7 +48,7 @@ export async function from(ctx: AnalysisContext): Promise<void> {
   const env = envelopeFacts(ctx.session);
   const E = env.from;
   const E0 = E.address === '';
-  const froms = headersByName(msg).get('from') ?? [];
+  const froms = headersNamed(msg, 'from');
 
   if (froms.length === 0) ctx.tag('MISSING_FROM');
   else if (froms.length > 1) ctx.tag('MULTIPLE_FROM');

@@ -7,10 +7,10 @@ import { headerTag, unfold } from '../message/headers.js';
 import type { AnalysisContext } from './types.js';
 
 /** Headers a message carries at most once (RFC 5322 §3.6 and RFC 2045 §3), lower case. */
-const UNIQUE = new Set([
+const UNIQUE: readonly string[] = [
   'content-type', 'content-transfer-encoding', 'date', 'from', 'sender', 'to', 'cc', 'bcc', 'reply-to',
   'subject', 'message-id', 'references', 'in-reply-to',
-]);
+];
 
 /** Weight of each list header (lower case) in the mailing-list score; `MAILLIST` at ≥ 1.0. */
 const LIST_WEIGHT: ReadonlyMap<string, number> = new Map([
@@ -18,16 +18,32 @@ const LIST_WEIGHT: ReadonlyMap<string, number> = new Map([
   ['list-id', 0.5125], ['list-subscribe', 0.25], ['list-unsubscribe', 0.25], ['x-loop', 0.125],
 ]);
 
-/** Header names repeat across messages: their tags are kept (bounded, so hostile names cannot grow it). */
-const TAG_CACHE = new Map<string, string>();
-function presenceTag(name: string): string {
-  let t = TAG_CACHE.get(name);
-  if (t === undefined) {
-    t = headerTag(name);
-    if (TAG_CACHE.size >= 4096) TAG_CACHE.clear();
-    TAG_CACHE.set(name, t);
+/** What the module needs to know of a header name. */
+interface NameInfo {
+  /** `X_HDR_<NAME>`. */
+  readonly tag: string;
+  readonly lower: string;
+  /** Bit of the name in {@link UNIQUE} (0 when it is not one of them). */
+  readonly uniqueBit: number;
+  /** Mailing-list weight, or undefined. */
+  readonly weight: number | undefined;
+}
+
+/**
+ * Header names repeat across messages: what they say is kept, one lookup per header instead of a
+ * tag lookup, a lower-cased copy and two set lookups (bounded, so hostile names cannot grow it).
+ */
+const NAME_CACHE = new Map<string, NameInfo>();
+function nameInfo(name: string): NameInfo {
+  let info = NAME_CACHE.get(name);
+  if (info === undefined) {
+    const lower = name.toLowerCase();
+    const u = UNIQUE.indexOf(lower);
+    info = { tag: headerTag(name), lower, uniqueBit: u < 0 ? 0 : 1 << u, weight: LIST_WEIGHT.get(lower) };
+    if (NAME_CACHE.size >= 4096) NAME_CACHE.clear();
+    NAME_CACHE.set(name, info);
   }
-  return t;
+  return info;
 }
 
 /** Rust's `str::parse::<i32>`: optional sign, ASCII digits only, in range; else undefined. */
@@ -49,15 +65,15 @@ function parseI32(s: string): number | undefined {
  */
 export async function headers(ctx: AnalysisContext): Promise<void> {
   let listScore = 0;
-  const seen = new Set<string>();
+  let seen = 0; // bits of the unique headers met
   const all = ctx.message.headers;
   for (let i = 0; i < all.length; i++) {
     const h = all[i]!;
-    ctx.tag(presenceTag(h.name));
-    const name = h.name.toLowerCase();
-    if (UNIQUE.has(name)) {
-      if (seen.has(name)) ctx.tag('MULTIPLE_UNIQUE_HEADERS');
-      else seen.add(name);
+    const info = nameInfo(h.name);
+    ctx.tag(info.tag);
+    if (info.uniqueBit !== 0) {
+      if ((seen & info.uniqueBit) !== 0) ctx.tag('MULTIPLE_UNIQUE_HEADERS');
+      else seen |= info.uniqueBit;
       const first = firstByte(h.raw);
       // A value of line breaks only: Stalwart reads on into what follows. After a header that is
       // the next header's name (never a blank); after the last one, the blank line and the body.
@@ -65,9 +81,9 @@ export async function headers(ctx: AnalysisContext): Promise<void> {
       if (next !== 32 && next !== 9) ctx.tag('HEADER_EMPTY_DELIMITER');
       continue;
     }
-    const weight = LIST_WEIGHT.get(name);
-    if (weight !== undefined) {
-      listScore += weight;
+    const name = info.lower;
+    if (info.weight !== undefined) {
+      listScore += info.weight;
       if (name === 'list-unsubscribe') ctx.tag('HAS_LIST_UNSUB');
     } else if (name === 'precedence') {
       const v = unfold(h.raw).trim().toLowerCase();
@@ -88,7 +104,7 @@ export async function headers(ctx: AnalysisContext): Promise<void> {
     }
   }
   if (listScore >= 1.0) ctx.tag('MAILLIST');
-  if (seen.size === 0) ctx.tag('MISSING_ESSENTIAL_HEADERS');
+  if (seen === 0) ctx.tag('MISSING_ESSENTIAL_HEADERS');
 }
 
 /** The first character of a value that is not CR or LF, or -1 when there is none. */

@@ -2,6 +2,7 @@
  * The `messageid` module (Stalwart's message_id analysis, docs/analysis.md): the sanity of the first
  * `Message-ID` header and whether its right-hand side reveals the sender or a recipient.
  */
+import { firstHeader } from '../message/header-facts.js';
 import { hostname, type EmailAddress } from '../message/hostname.js';
 import { MAX_ID_CHARS, messageIdText } from '../message/msgid.js';
 import type { AnalysisContext } from './types.js';
@@ -25,7 +26,7 @@ const utf8 = new TextEncoder();
  */
 export async function messageid(ctx: AnalysisContext): Promise<void> {
   const m = ctx.message;
-  const h = m.headers.find((x) => x.name.length === 10 && x.name.toLowerCase() === 'message-id');
+  const h = firstHeader(m, 'message-id');
   if (h !== undefined && h.raw.length > MAX_ID_CHARS) ctx.warn(`Message-ID longer than ${MAX_ID_CHARS} characters: only its start was read`);
   const id = h === undefined ? '' : messageIdText(h.raw);
   if (id === '') {

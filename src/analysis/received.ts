@@ -4,6 +4,7 @@
  * header (src/message/received.ts).
  */
 import { emailAddress, emailKey, hostname } from '../message/hostname.js';
+import { isNamed } from '../message/headers.js';
 import { MAX_RECEIVED_CHARS, parsedReceived } from '../message/received.js';
 import type { AnalysisContext } from './types.js';
 
@@ -34,7 +35,7 @@ export async function received(ctx: AnalysisContext): Promise<void> {
   let tls = 0;
   let recipients: Set<string> | undefined;
   for (const h of m.headers) {
-    if (h.name.length !== 8 || h.name.toLowerCase() !== 'received') continue;
+    if (!isNamed(h.name, 'received')) continue;
     count++;
     if (!s.mailFromFlags.smtputf8 && NON_ASCII_RE.test(h.raw)) ctx.tag('RCVD_ILLEGAL_CHARS');
     if (h.raw.length > MAX_RECEIVED_CHARS) ctx.warn(`a Received header longer than ${MAX_RECEIVED_CHARS} characters was read in part`);

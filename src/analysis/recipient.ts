@@ -11,7 +11,7 @@
  * SORTED_RECIPS, SUSPICIOUS_RECIPS.
  */
 import type { Recipient } from '../message/context.js';
-import { headersByName, lastHeader, rawValueInfo } from '../message/header-facts.js';
+import { firstHeader, lastHeader, rawValueInfo } from '../message/header-facts.js';
 import type { RawHeader } from '../message/headers.js';
 import { emailKey } from '../message/hostname.js';
 import { checkEightBit, checkExcessEncoding, isAscii } from './encoding.js';
@@ -116,10 +116,10 @@ function checkRaw(ctx: AnalysisContext, raw: RawHeader | undefined, list: readon
 
 export async function recipient(ctx: AnalysisContext): Promise<void> {
   const msg = ctx.message;
-  const byName = headersByName(msg);
-  if (!byName.has('to')) ctx.tag('MISSING_TO');
+  const lastTo = lastHeader(msg, 'to');
+  if (lastTo === undefined) ctx.tag('MISSING_TO');
 
-  checkRaw(ctx, lastHeader(msg, 'to'), msg.to);
+  checkRaw(ctx, lastTo, msg.to);
   checkRaw(ctx, lastHeader(msg, 'cc'), msg.cc);
   checkRaw(ctx, lastHeader(msg, 'bcc'), msg.bcc);
 
@@ -166,7 +166,7 @@ export async function recipient(ctx: AnalysisContext): Promise<void> {
   if (match === n) ctx.tag('TO_MATCH_ENVRCPT_ALL');
   else {
     if (match > 0) ctx.tag('TO_MATCH_ENVRCPT_SOME');
-    if (!byName.has('list-id') && !byName.has('list-unsubscribe')) {
+    if (firstHeader(msg, 'list-id') === undefined && firstHeader(msg, 'list-unsubscribe') === undefined) {
       const fromKey = emailKey(env.from);
       for (const k of env.toOrig) {
         if (!unique.has(k) && k !== fromKey) {

@@ -7,7 +7,7 @@
  * REPLYTO_EQ_TO_ADDR, REPLYTO_DOM_NEQ_FROM_DOM, SPOOF_REPLYTO, REPLYTO_DN_EQ_FROM_DN,
  * REPLYTO_ADDR_EQ_FROM, REPLYTO_EXCESS_QP, REPLYTO_EXCESS_BASE64.
  */
-import { headersByName, lastHeader } from '../message/header-facts.js';
+import { firstHeader, lastHeader } from '../message/header-facts.js';
 import { emailAddress, emailKey } from '../message/hostname.js';
 import { checkExcessEncoding, isAscii } from './encoding.js';
 import { envelopeFacts } from './envelope.js';
@@ -33,8 +33,7 @@ export async function replyto(ctx: AnalysisContext): Promise<void> {
   const F = msg.from?.email ?? EMPTY_EMAIL;
   const fromName = msg.from?.name ?? '';
   const env = envelopeFacts(ctx.session);
-  const byName = headersByName(msg);
-  const isFromList = LIST_HEADERS.some((n) => byName.has(n));
+  const isFromList = LIST_HEADERS.some((n) => firstHeader(msg, n) !== undefined);
   const rKey = emailKey(R);
   const fKey = emailKey(F);
 

@@ -14,7 +14,7 @@
 import { mailDateTimestamp, parseMailDate } from '../message/date.js';
 import type { RawHeader } from '../message/headers.js';
 import ipaddr from '../dns/ipaddr.js';
-import { headerAddresses, splitHeaders } from '../message/headers.js';
+import { headerAddresses, isNamed, splitHeaders } from '../message/headers.js';
 import { ipv4Value } from '../message/hostname.js';
 import { parsedReceived } from '../message/received.js';
 import type { SessionInput } from './types.js';
@@ -81,15 +81,13 @@ export function sessionFromHeaders(headers: readonly RawHeader[]): SessionInput 
   let envelopeTo: RawHeader | undefined;
   const received: RawHeader[] = [];
   for (const h of headers) {
-    const len = h.name.length;
-    if (len !== 8 && len !== 11 && len !== 12 && len !== 13) continue; // none of the names below
-    const n = h.name.toLowerCase();
-    if (n === 'received') {
+    const n = h.name;
+    if (isNamed(n, 'received')) {
       if (received.length < 32) received.push(h);
-    } else if (n === 'return-path') rp ??= h;
-    else if (n === 'delivered-to') deliveredTo ??= h;
-    else if (n === 'x-original-to') originalTo ??= h;
-    else if (n === 'envelope-to') envelopeTo ??= h;
+    } else if (isNamed(n, 'return-path')) rp ??= h;
+    else if (isNamed(n, 'delivered-to')) deliveredTo ??= h;
+    else if (isNamed(n, 'x-original-to')) originalTo ??= h;
+    else if (isNamed(n, 'envelope-to')) envelopeTo ??= h;
   }
   if (rp !== undefined) {
     const v = rp.raw.trim();

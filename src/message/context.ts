@@ -5,7 +5,7 @@
  */
 import type { Value } from '../expr/value.js';
 import { emailAddress, hostname, parseIp, type EmailAddress } from './hostname.js';
-import { canonicalName, parseReceived, type RawHeader, type ReceivedInfo } from './headers.js';
+import { canonicalName, isNamed, parseReceived, type RawHeader, type ReceivedInfo } from './headers.js';
 import { mailboxesOf } from './addresses.js';
 import { parseUnstructured } from './rfc2047.js';
 import { threadName } from './thread.js';
@@ -130,7 +130,7 @@ export class MessageContext {
   get subjectText(): string {
     if (this.subjectMemo === undefined) {
       let subj: RawHeader | undefined;
-      for (const h of this.headers) if (h.name.length === 7 && h.name.toLowerCase() === 'subject') subj = h;
+      for (const h of this.headers) if (isNamed(h.name, 'subject')) subj = h;
       // mail-parser's unstructured text: white space an encoded word produces is kept (SUBJECT_ENDS_SPACES).
       this.subjectMemo = subj === undefined ? '' : parseUnstructured(subj.raw);
     }
@@ -145,7 +145,7 @@ export class MessageContext {
     if (this.receivedMemo === undefined) {
       this.receivedMemo = [];
       for (const h of this.headers) {
-        if (h.name.length === 8 && h.name.toLowerCase() === 'received') this.receivedMemo.push({ header: h, info: parseReceived(h.raw, parseIp) });
+        if (isNamed(h.name, 'received')) this.receivedMemo.push({ header: h, info: parseReceived(h.raw, parseIp) });
       }
     }
     return this.receivedMemo;

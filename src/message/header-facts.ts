@@ -1,11 +1,10 @@
 /**
- * Per-message header facts the built-in analysis reads (docs/analysis.md), each computed once per
- * message: headers grouped by lower-cased name, mail-parser-style mailbox lists per header, and the
- * byte-level facts of a header's raw value (does it hold non-ASCII bytes, is it valid UTF-8) that
- * the lossy-UTF-8 header text alone cannot answer.
+ * Per-message header facts the built-in analysis reads (docs/analysis.md): headers by lower-cased
+ * name, and the byte-level facts of a header's raw value (does it hold non-ASCII bytes, is it
+ * valid UTF-8) that the lossy-UTF-8 header text alone cannot answer, computed once per header.
  */
 import type { MessageContext } from './context.js';
-import type { RawHeader } from './headers.js';
+import { isNamed, type RawHeader } from './headers.js';
 
 const byNameMemo = new WeakMap<MessageContext, Map<string, RawHeader[]>>();
 
@@ -25,15 +24,27 @@ export function headersByName(ctx: MessageContext): ReadonlyMap<string, readonly
   return m;
 }
 
-/** The first header named `nameLower` (lower case), or undefined. */
+// The modules ask for a dozen names per message: a scan that compares lengths first costs less
+// than grouping every header by its lower-cased name (a copy and a Map entry per header).
+
+/** The first header named `nameLower` (lower case, ASCII), or undefined. */
 export function firstHeader(ctx: MessageContext, nameLower: string): RawHeader | undefined {
-  return headersByName(ctx).get(nameLower)?.[0];
+  for (const h of ctx.headers) if (isNamed(h.name, nameLower)) return h;
+  return undefined;
 }
 
-/** The last header named `nameLower` (lower case; mail-parser's `header(name)`), or undefined. */
+/** The last header named `nameLower` (lower case, ASCII; mail-parser's `header(name)`), or undefined. */
 export function lastHeader(ctx: MessageContext, nameLower: string): RawHeader | undefined {
-  const l = headersByName(ctx).get(nameLower);
-  return l === undefined ? undefined : l[l.length - 1];
+  const all = ctx.headers;
+  for (let i = all.length - 1; i >= 0; i--) if (isNamed(all[i]!.name, nameLower)) return all[i];
+  return undefined;
+}
+
+/** Every header named `nameLower` (lower case, ASCII), in message order. */
+export function headersNamed(ctx: MessageContext, nameLower: string): RawHeader[] {
+  const out: RawHeader[] = [];
+  for (const h of ctx.headers) if (isNamed(h.name, nameLower)) out.push(h);
+  return out;
 }
 
 /** Byte-level facts of one header's raw value (the bytes after the colon through the final line break). */

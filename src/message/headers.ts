@@ -79,6 +79,24 @@ export function canonicalName(name: string): string {
   return BY_LOWER.get(name.toLowerCase())?.[0] ?? name;
 }
 
+/**
+ * `name.toLowerCase() === nameLower` for an ASCII `nameLower`, without building the lower-cased
+ * copy. Lengths must agree: the one lower-case mapping that changes a length (U+0130) yields a
+ * non-ASCII character. A non-ASCII character (U+212A KELVIN SIGN lower-cases to `k`) is left to
+ * toLowerCase.
+ */
+export function isNamed(name: string, nameLower: string): boolean {
+  const n = name.length;
+  if (n !== nameLower.length) return false;
+  for (let i = 0; i < n; i++) {
+    const c = name.charCodeAt(i);
+    const t = nameLower.charCodeAt(i);
+    if (c === t || (c >= 65 && c <= 90 && c + 32 === t)) continue;
+    return c >= 128 && name.toLowerCase() === nameLower;
+  }
+  return true;
+}
+
 export function headerKind(nameLower: string): HeaderKind {
   return BY_LOWER.get(nameLower)?.[1] ?? 'raw';
 }

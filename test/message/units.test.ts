@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dateToRfc3339, headerTag, parseContentType, parseReceived, splitHeaders } from '../../src/message/headers.js';
+import { dateToRfc3339, headerTag, isNamed, parseContentType, parseReceived, splitHeaders } from '../../src/message/headers.js';
 import { scanHtml } from '../../src/message/html.js';
 import ipaddr from '../../src/dns/ipaddr.js';
 import { emailAddress, hostname, ipv4Value, parseIp } from '../../src/message/hostname.js';
@@ -89,6 +89,14 @@ describe('HTML scanning', () => {
 });
 
 describe('headers', () => {
+  it('matches a header name as toLowerCase would, without the copy', () => {
+    const names = ['Received', 'RECEIVED', 'received', 'Receive', 'Receiveds', 'Re-ceived', '\u212Aeywords', 'K\u0130', 'X-\u0130', 'Subject', 'subjecT', 'to', 'TO', 'T0'];
+    for (const n of names) for (const target of ['received', 'keywords', 'subject', 'to', 'x-i', 'ki']) {
+      expect(isNamed(n, target)).toBe(n.toLowerCase() === target);
+    }
+    expect(isNamed('\u212Aeywords', 'keywords')).toBe(true);
+  });
+
   it('splits raw headers keeping folding and line ends', () => {
     const w: string[] = [];
     expect(splitHeaders('A: 1\r\nB:2\r\n\tcont\r\nbad line\r\nC : 3\r\n', w)).toEqual([
