@@ -26,7 +26,6 @@ export interface Features {
 }
 
 const SIGN_BIT = 1n << 63n;
-const LOW_MASK = (1n << 32n) - 1n;
 /**
  * token (or token + account) → its hash's low 32 bits and sign (as `low * 2 + negative`), so a token
  * seen in many messages is hashed once and the hot path does no BigInt arithmetic. Indexes use at most
@@ -40,11 +39,14 @@ function xxh3(): typeof Xxh3 {
 }
 const HASH_CACHE_MAX = 500_000;
 
-function hash(key: string, bytes: () => Buffer): number {
+/** The cached hash of `key`: XXH3-64 (seed 0) of the token's bytes, then the salt's when given. */
+function hash(key: string, token: string, salt: Buffer | undefined): number {
   let h = hashCache.get(key);
   if (h === undefined) {
-    const full = xxh3().xxh64(bytes(), 0n);
-    h = Number(full & LOW_MASK) * 2 + ((full & SIGN_BIT) === 0n ? 0 : 1);
+    const bytes = salt === undefined ? tokenBytes(token) : Buffer.concat([tokenBytes(token), salt]);
+    // xxh64 answers an unsigned 64-bit BigInt: bit 63 set ⟺ ≥ 2^63.
+    const full = xxh3().xxh64(bytes, 0n);
+    h = Number(BigInt.asUintN(32, full)) * 2 + (full >= SIGN_BIT ? 1 : 0);
     if (hashCache.size >= HASH_CACHE_MAX) hashCache.clear();
     hashCache.set(key, h);
   }
@@ -58,30 +60,28 @@ function hash(key: string, bytes: () => Buffer): number {
  */
 export function vectorize(map: TokenMap, bits: number, opts: { accountId?: number; logScale?: boolean; l2?: boolean } = {}): Features {
   const { accountId, logScale = true, l2 = true } = opts;
-  const n = map.size * (accountId === undefined ? 1 : 2);
+  const salted = accountId !== undefined;
+  const n = map.size * (salted ? 2 : 1);
   const idx = new Uint32Array(n);
   const val = new Float64Array(n);
   const mask = 2 ** bits - 1;
   let k = 0;
   let sum = 0;
-  const emit = (h: number, v: number): void => {
-    const negative = h % 2 === 1;
-    idx[k] = Math.floor(h / 2) & mask;
-    const w = negative ? -v : v;
-    val[k++] = w;
-    sum += w * w;
-  };
   let salt: Buffer | undefined;
-  if (accountId !== undefined) {
+  let suffix = '';
+  if (salted) {
     salt = Buffer.alloc(4);
     salt.writeUInt32BE(accountId >>> 0);
+    suffix = '\u0000' + String(accountId);
   }
   for (const [token, count] of map) {
     const v = logScale ? Math.log1p(count) : count;
-    emit(hash(token, () => tokenBytes(token)), v);
-    if (salt !== undefined) {
-      const s = salt;
-      emit(hash(token + '\u0000' + String(accountId), () => Buffer.concat([tokenBytes(token), s])), v);
+    for (let pass = 0; pass < (salted ? 2 : 1); pass++) {
+      const h = pass === 0 ? hash(token, token, undefined) : hash(token + suffix, token, salt);
+      idx[k] = Math.floor(h / 2) & mask;
+      const w = h % 2 === 1 ? -v : v;
+      val[k++] = w;
+      sum += w * w;
     }
   }
   if (l2 && sum > 0) {

@@ -91,19 +91,39 @@ function matchAt(re: RegExp, s: string, i: number): RegExpExecArray | null {
   return re.exec(s);
 }
 
+/** ASCII character classes: 1 = word character (letter, digit), 2 = white space (`\s`), 0 = other. */
+const ASCII_CLASS = new Uint8Array(128);
+for (let c = 48; c <= 57; c++) ASCII_CLASS[c] = 1;
+for (let c = 65; c <= 90; c++) ASCII_CLASS[c] = ASCII_CLASS[c + 32] = 1;
+for (const c of [9, 10, 11, 12, 13, 32]) ASCII_CLASS[c] = 2;
+const SPACE: TypedToken = { type: T.Space, text: ' ' };
+
 /** Tokenizes `text`. `numbers`: recognise `-N` and `N.N` as numbers (Stalwart's default options). */
 export function typesTokenize(text: string, numbers: boolean): TypedToken[] {
   const s = text.length > MAX_CLASSIFIER_TEXT ? text.slice(0, MAX_CLASSIFIER_TEXT) : text;
   const out: TypedToken[] = [];
   let i = 0;
   const n = s.length;
+  // A composite token needs `:`, `+`, `@` or `.` before the next white space: once a span up to white
+  // space is known to hold none, no word starting inside it is tried again (no rescan per word).
+  let plainUntil = -1;
   while (i < n) {
-    const cp = s.codePointAt(i)!;
-    const ch = String.fromCodePoint(cp);
-    if (!isWordChar(ch)) {
-      if (WS_RE.test(ch)) {
-        if (out.length === 0 || out[out.length - 1]!.type !== T.Space) out.push({ type: T.Space, text: ' ' });
-      } else if (numbers && ch === '-' && i + 1 < n && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57 && (i === 0 || !isWordChar(s[i - 1]!))) {
+    const c0 = s.charCodeAt(i);
+    // ASCII characters are classified by table; others by their code point's properties.
+    let isWord: boolean;
+    let cp = c0;
+    let ch = '';
+    if (c0 < 0x80) isWord = ASCII_CLASS[c0] === 1;
+    else {
+      cp = s.codePointAt(i)!;
+      ch = String.fromCodePoint(cp);
+      isWord = WORD_CHAR_RE.test(ch);
+    }
+    if (!isWord) {
+      if (ch === '') ch = s[i]!;
+      if (c0 < 0x80 ? ASCII_CLASS[c0] === 2 : WS_RE.test(ch)) {
+        if (out.length === 0 || out[out.length - 1]!.type !== T.Space) out.push(SPACE);
+      } else if (numbers && c0 === 45 && i + 1 < n && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57 && (i === 0 || !isWordChar(s[i - 1]!))) {
         const m = matchAt(/-[0-9]+(?:\.[0-9]+)?(?![\p{Alphabetic}])/uy, s, i);
         if (m !== null) {
           out.push({ type: m[0].includes('.') ? T.Float : T.Integer, text: m[0] });
@@ -117,22 +137,31 @@ export function typesTokenize(text: string, numbers: boolean): TypedToken[] {
       i += ch.length;
       continue;
     }
-    const composite = tryComposite(s, i);
-    if (composite !== undefined) {
-      out.push(composite);
-      i += composite.text.length;
-      continue;
+    if (i >= plainUntil) {
+      const composite = tryComposite(s, i);
+      if (typeof composite === 'number') plainUntil = composite;
+      else if (composite !== undefined) {
+        out.push(composite);
+        i += composite.text.length;
+        continue;
+      }
     }
     // A raw word.
     let j = i;
     let letters = false;
     let digits = false;
     while (j < n) {
-      const c2 = s.codePointAt(j)!;
-      const w = String.fromCodePoint(c2);
-      if (!isWordChar(w)) break;
-      if (c2 >= 48 && c2 <= 57) digits = true;
-      else letters = true;
+      const c2 = s.charCodeAt(j);
+      if (c2 < 0x80) {
+        if (ASCII_CLASS[c2] !== 1) break;
+        if (c2 <= 57) digits = true;
+        else letters = true;
+        j++;
+        continue;
+      }
+      const w = String.fromCodePoint(s.codePointAt(j)!);
+      if (!WORD_CHAR_RE.test(w)) break;
+      letters = true;
       j += w.length;
     }
     const word = s.slice(i, j);
@@ -160,7 +189,12 @@ function spanEnd(s: string, i: number, max: number): number {
   return end;
 }
 
-function tryComposite(s: string, i: number): TypedToken | undefined {
+/**
+ * The composite token (URL, e-mail, scheme-less URL, IP address) starting at `i`, or undefined; or, when
+ * the span up to the next white space holds none of `:+@.` and ends at white space or the text's end, that
+ * span's end (a number): no word starting before it can be a composite either.
+ */
+function tryComposite(s: string, i: number): TypedToken | number | undefined {
   // Cheap tests first: a composite token needs `:`, `+`, `@` or `.` before the next white space.
   const end = spanEnd(s, i, 600);
   let colon = false;
@@ -172,7 +206,7 @@ function tryComposite(s: string, i: number): TypedToken | undefined {
     else if (c === 64) at = true;
     else if (c === 46) dot = true;
   }
-  if (!colon && !at && !dot) return undefined;
+  if (!colon && !at && !dot) return end < i + 600 ? end : undefined;
   // 1. URL with a scheme.
   const sch = colon ? matchAt(SCHEME_RE, s, i) : null;
   if (sch !== null) {
