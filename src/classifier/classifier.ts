@@ -10,8 +10,8 @@ import type { Session } from '../analysis/types.js';
 import { isSyncLookup } from '../expr/functions/store.js';
 import type { LookupRegistry, LookupStore } from '../lookup/types.js';
 import type { MessageContext } from '../message/context.js';
-import { buildTokens, type TokenFacts, type TrustCheck } from './features.js';
-import { vectorize, type ClassifierModel } from './model.js';
+import { buildTokenCounts, type TokenFacts, type TrustCheck } from './features.js';
+import { vectorizeCounts, type ClassifierModel } from './model.js';
 import type { ClassifierStore } from './store.js';
 import { DEFAULT_SETTINGS, trainRun, type ClassifierSettings, type TrainOptions, type TrainReport } from './train.js';
 import { trainInWorker } from './worker.js';
@@ -195,9 +195,9 @@ export class SpamClassifier implements EngineClassifier {
   async confidence(m: MessageContext, facts: TokenFacts, trusted: TrustCheck, account?: number): Promise<number | undefined> {
     const cur = this.current;
     if (cur === undefined) return undefined;
-    const map = await buildTokens(m, facts, trusted);
+    const map = await buildTokenCounts(m, facts, trusted);
     const s = this.settings;
-    return cur.model.predict(vectorize(map, cur.model.bits, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize }));
+    return cur.model.predict(vectorizeCounts(map, cur.model.bits, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize }));
   }
 
   async classify(input: ClassifierInput): Promise<ClassifierVerdict | undefined> {
@@ -212,10 +212,10 @@ export class SpamClassifier implements EngineClassifier {
       asn: session.asn,
       envFrom: session.mailFrom,
     };
-    const map = await buildTokens(message, facts, trusted);
+    const map = await buildTokenCounts(message, facts, trusted);
     const s = this.settings;
     const predict = (account?: number): number =>
-      cur.model.predict(vectorize(map, cur.model.bits, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize }));
+      cur.model.predict(vectorizeCounts(map, cur.model.bits, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize }));
     // Per recipient: local accounts get their personalised prediction; with no local recipient one
     // global prediction stands for all. No recipient at all (a library call without a session): one
     // global prediction too (Stalwart always has recipients).

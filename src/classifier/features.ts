@@ -14,7 +14,7 @@ import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../mess
 import { mimeView } from '../message/text-parts.js';
 import { languageDetectorLoaded, loadLanguageDetector, WordStemTokenizer } from './language.js';
 import { T, typesTokenize } from './tokenizer.js';
-import { add, addIfMissing, byteToken, KIND, strToken, truncate16, type TokenMap } from './tokens.js';
+import { add, addIfMissing, addTok, byteToken, intern, internBoundary, KIND, strToken, truncate16, type TokCounts, type TokenMap } from './tokens.js';
 import { insertType } from './words.js';
 
 /** Facts of the SMTP session the builder reads (train mode: recovered from `X-Spam-Result`). */
@@ -54,7 +54,29 @@ const ALPHA_RE = /^\p{Alphabetic}+$/u;
 
 /** Builds the token map of an analysed message. Never throws for a bad message (limits bound the work). */
 export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
+  const counts = await buildTokenCounts(m, facts, trusted);
+  const map: TokenMap = new Map();
+  for (const [tok, n] of counts) map.set(tok.key, n);
+  return map;
+}
+
+/**
+ * {@link buildTokens} with interned tokens (the classify path: each token's hash is kept with it). The
+ * counts are those of `buildTokens`, in the same order.
+ */
+export async function buildTokenCounts(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokCounts> {
   if (!languageDetectorLoaded()) await loadLanguageDetector();
+  const head = await factTokens(m, facts, trusted);
+  // The rest has no await: the intern table may restart here, never while this message is half built.
+  internBoundary();
+  const map: TokCounts = new Map();
+  for (const [k, n] of head) map.set(intern(k), n);
+  textTokens(m, map);
+  return map;
+}
+
+/** Sender, authentication and network tokens (the part that may wait for trust answers). */
+async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
   const map: TokenMap = new Map();
   const noWarn = (): void => {};
 
@@ -107,6 +129,11 @@ export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted:
     const a = facts.asn >>> 0;
     add(map, byteToken(KIND.asn, [(a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255]));
   }
+  return map;
+}
+
+/** MIME, subject and body tokens into `map` (synchronous: see {@link buildTokenCounts}). */
+function textTokens(m: MessageContext, map: TokCounts): void {
 
   // MIME parts: attachment names and content types.
   const view = mimeView(m);
@@ -115,18 +142,18 @@ export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted:
     const dot = name === undefined ? -1 : name.lastIndexOf('.');
     if (name !== undefined && dot >= 0) {
       const ext = name.slice(dot + 1);
-      if (ext !== '') add(map, strToken(KIND.attachment, '!' + truncate16(ext).toLowerCase()));
+      if (ext !== '') addTok(map, intern(strToken(KIND.attachment, '!' + truncate16(ext).toLowerCase())));
       const base = name.slice(0, dot).toLowerCase();
       const stems = new WordStemTokenizer(base);
       for (const t of typesTokenize(base, true)) {
         if (t.type !== T.Alphabetic) continue;
-        for (const s of stems.tokenize(t.text)) add(map, strToken(KIND.attachment, '_' + truncate16(s)));
+        for (const s of stems.tokenize(t.text)) addTok(map, intern(strToken(KIND.attachment, '_' + truncate16(s))));
       }
     }
     const ct = part.contentType;
     if (ct !== undefined) {
       const v = ct.type.toLowerCase() + (ct.subtype !== undefined ? '/' + ct.subtype.toLowerCase() : '');
-      add(map, strToken(KIND.mime_type, v));
+      addTok(map, intern(strToken(KIND.mime_type, v)));
     }
   }
 
@@ -138,7 +165,7 @@ export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted:
   const msg = view.message;
   const bodyIdx = msg.htmlBody[0] ?? msg.textBody[0];
   const bodyParts = new Set<number>([...msg.textBody, ...msg.htmlBody]);
-  const alt: TokenMap = new Map();
+  const alt: TokCounts = new Map();
   view.textParts.forEach((entry, i) => {
     if (entry === undefined) return;
     const isBody = i === bodyIdx && entry.partIndex >= 0;
@@ -148,7 +175,7 @@ export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted:
     const tokens = typesTokenize(text, false);
     for (const t of tokens) insertType(target, t, stems, isBody);
     if (!isBody) return;
-    if (!tokens.some((t) => t.type === T.Alphabetic)) add(map, strToken(KIND.word, '_null'));
+    if (!tokens.some((t) => t.type === T.Alphabetic)) addTok(map, intern(strToken(KIND.word, '_null')));
     if (!entry.isHtml) return;
     for (const tok of entry.htmlTokens().tokens) {
       if (tok.type !== 'StartTag' || (tok.name !== 'a' && tok.name !== 'img')) continue;
@@ -158,11 +185,10 @@ export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted:
           for (const t of typesTokenize(av, true)) insertType(map, t, stems, true);
         } else if (an === 'src' || an === 'href') {
           const colon = av.indexOf(':');
-          add(map, strToken(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : ''));
+          addTok(map, intern(strToken(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : '')));
         }
       }
     }
   });
   for (const [k, v] of alt) if (!map.has(k)) map.set(k, v);
-  return map;
 }

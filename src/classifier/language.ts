@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { loadEldScorer, type EldDetection } from './eld-scores.js';
+import type { Tok } from './tokens.js';
 
 const require = createRequire(import.meta.url);
 
@@ -202,8 +203,8 @@ export function detectLanguage(text: string): { lang: string; confidence: number
  * normalisation and the stemming of a word seen before (see `insertType`).
  */
 class WordRules {
-  /** Original-case word → its word tokens under these rules (bounded: cleared when full). */
-  readonly memo = new Map<string, readonly string[]>();
+  /** Original-case word → its interned word tokens under these rules (bounded: cleared when full). */
+  readonly memo = new Map<string, readonly Tok[]>();
 
   constructor(
     private readonly stop: ReadonlySet<string> | undefined,
@@ -223,6 +224,11 @@ class WordRules {
 /** Entries of a {@link WordRules} memo at most (about 100 bytes each). */
 export const WORD_MEMO_MAX = 100_000;
 const rulesByLang = new Map<string, WordRules>();
+
+/** Empties every language's word memo (its tokens belong to an intern table that restarted). */
+export function clearWordMemos(): void {
+  for (const r of rulesByLang.values()) r.memo.clear();
+}
 
 function rulesOf(lang: string): WordRules {
   let r = rulesByLang.get(lang);
@@ -284,7 +290,7 @@ export class WordStemTokenizer {
   }
 
   /** Word → word tokens memo of this text's language (for `insertType`). */
-  get memo(): Map<string, readonly string[]> {
+  get memo(): Map<string, readonly Tok[]> {
     return this.rules().memo;
   }
 

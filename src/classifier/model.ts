@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
-import { tokenBytes, type TokenMap } from './tokens.js';
+import { tokenBytes, type TokCounts, type TokenMap } from './tokens.js';
 
 /** Stalwart's `FtrlParameters` (defaults: 2^20 weights, α 2, β 1, λ₁ 0.001, λ₂ 0.0001). */
 export interface FtrlParameters {
@@ -39,18 +39,30 @@ function xxh3(): typeof Xxh3 {
 }
 const HASH_CACHE_MAX = 500_000;
 
-/** The cached hash of `key`: XXH3-64 (seed 0) of the token's bytes, then the salt's when given. */
+/** XXH3-64 (seed 0) of the token's bytes, then the salt's when given, as low 32 bits × 2 + sign. */
+function hashToken(token: string, salt: Buffer | undefined): number {
+  const bytes = salt === undefined ? tokenBytes(token) : Buffer.concat([tokenBytes(token), salt]);
+  // xxh64 answers an unsigned 64-bit BigInt: bit 63 set ⟺ ≥ 2^63.
+  const full = xxh3().xxh64(bytes, 0n);
+  return Number(BigInt.asUintN(32, full)) * 2 + (full >= SIGN_BIT ? 1 : 0);
+}
+
+/** The cached hash of `key` ({@link hashToken} of `token` and `salt`). */
 function hash(key: string, token: string, salt: Buffer | undefined): number {
   let h = hashCache.get(key);
   if (h === undefined) {
-    const bytes = salt === undefined ? tokenBytes(token) : Buffer.concat([tokenBytes(token), salt]);
-    // xxh64 answers an unsigned 64-bit BigInt: bit 63 set ⟺ ≥ 2^63.
-    const full = xxh3().xxh64(bytes, 0n);
-    h = Number(BigInt.asUintN(32, full)) * 2 + (full >= SIGN_BIT ? 1 : 0);
+    h = hashToken(token, salt);
     if (hashCache.size >= HASH_CACHE_MAX) hashCache.clear();
     hashCache.set(key, h);
   }
   return h;
+}
+
+/** Vectorize options: account id for the salted features, ln(1 + count) scaling, L2 normalisation. */
+export interface VectorizeOptions {
+  accountId?: number;
+  logScale?: boolean;
+  l2?: boolean;
 }
 
 /**
@@ -58,7 +70,7 @@ function hash(key: string, token: string, salt: Buffer | undefined): number {
  * value, index = low `bits` bits, sign = bit 63; with `accountId` each token also yields a feature salted
  * with the 4-byte big-endian account id; then L2 normalisation when `l2`.
  */
-export function vectorize(map: TokenMap, bits: number, opts: { accountId?: number; logScale?: boolean; l2?: boolean } = {}): Features {
+export function vectorize(map: TokenMap, bits: number, opts: VectorizeOptions = {}): Features {
   const { accountId, logScale = true, l2 = true } = opts;
   const salted = accountId !== undefined;
   const n = map.size * (salted ? 2 : 1);
@@ -78,6 +90,45 @@ export function vectorize(map: TokenMap, bits: number, opts: { accountId?: numbe
     const v = logScale ? Math.log1p(count) : count;
     for (let pass = 0; pass < (salted ? 2 : 1); pass++) {
       const h = pass === 0 ? hash(token, token, undefined) : hash(token + suffix, token, salt);
+      idx[k] = Math.floor(h / 2) & mask;
+      const w = h % 2 === 1 ? -v : v;
+      val[k++] = w;
+      sum += w * w;
+    }
+  }
+  if (l2 && sum > 0) {
+    const norm = Math.sqrt(sum);
+    for (let i = 0; i < n; i++) val[i]! /= norm;
+  }
+  return { idx, val };
+}
+
+/**
+ * {@link vectorize} of interned token counts (the same features in the same order): an unsalted hash is
+ * computed once per interned token and kept on it, so a known token costs no hashing and no lookup.
+ */
+export function vectorizeCounts(counts: TokCounts, bits: number, opts: VectorizeOptions = {}): Features {
+  const { accountId, logScale = true, l2 = true } = opts;
+  const salted = accountId !== undefined;
+  const n = counts.size * (salted ? 2 : 1);
+  const idx = new Uint32Array(n);
+  const val = new Float64Array(n);
+  const mask = 2 ** bits - 1;
+  let k = 0;
+  let sum = 0;
+  let salt: Buffer | undefined;
+  let suffix = '';
+  if (salted) {
+    salt = Buffer.alloc(4);
+    salt.writeUInt32BE(accountId >>> 0);
+    suffix = '\u0000' + String(accountId);
+  }
+  for (const [tok, count] of counts) {
+    const v = logScale ? Math.log1p(count) : count;
+    let h = tok.hash;
+    if (h < 0) h = tok.hash = hashToken(tok.key, undefined);
+    for (let pass = 0; pass < (salted ? 2 : 1); pass++) {
+      if (pass === 1) h = hash(tok.key + suffix, tok.key, salt);
       idx[k] = Math.floor(h / 2) & mask;
       const w = h % 2 === 1 ? -v : v;
       val[k++] = w;

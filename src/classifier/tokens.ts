@@ -97,3 +97,58 @@ export function truncate16(s: string): string {
   if (chars.length > 16) return chars.slice(0, 16).join('');
   return chars.slice(0, -1).join('');
 }
+
+/**
+ * An interned token: one object per distinct token string while the intern table lasts, so a memo
+ * (word → its tokens, character → its category token) hands out the final token, a message counts it
+ * by object identity instead of hashing the string again, and its feature hash is computed once.
+ */
+export interface Tok {
+  /** The token string (as {@link strToken} / {@link byteToken} build it). */
+  readonly key: string;
+  /** Unsalted feature hash: low 32 bits × 2 + sign bit (see model.ts), −1 until first needed. */
+  hash: number;
+}
+
+/** Interned token → count of one message, in insertion order (a {@link TokenMap} keyed by {@link Tok}). */
+export type TokCounts = Map<Tok, number>;
+
+/** Distinct tokens kept interned at most (about 150 bytes each); past it the table restarts between messages. */
+const INTERN_MAX = 300_000;
+const interned = new Map<string, Tok>();
+const resetHooks: Array<() => void> = [];
+
+/** The interned token of `key`. */
+export function intern(key: string): Tok {
+  let t = interned.get(key);
+  if (t === undefined) {
+    t = { key, hash: -1 };
+    interned.set(key, t);
+  }
+  return t;
+}
+
+/**
+ * Registers a memo holding {@link Tok}s: `clear` runs when the intern table restarts, so no message ever
+ * sees two objects for one token string (they would be counted apart).
+ */
+export function onInternReset(clear: () => void): void {
+  resetHooks.push(clear);
+}
+
+/**
+ * Called by the token builder before a message's synchronous part: restarts the intern table (and the
+ * memos registered with {@link onInternReset}) when it is full. Never called while a message is half
+ * built (that part has no await), so one message's tokens all come from one table. `max`: the table's
+ * bound (tests pass 0 to force a restart).
+ */
+export function internBoundary(max = INTERN_MAX): void {
+  if (interned.size < max) return;
+  interned.clear();
+  for (const clear of resetHooks) clear();
+}
+
+/** Count += 1 of an interned token. */
+export function addTok(map: TokCounts, tok: Tok): void {
+  map.set(tok, (map.get(tok) ?? 0) + 1);
+}

@@ -6,9 +6,9 @@
  */
 import { createRequire } from 'node:module';
 import { isMixedCharset } from '../message/scripts.js';
-import { WORD_MEMO_MAX, type WordStemTokenizer } from './language.js';
+import { clearWordMemos, WORD_MEMO_MAX, type WordStemTokenizer } from './language.js';
 import { T, type TypedToken } from './tokenizer.js';
-import { add, byteToken, KIND, strToken, truncate16, type TokenMap } from './tokens.js';
+import { addTok, byteToken, intern, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounts } from './tokens.js';
 
 type Cure = (input: string) => { toString(): string };
 let cureFn: Cure | null | undefined;
@@ -54,9 +54,8 @@ const CATEGORY_RES = CATEGORIES.map((c) => [c, new RegExp(`^\\p{gc=${c}}$`, 'u')
 /** Punctuation and space separators give no token. */
 const SKIPPED_RE = /^[\p{gc=Pe}\p{gc=Pc}\p{gc=Pd}\p{gc=Pf}\p{gc=Pi}\p{gc=Ps}\p{gc=Po}\p{gc=Zs}]$/u;
 
-/** Character → its category token ('' for none): the category is up to 23 regex tests. */
-const categoryTokens = new Map<string, string>();
-
+/** Character → its category token (null for none): the category is up to 23 regex tests. */
+const categoryToks = new Map<string, Tok | null>();
 function category(ch: string): string | undefined {
   if (SKIPPED_RE.test(ch)) return undefined;
   for (const [c, re] of CATEGORY_RES) if (re.test(ch)) return c;
@@ -69,17 +68,36 @@ function category(ch: string): string | undefined {
  */
 const ALLCAPS_RE = /^[A-Z]{4,}$/;
 
-const ALLCAPS_TOKEN = strToken(KIND.word, '_allcaps');
+/** Letter+digit word → its shape token (alphanumeric words recur less than words, hence a smaller memo). */
+const shapeToks = new Map<string, Tok>();
+const SHAPE_MEMO_MAX = 65_536;
+/** Number tokens by sign/type letter (`iIfF`) and digit count (0–255). */
+const numberToks = new Array<Tok | undefined>(1024).fill(undefined);
+/** Tokens that do not depend on the text, interned again when the table restarts. */
+let allcapsTok = intern(strToken(KIND.word, '_allcaps'));
+let ipTok = intern(strToken(KIND.url, '!ip'));
+
+onInternReset(() => {
+  categoryToks.clear();
+  shapeToks.clear();
+  numberToks.fill(undefined);
+  clearWordMemos();
+  allcapsTok = intern(strToken(KIND.word, '_allcaps'));
+  ipTok = intern(strToken(KIND.url, '!ip'));
+});
 
 /** The word tokens of an alphabetic word (original case): cured when confusable, else stemmed. */
-function wordTokens(w: string, stems: WordStemTokenizer): readonly string[] {
+function wordTokens(w: string, stems: WordStemTokenizer): readonly Tok[] {
   const cured = needsCure(w) ? cure(w) : undefined;
-  if (cured !== undefined) return [strToken(KIND.word, Buffer.byteLength(w, 'utf8') > 16 ? truncate16(cured) : cured)];
-  return stems.tokenize(w.toLowerCase()).map((s) => strToken(KIND.word, truncate16(s)));
+  if (cured !== undefined) return [intern(strToken(KIND.word, Buffer.byteLength(w, 'utf8') > 16 ? truncate16(cured) : cured))];
+  return stems.tokenize(w.toLowerCase()).map((s) => intern(strToken(KIND.word, truncate16(s))));
 }
 
-/** Inserts the tokens of one typed token into `map`. */
-export function insertType(map: TokenMap, t: TypedToken, stems: WordStemTokenizer, isBody: boolean): void {
+/**
+ * Inserts the tokens of one typed token into `map`. Words, characters, numbers and shapes seen before
+ * cost one memo lookup that gives the interned token (no normalising, stemming or string building).
+ */
+export function insertType(map: TokCounts, t: TypedToken, stems: WordStemTokenizer, isBody: boolean): void {
   switch (t.type) {
     case T.Alphabetic: {
       const w = t.text;
@@ -90,28 +108,36 @@ export function insertType(map: TokenMap, t: TypedToken, stems: WordStemTokenize
         if (memo.size >= WORD_MEMO_MAX) memo.clear();
         memo.set(w, tokens);
       }
-      for (let i = 0; i < tokens.length; i++) add(map, tokens[i]!);
-      if (isBody && w.length >= 4 && ALLCAPS_RE.test(w)) add(map, ALLCAPS_TOKEN);
+      for (let i = 0; i < tokens.length; i++) addTok(map, tokens[i]!);
+      if (isBody && w.length >= 4 && ALLCAPS_RE.test(w)) addTok(map, allcapsTok);
       return;
     }
-    case T.Alphanumeric:
-      add(map, shapeToken(t.text));
+    case T.Alphanumeric: {
+      const w = t.text;
+      let tok = shapeToks.get(w);
+      if (tok === undefined) {
+        tok = intern(shapeToken(w));
+        if (shapeToks.size >= SHAPE_MEMO_MAX) shapeToks.clear();
+        shapeToks.set(w, tok);
+      }
+      addTok(map, tok);
       return;
+    }
     case T.UrlNoHost:
       for (const piece of t.text.toLowerCase().split(/[/._]/)) {
-        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) add(map, strToken(KIND.url, '_' + truncate16(piece)));
+        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) addTok(map, intern(strToken(KIND.url, '_' + truncate16(piece))));
       }
       return;
     case T.Other:
     case T.Punctuation: {
-      let token = categoryTokens.get(t.text);
-      if (token === undefined) {
+      let tok = categoryToks.get(t.text);
+      if (tok === undefined) {
         const c = category(t.text);
-        token = c === undefined ? '' : strToken(KIND.unicode_category, c);
-        if (categoryTokens.size >= 65_536) categoryTokens.clear();
-        categoryTokens.set(t.text, token);
+        tok = c === undefined ? null : intern(strToken(KIND.unicode_category, c));
+        if (categoryToks.size >= 65_536) categoryToks.clear();
+        categoryToks.set(t.text, tok);
       }
-      if (token !== '') add(map, token);
+      if (tok !== null) addTok(map, tok);
       return;
     }
     case T.Integer:
@@ -123,11 +149,12 @@ export function insertType(map: TokenMap, t: TypedToken, stems: WordStemTokenize
         const c = t.text.charCodeAt(i);
         if (c >= 48 && c <= 57) digits++;
       }
-      add(map, byteToken(KIND.number, [first.charCodeAt(0), Math.min(digits, 255)]));
+      const slot = (t.type === T.Integer ? 0 : 512) + (neg ? 256 : 0) + Math.min(digits, 255);
+      addTok(map, (numberToks[slot] ??= intern(byteToken(KIND.number, [first.charCodeAt(0), Math.min(digits, 255)]))));
       return;
     }
     case T.IpAddr:
-      add(map, strToken(KIND.url, '!ip'));
+      addTok(map, ipTok);
       return;
     default:
       return; // e-mails and URLs come from the url and domain analysis

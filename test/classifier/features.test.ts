@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { buildTokens, compareTokens, tokenJson, trainFacts, type TokenMap } from '../../src/classifier/index.js';
 import { WordStemTokenizer, detectLanguage, loadLanguageDetector } from '../../src/classifier/language.js';
 import { T, typesTokenize } from '../../src/classifier/tokenizer.js';
-import { KIND, strToken, truncate16 } from '../../src/classifier/tokens.js';
+import { buildTokenCounts } from '../../src/classifier/features.js';
+import { vectorize, vectorizeCounts } from '../../src/classifier/model.js';
+import { intern, internBoundary, KIND, strToken, truncate16 } from '../../src/classifier/tokens.js';
 import { shapeToken } from '../../src/classifier/words.js';
 import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
 import { hasSharedData, sharedPath } from '../helpers/shared-data.js';
@@ -121,6 +123,23 @@ describe('token details', () => {
     expect(map.get(strToken(KIND.word, 'appl'))).toBe(1); // the HTML body part's count wins
     expect(map.get(strToken(KIND.word, 'pear'))).toBe(1); // only in the alternative: copied
     expect(map.get(strToken(KIND.word, 'banana'))).toBe(1);
+  });
+
+  it('classifies from interned tokens with the features of buildTokens + vectorize, across an intern table restart', async () => {
+    const raw = 'From: a@b.example\r\nSubject: FREE pills 1000 €\r\n\r\nBuy FREE pills now at http://x.example/buy_now ab12cd 3.5 -7 apples\r\n';
+    const m = messageContextOf(await analyzeMessage(raw));
+    const check = async (): Promise<void> => {
+      const map = await buildTokens(m, trainFacts(m), () => false);
+      const counts = await buildTokenCounts(m, trainFacts(m), () => false);
+      expect([...counts].map(([t, n]) => [t.key, n])).toEqual([...map]);
+      for (const t of counts.keys()) expect(intern(t.key)).toBe(t); // one object per token string
+      for (const o of [{}, { accountId: 7 }, { accountId: 9, logScale: false, l2: false }]) {
+        expect(vectorizeCounts(counts, 20, o)).toEqual(vectorize(map, 20, o));
+      }
+    };
+    await check();
+    internBoundary(0); // memos now hold tokens of the old table: they must have been emptied
+    await check();
   });
 });
 
