@@ -17,7 +17,7 @@ const FUTURE_S = 7_200;
  * `DATE_IN_FUTURE` (more than 7,200 s after it). `session.now` is in milliseconds; the comparison
  * is in whole seconds, as Stalwart's.
  */
-export async function date(ctx: AnalysisContext): Promise<void> {
+export function date(ctx: AnalysisContext): void {
   const raw = lastHeader(ctx.message, 'date')?.raw;
   if (raw === undefined) {
     ctx.tag('MISSING_DATE');

@@ -39,7 +39,7 @@ const ARC_TAGS: Readonly<Record<DkimResult, string>> = {
  * results are not an input here), `ARC_*` and `DMARC_*` (a DMARC fail is graded by the published
  * policy: quarantine, reject, else `DMARC_POLICY_SOFTFAIL`). Absent results give the `*_NA` tags.
  */
-export async function dmarc(ctx: AnalysisContext): Promise<void> {
+export function dmarc(ctx: AnalysisContext): void {
   const s = ctx.session;
   ctx.tag(SPF_TAGS[s.spf.mailFrom ?? 'none']);
 

@@ -63,7 +63,7 @@ function parseI32(s: string): number | undefined {
  * After the loop: `MAILLIST` when the list score is ≥ 1.0, `MISSING_ESSENTIAL_HEADERS` when none of
  * the unique headers occurred. Inputs: the top-level headers only.
  */
-export async function headers(ctx: AnalysisContext): Promise<void> {
+export function headers(ctx: AnalysisContext): void {
   let listScore = 0;
   let seen = 0; // bits of the unique headers met
   const all = ctx.message.headers;

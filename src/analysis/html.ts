@@ -36,7 +36,7 @@ interface Href {
   readonly hasHost: boolean;
 }
 
-export async function html(ctx: AnalysisContext): Promise<void> {
+export function html(ctx: AnalysisContext): void {
   const { message, textParts } = mimeView(ctx.message);
   const rootCt = message.parts[0]?.contentType;
   if (rootCt?.type === 'text' && rootCt.subtype === 'html') ctx.tag('MIME_HTML_ONLY');

@@ -24,7 +24,7 @@ const utf8 = new TextEncoder();
  * - Without an `@`: `INVALID_MSGID`.
  * - Either way, `MID_MISSING_BRACKETS` when the raw value does not start with `<` or has no `>`.
  */
-export async function messageid(ctx: AnalysisContext): Promise<void> {
+export function messageid(ctx: AnalysisContext): void {
   const m = ctx.message;
   const h = firstHeader(m, 'message-id');
   if (h !== undefined && h.raw.length > MAX_ID_CHARS) ctx.warn(`Message-ID longer than ${MAX_ID_CHARS} characters: only its start was read`);

@@ -27,7 +27,7 @@ const NON_ASCII_RE = /[^\x00-\x7f]/;
  * session is TLS) / `RCVD_NO_TLS_LAST`, and `RCVD_COUNT_ZERO/ONE/TWO/THREE/FIVE/SEVEN/TWELVE`
  * (0, 1, 2, 3, 4–5, 6–7, 8–12 headers; none beyond 12).
  */
-export async function received(ctx: AnalysisContext): Promise<void> {
+export function received(ctx: AnalysisContext): void {
   const s = ctx.session;
   const m = ctx.message;
   let count = 0;

@@ -114,7 +114,7 @@ function checkRaw(ctx: AnalysisContext, raw: RawHeader | undefined, list: readon
   if (wrappedInSpaces(rawValueInfo(ctx.message, raw).text)) ctx.tag('TO_WRAPPED_IN_SPACES');
 }
 
-export async function recipient(ctx: AnalysisContext): Promise<void> {
+export function recipient(ctx: AnalysisContext): void {
   const msg = ctx.message;
   const lastTo = lastHeader(msg, 'to');
   if (lastTo === undefined) ctx.tag('MISSING_TO');

@@ -18,7 +18,7 @@ const LIST_HEADERS = ['list-unsubscribe', 'list-id', 'auto-submitted', 'x-to-get
 
 const EMPTY_EMAIL = emailAddress('');
 
-export async function replyto(ctx: AnalysisContext): Promise<void> {
+export function replyto(ctx: AnalysisContext): void {
   const msg = ctx.message;
   const raw = lastHeader(msg, 'reply-to');
   if (raw === undefined) return;

@@ -78,17 +78,35 @@ export function moduleEnabled(config: AnalysisConfig, name: string): boolean {
   return config.modules?.[name] !== false;
 }
 
-/** Runs one module by name (ours or the harness's alias). Returns false when there is no such module. */
-export async function runModule(run: AnalysisRun, step: string): Promise<boolean> {
+/**
+ * Runs one module by name (ours or the harness's alias). Returns false when there is no such module.
+ * A synchronous module gives a synchronous answer: most modules never wait, and a promise per
+ * module and message showed in profiles.
+ */
+export function runModule(run: AnalysisRun, step: string): boolean | Promise<boolean> {
   const name = moduleName(step);
   if (name === undefined) return false;
   const fn = BY_NAME.get(name)!;
+  let pending: void | Promise<void>;
   try {
-    await fn(new Context(run, name));
+    pending = fn(new Context(run, name));
   } catch (e) {
-    run.errors.push({ module: name, message: e instanceof Error ? e.message : String(e) });
+    failed(run, name, e);
+    return true;
   }
-  return true;
+  if (pending === undefined) return true;
+  return Promise.resolve(pending).then(
+    () => true,
+    (e: unknown) => {
+      failed(run, name, e);
+      return true;
+    },
+  );
+}
+
+/** Records a module's throw (or rejection) as an error of the run. */
+function failed(run: AnalysisRun, name: string, e: unknown): void {
+  run.errors.push({ module: name, message: e instanceof Error ? e.message : String(e) });
 }
 
 /** Runs every enabled module in Stalwart's order. */

@@ -60,7 +60,7 @@ function scan(thread: string): { words: number; upper: number; lower: number; cu
   return { words, upper, lower, currency, ascii };
 }
 
-export async function subject(ctx: AnalysisContext): Promise<void> {
+export function subject(ctx: AnalysisContext): void {
   const msg = ctx.message;
   const first = firstHeader(msg, 'subject');
   if (first === undefined) {

@@ -1,7 +1,8 @@
 /**
  * Contracts of the built-in analysis (docs/message-analysis.md): the SMTP session as the MTA knows it, and
  * the context every analysis module receives. A module is one exported function of one context,
- * e.g. `export async function date(ctx: AnalysisContext): Promise<void>`; it reads `ctx.session`,
+ * e.g. `export function date(ctx: AnalysisContext): void` (async only when it waits for DNS, as
+ * `ehlo` does: a promise per module and message costs the runner); it reads `ctx.session`,
  * `ctx.message`, `ctx.dns`, `ctx.lists` and `ctx.config`, and calls `ctx.tag('MISSING_DATE')`.
  * Modules never call each other and never throw on purpose (the runner reports a throw like a
  * failing rule, and the other modules still run).
@@ -178,5 +179,5 @@ export interface AnalysisContext {
   warn(message: string): void;
 }
 
-/** One analysis module: reads the context and calls `ctx.tag`. */
+/** One analysis module: reads the context and calls `ctx.tag`; returns a promise only when it has to wait. */
 export type AnalysisModule = (ctx: AnalysisContext) => void | Promise<void>;
