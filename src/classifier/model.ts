@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
-import { tokenBytes, type TokCounts, type TokenMap } from './tokens.js';
+import { hashInput, tokenBytes, type TokCounts, type TokenMap } from './tokens.js';
 
 /** Stalwart's `FtrlParameters` (defaults: 2^20 weights, α 2, β 1, λ₁ 0.001, λ₂ 0.0001). */
 export interface FtrlParameters {
@@ -41,7 +41,7 @@ const HASH_CACHE_MAX = 500_000;
 
 /** XXH3-64 (seed 0) of the token's bytes, then the salt's when given, as low 32 bits × 2 + sign. */
 function hashToken(token: string, salt: Buffer | undefined): number {
-  const bytes = salt === undefined ? tokenBytes(token) : Buffer.concat([tokenBytes(token), salt]);
+  const bytes = salt === undefined ? hashInput(token) : Buffer.concat([tokenBytes(token), salt]);
   // xxh64 answers an unsigned 64-bit BigInt: bit 63 set ⟺ ≥ 2^63.
   const full = xxh3().xxh64(bytes, 0n);
   return Number(BigInt.asUintN(32, full)) * 2 + (full >= SIGN_BIT ? 1 : 0);

@@ -72,6 +72,15 @@ export function tokenBytes(token: string): Buffer {
   return b;
 }
 
+/**
+ * What XXH3 hashes for a token, as cheap as possible: for a string kind the token's bytes are the UTF-8
+ * of `'\0' + token` (the kind, < 0x80, is one byte; lone surrogates become U+FFFD either way), which
+ * the hash addon encodes itself without two Buffers per token; byte kinds need {@link tokenBytes}.
+ */
+export function hashInput(token: string): string | Buffer {
+  return BYTE_KINDS.has(token.charCodeAt(0)) ? tokenBytes(token) : '\u0000' + token;
+}
+
 /** Stalwart's serde form of a token, e.g. `{"type":"number","code":[105,2]}`. */
 export function tokenJson(token: string): Record<string, unknown> {
   const kind = token.charCodeAt(0);

@@ -109,7 +109,8 @@ export function insertType(map: TokCounts, t: TypedToken, stems: WordStemTokeniz
         memo.set(w, tokens);
       }
       for (let i = 0; i < tokens.length; i++) addTok(map, tokens[i]!);
-      if (isBody && w.length >= 4 && ALLCAPS_RE.test(w)) addTok(map, allcapsTok);
+      // The first letter rules out most words before the regex runs.
+      if (isBody && w.length >= 4 && w.charCodeAt(0) >= 65 && w.charCodeAt(0) <= 90 && ALLCAPS_RE.test(w)) addTok(map, allcapsTok);
       return;
     }
     case T.Alphanumeric: {
