@@ -14,7 +14,7 @@ import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../mess
 import { mimeView } from '../message/text-parts.js';
 import { languageDetectorLoaded, loadLanguageDetector, WordStemTokenizer } from './language.js';
 import { T, typesTokenize } from './tokenizer.js';
-import { add, addIfMissing, addTok, byteToken, intern, internBoundary, KIND, strToken, truncate16, type TokCounts, type TokenMap } from './tokens.js';
+import { add, addIfMissing, byteToken, intern, internBoundary, KIND, strToken, TokCounter, truncate16, type TokenMap } from './tokens.js';
 import { insertType } from './words.js';
 
 /** Facts of the SMTP session the builder reads (train mode: recovered from `X-Spam-Result`). */
@@ -56,7 +56,7 @@ const ALPHA_RE = /^\p{Alphabetic}+$/u;
 export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
   const counts = await buildTokenCounts(m, facts, trusted);
   const map: TokenMap = new Map();
-  for (const [tok, n] of counts) map.set(tok.key, n);
+  for (let i = 0; i < counts.toks.length; i++) map.set(counts.toks[i]!.key, counts.counts[i]!);
   return map;
 }
 
@@ -64,13 +64,13 @@ export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted:
  * {@link buildTokens} with interned tokens (the classify path: each token's hash is kept with it). The
  * counts are those of `buildTokens`, in the same order.
  */
-export async function buildTokenCounts(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokCounts> {
+export async function buildTokenCounts(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokCounter> {
   if (!languageDetectorLoaded()) await loadLanguageDetector();
   const head = await factTokens(m, facts, trusted);
   // The rest has no await: the intern table may restart here, never while this message is half built.
   internBoundary();
-  const map: TokCounts = new Map();
-  for (const [k, n] of head) map.set(intern(k), n);
+  const map = new TokCounter(0);
+  for (const [k, n] of head) map.add(intern(k), n);
   textTokens(m, map);
   return map;
 }
@@ -133,7 +133,7 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
 }
 
 /** MIME, subject and body tokens into `map` (synchronous: see {@link buildTokenCounts}). */
-function textTokens(m: MessageContext, map: TokCounts): void {
+function textTokens(m: MessageContext, map: TokCounter): void {
 
   // MIME parts: attachment names and content types.
   const view = mimeView(m);
@@ -142,18 +142,18 @@ function textTokens(m: MessageContext, map: TokCounts): void {
     const dot = name === undefined ? -1 : name.lastIndexOf('.');
     if (name !== undefined && dot >= 0) {
       const ext = name.slice(dot + 1);
-      if (ext !== '') addTok(map, intern(strToken(KIND.attachment, '!' + truncate16(ext).toLowerCase())));
+      if (ext !== '') map.add(intern(strToken(KIND.attachment, '!' + truncate16(ext).toLowerCase())));
       const base = name.slice(0, dot).toLowerCase();
       const stems = new WordStemTokenizer(base);
       for (const t of typesTokenize(base, true)) {
         if (t.type !== T.Alphabetic) continue;
-        for (const s of stems.tokenize(t.text)) addTok(map, intern(strToken(KIND.attachment, '_' + truncate16(s))));
+        for (const s of stems.tokenize(t.text)) map.add(intern(strToken(KIND.attachment, '_' + truncate16(s))));
       }
     }
     const ct = part.contentType;
     if (ct !== undefined) {
       const v = ct.type.toLowerCase() + (ct.subtype !== undefined ? '/' + ct.subtype.toLowerCase() : '');
-      addTok(map, intern(strToken(KIND.mime_type, v)));
+      map.add(intern(strToken(KIND.mime_type, v)));
     }
   }
 
@@ -165,7 +165,7 @@ function textTokens(m: MessageContext, map: TokCounts): void {
   const msg = view.message;
   const bodyIdx = msg.htmlBody[0] ?? msg.textBody[0];
   const bodyParts = new Set<number>([...msg.textBody, ...msg.htmlBody]);
-  const alt: TokCounts = new Map();
+  const alt = new TokCounter(1);
   view.textParts.forEach((entry, i) => {
     if (entry === undefined) return;
     const isBody = i === bodyIdx && entry.partIndex >= 0;
@@ -175,7 +175,7 @@ function textTokens(m: MessageContext, map: TokCounts): void {
     const tokens = typesTokenize(text, false);
     for (const t of tokens) insertType(target, t, stems, isBody);
     if (!isBody) return;
-    if (!tokens.some((t) => t.type === T.Alphabetic)) addTok(map, intern(strToken(KIND.word, '_null')));
+    if (!tokens.some((t) => t.type === T.Alphabetic)) map.add(intern(strToken(KIND.word, '_null')));
     if (!entry.isHtml) return;
     for (const tok of entry.htmlTokens().tokens) {
       if (tok.type !== 'StartTag' || (tok.name !== 'a' && tok.name !== 'img')) continue;
@@ -185,10 +185,10 @@ function textTokens(m: MessageContext, map: TokCounts): void {
           for (const t of typesTokenize(av, true)) insertType(map, t, stems, true);
         } else if (an === 'src' || an === 'href') {
           const colon = av.indexOf(':');
-          addTok(map, intern(strToken(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : '')));
+          map.add(intern(strToken(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : '')));
         }
       }
     }
   });
-  for (const [k, v] of alt) if (!map.has(k)) map.set(k, v);
+  for (let i = 0; i < alt.toks.length; i++) if (!map.has(alt.toks[i]!)) map.add(alt.toks[i]!, alt.counts[i]!);
 }

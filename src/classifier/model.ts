@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
-import { hashInput, tokenBytes, type TokCounts, type TokenMap } from './tokens.js';
+import { hashInput, tokenBytes, type TokCounter, type TokenMap } from './tokens.js';
 
 /** Stalwart's `FtrlParameters` (defaults: 2^20 weights, α 2, β 1, λ₁ 0.001, λ₂ 0.0001). */
 export interface FtrlParameters {
@@ -107,7 +107,7 @@ export function vectorize(map: TokenMap, bits: number, opts: VectorizeOptions = 
  * {@link vectorize} of interned token counts (the same features in the same order): an unsalted hash is
  * computed once per interned token and kept on it, so a known token costs no hashing and no lookup.
  */
-export function vectorizeCounts(counts: TokCounts, bits: number, opts: VectorizeOptions = {}): Features {
+export function vectorizeCounts(counts: TokCounter, bits: number, opts: VectorizeOptions = {}): Features {
   const { accountId, logScale = true, l2 = true } = opts;
   const salted = accountId !== undefined;
   const n = counts.size * (salted ? 2 : 1);
@@ -123,7 +123,10 @@ export function vectorizeCounts(counts: TokCounts, bits: number, opts: Vectorize
     salt.writeUInt32BE(accountId >>> 0);
     suffix = '\u0000' + String(accountId);
   }
-  for (const [tok, count] of counts) {
+  const { toks, counts: ns } = counts;
+  for (let i = 0; i < toks.length; i++) {
+    const tok = toks[i]!;
+    const count = ns[i]!;
     const v = logScale ? Math.log1p(count) : count;
     let h = tok.hash;
     if (h < 0) h = tok.hash = hashToken(tok.key, undefined);

@@ -110,28 +110,33 @@ export function truncate16(s: string): string {
 /**
  * An interned token: one object per distinct token string while the intern table lasts, so a memo
  * (word → its tokens, character → its category token) hands out the final token, a message counts it
- * by object identity instead of hashing the string again, and its feature hash is computed once.
+ * without a map lookup, and its feature hash is computed once.
  */
 export interface Tok {
   /** The token string (as {@link strToken} / {@link byteToken} build it). */
   readonly key: string;
   /** Unsalted feature hash: low 32 bits × 2 + sign bit (see model.ts), −1 until first needed. */
   hash: number;
+  /** Id of the {@link TokCounter} of each slot that last counted it, and its index there. */
+  mark0: number;
+  at0: number;
+  mark1: number;
+  at1: number;
 }
 
-/** Interned token → count of one message, in insertion order (a {@link TokenMap} keyed by {@link Tok}). */
-export type TokCounts = Map<Tok, number>;
-
-/** Distinct tokens kept interned at most (about 150 bytes each); past it the table restarts between messages. */
+/** Distinct tokens kept interned at most (about 170 bytes each); past it the table restarts between messages. */
 const INTERN_MAX = 300_000;
 const interned = new Map<string, Tok>();
 const resetHooks: Array<() => void> = [];
+/** Counter ids stay small integers (fast field compares); past this bound every token's marks are reset. */
+const MAX_COUNTER_ID = 2 ** 30;
+let lastCounterId = 0;
 
 /** The interned token of `key`. */
 export function intern(key: string): Tok {
   let t = interned.get(key);
   if (t === undefined) {
-    t = { key, hash: -1 };
+    t = { key, hash: -1, mark0: 0, at0: 0, mark1: 0, at1: 0 };
     interned.set(key, t);
   }
   return t;
@@ -147,17 +152,63 @@ export function onInternReset(clear: () => void): void {
 
 /**
  * Called by the token builder before a message's synchronous part: restarts the intern table (and the
- * memos registered with {@link onInternReset}) when it is full. Never called while a message is half
+ * memos registered with {@link onInternReset}) when it is full, and {@link TokCounter} ids when they are. Never called while a message is half
  * built (that part has no await), so one message's tokens all come from one table. `max`: the table's
  * bound (tests pass 0 to force a restart).
  */
 export function internBoundary(max = INTERN_MAX): void {
+  if (lastCounterId >= MAX_COUNTER_ID) {
+    // No counter is filling here: old marks can go, and ids start again.
+    for (const t of interned.values()) t.mark0 = t.mark1 = 0;
+    lastCounterId = 0;
+  }
   if (interned.size < max) return;
   interned.clear();
   for (const clear of resetHooks) clear();
 }
 
-/** Count += 1 of an interned token. */
-export function addTok(map: TokCounts, tok: Tok): void {
-  map.set(tok, (map.get(tok) ?? 0) + 1);
+/**
+ * Token → count of one message in insertion order (a {@link TokenMap} of interned tokens), without a
+ * Map: a token carries the id of the counter that last counted it and its index there, so counting is
+ * two field reads. Two counters may fill at once (the body and the alternative parts), in slots 0 and 1;
+ * a counter is filled synchronously (no await), so no other message's counter can touch the marks meanwhile.
+ * Create counters only after {@link internBoundary}.
+ */
+export class TokCounter {
+  readonly toks: Tok[] = [];
+  readonly counts: number[] = [];
+  private readonly id: number;
+
+  constructor(private readonly slot: 0 | 1) {
+    this.id = ++lastCounterId;
+  }
+
+  /** Count += `n` (default 1). */
+  add(tok: Tok, n = 1): void {
+    if (this.slot === 0) {
+      if (tok.mark0 === this.id) {
+        this.counts[tok.at0]! += n;
+        return;
+      }
+      tok.mark0 = this.id;
+      tok.at0 = this.toks.length;
+    } else {
+      if (tok.mark1 === this.id) {
+        this.counts[tok.at1]! += n;
+        return;
+      }
+      tok.mark1 = this.id;
+      tok.at1 = this.toks.length;
+    }
+    this.toks.push(tok);
+    this.counts.push(n);
+  }
+
+  has(tok: Tok): boolean {
+    return this.slot === 0 ? tok.mark0 === this.id : tok.mark1 === this.id;
+  }
+
+  get size(): number {
+    return this.toks.length;
+  }
 }

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { isMixedCharset } from '../message/scripts.js';
 import { clearWordMemos, WORD_MEMO_MAX, type WordStemTokenizer } from './language.js';
 import { T, type TypedToken } from './tokenizer.js';
-import { addTok, byteToken, intern, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounts } from './tokens.js';
+import { byteToken, intern, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounter } from './tokens.js';
 
 type Cure = (input: string) => { toString(): string };
 let cureFn: Cure | null | undefined;
@@ -97,7 +97,7 @@ function wordTokens(w: string, stems: WordStemTokenizer): readonly Tok[] {
  * Inserts the tokens of one typed token into `map`. Words, characters, numbers and shapes seen before
  * cost one memo lookup that gives the interned token (no normalising, stemming or string building).
  */
-export function insertType(map: TokCounts, t: TypedToken, stems: WordStemTokenizer, isBody: boolean): void {
+export function insertType(map: TokCounter, t: TypedToken, stems: WordStemTokenizer, isBody: boolean): void {
   switch (t.type) {
     case T.Alphabetic: {
       const w = t.text;
@@ -108,9 +108,9 @@ export function insertType(map: TokCounts, t: TypedToken, stems: WordStemTokeniz
         if (memo.size >= WORD_MEMO_MAX) memo.clear();
         memo.set(w, tokens);
       }
-      for (let i = 0; i < tokens.length; i++) addTok(map, tokens[i]!);
+      for (let i = 0; i < tokens.length; i++) map.add(tokens[i]!);
       // The first letter rules out most words before the regex runs.
-      if (isBody && w.length >= 4 && w.charCodeAt(0) >= 65 && w.charCodeAt(0) <= 90 && ALLCAPS_RE.test(w)) addTok(map, allcapsTok);
+      if (isBody && w.length >= 4 && w.charCodeAt(0) >= 65 && w.charCodeAt(0) <= 90 && ALLCAPS_RE.test(w)) map.add(allcapsTok);
       return;
     }
     case T.Alphanumeric: {
@@ -121,12 +121,12 @@ export function insertType(map: TokCounts, t: TypedToken, stems: WordStemTokeniz
         if (shapeToks.size >= SHAPE_MEMO_MAX) shapeToks.clear();
         shapeToks.set(w, tok);
       }
-      addTok(map, tok);
+      map.add(tok);
       return;
     }
     case T.UrlNoHost:
       for (const piece of t.text.toLowerCase().split(/[/._]/)) {
-        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) addTok(map, intern(strToken(KIND.url, '_' + truncate16(piece))));
+        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) map.add(intern(strToken(KIND.url, '_' + truncate16(piece))));
       }
       return;
     case T.Other:
@@ -138,7 +138,7 @@ export function insertType(map: TokCounts, t: TypedToken, stems: WordStemTokeniz
         if (categoryToks.size >= 65_536) categoryToks.clear();
         categoryToks.set(t.text, tok);
       }
-      if (tok !== null) addTok(map, tok);
+      if (tok !== null) map.add(tok);
       return;
     }
     case T.Integer:
@@ -151,11 +151,11 @@ export function insertType(map: TokCounts, t: TypedToken, stems: WordStemTokeniz
         if (c >= 48 && c <= 57) digits++;
       }
       const slot = (t.type === T.Integer ? 0 : 512) + (neg ? 256 : 0) + Math.min(digits, 255);
-      addTok(map, (numberToks[slot] ??= intern(byteToken(KIND.number, [first.charCodeAt(0), Math.min(digits, 255)]))));
+      map.add((numberToks[slot] ??= intern(byteToken(KIND.number, [first.charCodeAt(0), Math.min(digits, 255)]))));
       return;
     }
     case T.IpAddr:
-      addTok(map, ipTok);
+      map.add(ipTok);
       return;
     default:
       return; // e-mails and URLs come from the url and domain analysis
