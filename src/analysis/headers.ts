@@ -3,7 +3,7 @@
  * per top-level header name present (for rules such as `$X_HDR_DKIM_SIGNATURE`), repeated or badly
  * delimited "unique" headers, a mailing-list score, X-Priority levels and missing essentials.
  */
-import { headerTag, unfold } from '../message/headers.js';
+import { isNamed, unfold } from '../message/headers.js';
 import type { AnalysisContext } from './types.js';
 
 /** Headers a message carries at most once (RFC 5322 §3.6 and RFC 2045 §3), lower case. */
@@ -18,10 +18,8 @@ const LIST_WEIGHT: ReadonlyMap<string, number> = new Map([
   ['list-id', 0.5125], ['list-subscribe', 0.25], ['list-unsubscribe', 0.25], ['x-loop', 0.125],
 ]);
 
-/** What the module needs to know of a header name. */
-interface NameInfo {
-  /** `X_HDR_<NAME>`. */
-  readonly tag: string;
+/** A header name the module treats specially (unique, list, Precedence, X-Priority). */
+interface NameRule {
   readonly lower: string;
   /** Bit of the name in {@link UNIQUE} (0 when it is not one of them). */
   readonly uniqueBit: number;
@@ -30,20 +28,23 @@ interface NameInfo {
 }
 
 /**
- * Header names repeat across messages: what they say is kept, one lookup per header instead of a
- * tag lookup, a lower-cased copy and two set lookups (bounded, so hostile names cannot grow it).
+ * The special names by length: a header is matched against the few of its length with a
+ * comparison that makes no lower-cased copy (most headers have no candidate, or fail on the
+ * first characters), instead of a Map lookup that hashes every header name of every message.
  */
-const NAME_CACHE = new Map<string, NameInfo>();
-function nameInfo(name: string): NameInfo {
-  let info = NAME_CACHE.get(name);
-  if (info === undefined) {
-    const lower = name.toLowerCase();
-    const u = UNIQUE.indexOf(lower);
-    info = { tag: headerTag(name), lower, uniqueBit: u < 0 ? 0 : 1 << u, weight: LIST_WEIGHT.get(lower) };
-    if (NAME_CACHE.size >= 4096) NAME_CACHE.clear();
-    NAME_CACHE.set(name, info);
-  }
-  return info;
+const RULES_BY_LENGTH: NameRule[][] = [];
+for (const r of [
+  ...UNIQUE.map((lower, u) => ({ lower, uniqueBit: 1 << u, weight: undefined })),
+  ...[...LIST_WEIGHT].map(([lower, weight]) => ({ lower, uniqueBit: 0, weight })),
+  { lower: 'precedence', uniqueBit: 0, weight: undefined },
+  { lower: 'x-priority', uniqueBit: 0, weight: undefined },
+]) (RULES_BY_LENGTH[r.lower.length] ??= []).push(r);
+
+/** The special name `name` is (compared as lower case), or undefined. */
+function ruleOf(name: string): NameRule | undefined {
+  const candidates = RULES_BY_LENGTH[name.length];
+  if (candidates !== undefined) for (const r of candidates) if (isNamed(name, r.lower)) return r;
+  return undefined;
 }
 
 /** Rust's `str::parse::<i32>`: optional sign, ASCII digits only, in range; else undefined. */
@@ -67,10 +68,12 @@ export function headers(ctx: AnalysisContext): void {
   let listScore = 0;
   let seen = 0; // bits of the unique headers met
   const all = ctx.message.headers;
+  const tags = ctx.message.headerTags;
   for (let i = 0; i < all.length; i++) {
     const h = all[i]!;
-    const info = nameInfo(h.name);
-    ctx.tag(info.tag);
+    ctx.tag(tags[i]!);
+    const info = ruleOf(h.name);
+    if (info === undefined) continue;
     if (info.uniqueBit !== 0) {
       if ((seen & info.uniqueBit) !== 0) ctx.tag('MULTIPLE_UNIQUE_HEADERS');
       else seen |= info.uniqueBit;

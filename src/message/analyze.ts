@@ -194,15 +194,15 @@ async function analyze(input: Uint8Array | string, given: Envelope | EnvelopeFro
   }
   let body = await parseBody(raw, warnings);
   if (body === undefined) body = rawBody(utf8.decode(raw.subarray(Math.min(bodyStart, raw.length))));
+  const headerTags = headers.map((h) => headerTag(h.name));
   const tags: string[] = [];
   const seen = new Set<string>();
-  for (const h of headers) {
-    const t = headerTag(h.name);
+  for (const t of headerTags) {
     if (!seen.has(t)) {
       seen.add(t);
       tags.push(t);
     }
   }
-  const ctx = new MessageContext(raw, headers, body, envelope, options);
+  const ctx = new MessageContext(raw, headers, body, envelope, options, headerTags);
   return new Analyzed(ctx, tags, warnings, raw.byteLength, performance.now() - t0);
 }

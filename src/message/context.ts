@@ -5,7 +5,7 @@
  */
 import type { Value } from '../expr/value.js';
 import { emailAddress, hostname, parseIp, type EmailAddress } from './hostname.js';
-import { canonicalName, isNamed, parseReceived, type RawHeader, type ReceivedInfo } from './headers.js';
+import { canonicalName, headerTag, isNamed, parseReceived, type RawHeader, type ReceivedInfo } from './headers.js';
 import { mailboxesOf } from './addresses.js';
 import { parseUnstructured } from './rfc2047.js';
 import { threadName } from './thread.js';
@@ -71,6 +71,8 @@ export class MessageContext {
     readonly body: ParsedBody,
     envelope: Envelope | undefined,
     readonly options: AnalyzeOptions,
+    /** `X_HDR_<NAME>` of each header, in header order (computed once in analyzeMessage for the rules and the headers module). */
+    readonly headerTags: readonly string[] = headers.map((h) => headerTag(h.name)),
   ) {
     this.envelope = envelope ?? {};
     this.remoteIp = parseIp(this.envelope.remoteIp ?? '') ?? this.envelope.remoteIp ?? '127.0.0.1';
