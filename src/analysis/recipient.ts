@@ -218,8 +218,20 @@ export function recipient(ctx: AnalysisContext): void {
   }
 }
 
-/** Byte-order comparison of two strings' UTF-8 forms (Rust's `str` ordering). */
+/**
+ * Byte-order comparison of two strings' UTF-8 forms (Rust's `str` ordering). UTF-8 orders as code
+ * points do, and so do UTF-16 code units below the surrogates: up to the first difference below
+ * U+D800 the strings are compared in place, without encoding both.
+ */
 function compareBytes(a: string, b: string): number {
   if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x < 0xd800 && y < 0xd800) return x < y ? -1 : 1;
+    break;
+  }
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
