@@ -15,11 +15,14 @@ export function publicBundle(): RuleBundle {
   return loadRuleFile(file);
 }
 
-/** An engine with the public rule set, its scores and its static lists in memory. */
-export function publicEngine(bundle = publicBundle(), lookups = new LookupMap(), analysis: AnalysisConfig | false = false): SpamEngine {
+/**
+ * An engine with the public rule set, its scores and its static lists in memory. `storedSession`:
+ * read each message's session from its own Received/Return-Path headers (corpus mail is stored
+ * mail; default: when analysis is on).
+ */
+export function publicEngine(bundle = publicBundle(), lookups = new LookupMap(), analysis: AnalysisConfig | false = false, storedSession = analysis !== false): SpamEngine {
   for (const [ns, entries] of bundle.lists) if (!lookups.get(ns)) lookups.set(ns, new StaticLookupList(ns, entries));
-  // Corpus mail is stored mail: with analysis on, its session comes from its own Received/Return-Path headers.
-  return new SpamEngine({ rules: bundle.rules, tags: bundle.tags, lookups, analysis, trustReceived: analysis !== false });
+  return new SpamEngine({ rules: bundle.rules, tags: bundle.tags, lookups, analysis, trustReceived: storedSession });
 }
 
 /**
