@@ -71,36 +71,9 @@ export interface VectorizeOptions {
  * with the 4-byte big-endian account id; then L2 normalisation when `l2`.
  */
 export function vectorize(map: TokenMap, bits: number, opts: VectorizeOptions = {}): Features {
-  const { accountId, logScale = true, l2 = true } = opts;
-  const salted = accountId !== undefined;
-  const n = map.size * (salted ? 2 : 1);
-  const idx = new Uint32Array(n);
-  const val = new Float64Array(n);
-  const mask = 2 ** bits - 1;
-  let k = 0;
-  let sum = 0;
-  let salt: Buffer | undefined;
-  let suffix = '';
-  if (salted) {
-    salt = Buffer.alloc(4);
-    salt.writeUInt32BE(accountId >>> 0);
-    suffix = '\u0000' + String(accountId);
-  }
-  for (const [token, count] of map) {
-    const v = logScale ? Math.log1p(count) : count;
-    for (let pass = 0; pass < (salted ? 2 : 1); pass++) {
-      const h = pass === 0 ? hash(token, token, undefined) : hash(token + suffix, token, salt);
-      idx[k] = Math.floor(h / 2) & mask;
-      const w = h % 2 === 1 ? -v : v;
-      val[k++] = w;
-      sum += w * w;
-    }
-  }
-  if (l2 && sum > 0) {
-    const norm = Math.sqrt(sum);
-    for (let i = 0; i < n; i++) val[i]! /= norm;
-  }
-  return { idx, val };
+  const keys = [...map.keys()];
+  const counts = [...map.values()];
+  return features(keys.length, (i) => keys[i]!, (i) => counts[i]!, (i) => hash(keys[i]!, keys[i]!, undefined), bits, opts);
 }
 
 /**
@@ -108,11 +81,24 @@ export function vectorize(map: TokenMap, bits: number, opts: VectorizeOptions = 
  * computed once per interned token and kept on it, so a known token costs no hashing and no lookup.
  */
 export function vectorizeCounts(counts: TokCounter, bits: number, opts: VectorizeOptions = {}): Features {
+  const { toks, counts: ns } = counts;
+  const unsalted = (i: number): number => {
+    const tok = toks[i]!;
+    if (tok.hash < 0) tok.hash = hashToken(tok.key, undefined);
+    return tok.hash;
+  };
+  return features(toks.length, (i) => toks[i]!.key, (i) => ns[i]!, unsalted, bits, opts);
+}
+
+/** The feature vector of `n` tokens given by index: key, count and unsalted hash (see {@link vectorize}). */
+function features(
+  n: number, key: (i: number) => string, count: (i: number) => number, unsalted: (i: number) => number, bits: number, opts: VectorizeOptions,
+): Features {
   const { accountId, logScale = true, l2 = true } = opts;
   const salted = accountId !== undefined;
-  const n = counts.size * (salted ? 2 : 1);
-  const idx = new Uint32Array(n);
-  const val = new Float64Array(n);
+  const size = n * (salted ? 2 : 1);
+  const idx = new Uint32Array(size);
+  const val = new Float64Array(size);
   const mask = 2 ** bits - 1;
   let k = 0;
   let sum = 0;
@@ -123,15 +109,11 @@ export function vectorizeCounts(counts: TokCounter, bits: number, opts: Vectoriz
     salt.writeUInt32BE(accountId >>> 0);
     suffix = '\u0000' + String(accountId);
   }
-  const { toks, counts: ns } = counts;
-  for (let i = 0; i < toks.length; i++) {
-    const tok = toks[i]!;
-    const count = ns[i]!;
-    const v = logScale ? Math.log1p(count) : count;
-    let h = tok.hash;
-    if (h < 0) h = tok.hash = hashToken(tok.key, undefined);
+  for (let i = 0; i < n; i++) {
+    const c = count(i);
+    const v = logScale ? Math.log1p(c) : c;
     for (let pass = 0; pass < (salted ? 2 : 1); pass++) {
-      if (pass === 1) h = hash(tok.key + suffix, tok.key, salt);
+      const h = pass === 0 ? unsalted(i) : hash(key(i) + suffix, key(i), salt);
       idx[k] = Math.floor(h / 2) & mask;
       const w = h % 2 === 1 ? -v : v;
       val[k++] = w;
@@ -140,7 +122,7 @@ export function vectorizeCounts(counts: TokCounter, bits: number, opts: Vectoriz
   }
   if (l2 && sum > 0) {
     const norm = Math.sqrt(sum);
-    for (let i = 0; i < n; i++) val[i]! /= norm;
+    for (let i = 0; i < size; i++) val[i]! /= norm;
   }
   return { idx, val };
 }
