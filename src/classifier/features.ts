@@ -134,7 +134,6 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
 
 /** MIME, subject and body tokens into `map` (synchronous: see {@link buildTokenCounts}). */
 function textTokens(m: MessageContext, map: TokCounter): void {
-
   // MIME parts: attachment names and content types.
   const view = mimeView(m);
   for (const part of view.message.parts) {

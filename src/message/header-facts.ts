@@ -1,28 +1,10 @@
 /**
- * Per-message header facts the built-in analysis reads (docs/analysis.md): headers by lower-cased
- * name, and the byte-level facts of a header's raw value (does it hold non-ASCII bytes, is it
+ * Per-message header facts the built-in analysis reads (docs/analysis.md): headers by name (ASCII,
+ * case-insensitive), and the byte-level facts of a header's raw value (does it hold non-ASCII bytes, is it
  * valid UTF-8) that the lossy-UTF-8 header text alone cannot answer, computed once per header.
  */
 import type { MessageContext } from './context.js';
 import { isNamed, type RawHeader } from './headers.js';
-
-const byNameMemo = new WeakMap<MessageContext, Map<string, RawHeader[]>>();
-
-/** The message's top-level headers grouped by lower-cased name, each group in message order. */
-export function headersByName(ctx: MessageContext): ReadonlyMap<string, readonly RawHeader[]> {
-  let m = byNameMemo.get(ctx);
-  if (m === undefined) {
-    m = new Map();
-    for (const h of ctx.headers) {
-      const k = h.name.toLowerCase();
-      const list = m.get(k);
-      if (list === undefined) m.set(k, [h]);
-      else list.push(h);
-    }
-    byNameMemo.set(ctx, m);
-  }
-  return m;
-}
 
 // The modules ask for a dozen names per message: a scan that compares lengths first costs less
 // than grouping every header by its lower-cased name (a copy and a Map entry per header).

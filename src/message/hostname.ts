@@ -25,7 +25,6 @@ export interface Hostname {
 // PSL walk, so results are shared process-wide. Bounded so hostile input cannot grow it.
 const cache = new LRUCache<string, Hostname>({ max: 20_000 });
 
-const IPV4_RE = /^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$/;
 const IPV6_CHARS_RE = /^[0-9a-fA-F:.]+$/;
 
 /**
@@ -71,11 +70,9 @@ export function parseIp(s: string): string | undefined {
   if (t.length < 2 || t.length > 45) return undefined;
   // Cheap character screens first: ipaddr.js validates by throwing, which is slow on the hot path,
   // and it accepts shorthand IPv4 ("1", "0x7f.1") that Rust's IpAddr::from_str rejects.
-  if (IPV4_RE.test(t)) {
-    const parts = t.split('.');
-    for (const p of parts) if (Number(p) > 255 || (p.length > 1 && p[0] === '0')) return undefined;
-    return parts.map(Number).join('.');
-  }
+  // Canonical dotted-quad IPv4 is its own canonical text; other IPv4 spellings (leading zeros, octets
+  // over 255) are not IPs here, and without a ':' they are not IPv6 either.
+  if (ipv4Value(t) !== undefined) return t;
   if (t.includes(':') && IPV6_CHARS_RE.test(t) && ipaddr.IPv6.isValid(t)) {
     try {
       return ipaddr.IPv6.parse(t).toString();

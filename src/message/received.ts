@@ -332,7 +332,6 @@ const EMPTY: ParsedReceived = {
   for: undefined, tlsVersion: undefined,
 };
 
-
 const enum State { None, From, By, For, Id, With, Via, Date }
 
 function host(t: Tok): ReceivedHost {
