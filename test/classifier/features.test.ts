@@ -143,6 +143,28 @@ describe('token details', () => {
   });
 });
 
+describe('the Domain set\'s host entries (extractHostDomains) stand for the set filtered to hosts', () => {
+  it('gives the same labels and locations on corpus mail, with DKIM-pass domains, HELO and PTR names among them', async () => {
+    const { extractDomains, extractEmails, extractHostDomains } = await import('../../src/message/elements.js');
+    const { loadCorpus } = await import('../helpers/corpus.js');
+    const hosts = new Set(['received', 'message_id', 'ehlo', 'tcp']);
+    let compared = 0;
+    for (const [i, m] of loadCorpus({ step: 7 }).entries()) {
+      const plain = messageContextOf(await analyzeMessage(m.raw));
+      // The first host a message names doubles as a DKIM-pass domain (its host entry then goes) and as the HELO name.
+      const first = extractHostDomains(plain)[0]?.label;
+      const envelope = first === undefined ? {} : { dkimPassDomains: i % 2 === 0 ? [first.toUpperCase()] : [], heloDomain: first, iprevPtr: i % 3 === 0 ? first : undefined };
+      const ctx = messageContextOf(await analyzeMessage(m.raw, envelope));
+      const got = extractHostDomains(ctx).map((d) => `${d.location} ${d.label}`);
+      const full = extractDomains(ctx, extractEmails(ctx, () => {})).filter((d) => hosts.has(d.location)).map((d) => `${d.location} ${d.label}`);
+      expect(got).toEqual(full);
+      expect(extractHostDomains(ctx).map((d) => `${d.location} ${d.label}`)).toEqual(full); // from the built set now
+      if (full.length > 0) compared++;
+    }
+    expect(compared).toBeGreaterThan(500);
+  }, 120_000);
+});
+
 describe('English stems (porter2 stands for snowball-stemmers\' english)', () => {
   it('gives the Snowball English stem for every word of the corpus (every 3rd message) and for non-ASCII words', async () => {
     const { createRequire } = await import('node:module');
