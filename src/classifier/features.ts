@@ -4,12 +4,13 @@
  * text and HTML attributes become a map from token to count.
  *
  * It reads what the message analysis already built and shares it with the url and domain modules: the
- * URL set (`extractUrls`), the e-mail set (`extractEmails`), the Domain set (`extractDomains`) and the
- * MIME tree with its text parts (`mimeView`, whose HTML parts carry Stalwart's `html_to_tokens`).
+ * URL set (`extractUrls`), the e-mail set (`extractEmails`), the Domain set's host entries
+ * (`extractHostDomains`: the set itself is not built for them) and the MIME tree with its text parts
+ * (`mimeView`, whose HTML parts carry Stalwart's `html_to_tokens`).
  */
 import type { MessageContext } from '../message/context.js';
 import { threadName } from '../message/context.js';
-import { extractDomains, extractEmails, extractUrls, type EmailElement, type UrlElement } from '../message/elements.js';
+import { extractEmails, extractHostDomains, extractUrls, type EmailElement, type UrlElement } from '../message/elements.js';
 import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
 import { mimeView } from '../message/text-parts.js';
 import { languageDetectorLoaded, loadLanguageDetector, WordStemTokenizer } from './language.js';
@@ -48,7 +49,6 @@ export function trainFacts(m: MessageContext): TokenFacts {
   return facts;
 }
 
-const HOST_LOCATIONS = new Set(['received', 'message_id', 'ehlo', 'tcp']);
 const EMAIL_LOCATIONS = new Set(['body_text', 'body_html', 'attachment', 'subject']);
 const ALPHA_RE = /^\p{Alphabetic}+$/u;
 
@@ -116,8 +116,7 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
       if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) add(map, strToken(KIND.url, '_' + truncate16(piece)));
     }
   }
-  for (const d of extractDomains(m, emails)) {
-    if (!HOST_LOCATIONS.has(d.location)) continue;
+  for (const d of extractHostDomains(m)) {
     const h = hostname(d.label);
     const s = sldOrDefault(h);
     const t = trusted(s);

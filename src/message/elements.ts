@@ -384,16 +384,31 @@ export function extractDomains(ctx: MessageContext, emails: readonly EmailElemen
 function buildDomains(ctx: MessageContext, emails: readonly EmailElement[]): ScopeElement[] {
   const set = new ElementSet<StringElement>();
   const add = (d: string, loc: Location): void => set.add(d, () => new StringElement(ctx, loc, 'Domain', d, d));
+  for (const d of ctx.envelope.dkimPassDomains ?? []) add(d.toLowerCase(), 'dkim_pass');
+  visitHosts(ctx, add);
+  const trusted = ctx.options.isTrustedDomain;
+  for (const e of emails) {
+    if (!isValidEmail(e.email)) continue;
+    const fqdn = e.email.domain.fqdn;
+    if (trusted !== undefined && trusted(fqdn)) continue;
+    add(fqdn, e.location);
+  }
+  return set.items;
+}
+
+/** The Domain set's host names in its order (Received, Message-ID, EHLO, PTR), possibly repeated. */
+function visitHosts(ctx: MessageContext, add: (d: string, loc: Location) => void): void {
   const withSld = (name: string | undefined, loc: Location): void => {
     if (name === undefined) return;
     const h = hostname(name);
     if (h.sld !== undefined) add(h.fqdn, loc);
   };
-  for (const d of ctx.envelope.dkimPassDomains ?? []) add(d.toLowerCase(), 'dkim_pass');
-  // Header order: Received hosts and the Message-ID right side interleave as the headers do.
-  const received = new Map(ctx.received().map((r) => [r.header, r.info]));
+  // Header order: Received hosts and the Message-ID right side interleave as the headers do. The
+  // parsed Received headers are in header order, so one cursor pairs them with their headers.
+  const received = ctx.received();
+  let next = 0;
   for (const h of ctx.headers) {
-    const r = received.get(h);
+    const r = next < received.length && received[next]!.header === h ? received[next++]!.info : undefined;
     if (r !== undefined) {
       withSld(r.from, 'received');
       withSld(r.helo, 'received');
@@ -407,15 +422,38 @@ function buildDomains(ctx: MessageContext, emails: readonly EmailElement[]): Sco
   withSld(ctx.envelope.heloDomain, 'ehlo');
   const ptr = ctx.generic('remote_ip.ptr');
   if (typeof ptr === 'string' && ptr.length > 0) add(hostname(ptr).fqdn, 'tcp');
-  const trusted = ctx.options.isTrustedDomain;
-  for (const e of emails) {
-    if (!isValidEmail(e.email)) continue;
-    const fqdn = e.email.domain.fqdn;
-    if (trusted !== undefined && trusted(fqdn)) continue;
-    add(fqdn, e.location);
-  }
-  return set.items;
 }
+
+/** A host entry of the Domain set. */
+export interface HostDomain {
+  readonly label: string;
+  readonly location: Location;
+}
+
+/**
+ * The Domain set's host entries (locations received, message_id, ehlo and tcp), in its order and with
+ * its locations, without building the set when no one has: the classifier reads only these, and with
+ * DNS checks off nothing else may need the set (its e-mail part and elements cost more than the hosts).
+ * DKIM-pass domains come first in the set, so a host that is one has no host entry; e-mail domains come
+ * after the hosts, so they change none of them (nor which fit under {@link MAX_ELEMENTS}).
+ */
+export function extractHostDomains(ctx: MessageContext): HostDomain[] {
+  const memo = domainSets.get(ctx);
+  if (memo !== undefined) return memo.items.filter((d) => HOST_LOCATIONS.has(d.location));
+  const out: HostDomain[] = [];
+  const seen = new Set<string>();
+  for (const d of ctx.envelope.dkimPassDomains ?? []) seen.add(d.toLowerCase());
+  let size = seen.size;
+  visitHosts(ctx, (d, location) => {
+    if (seen.has(d) || size >= MAX_ELEMENTS) return;
+    seen.add(d);
+    size++;
+    out.push({ label: d, location });
+  });
+  return out;
+}
+
+const HOST_LOCATIONS: ReadonlySet<Location> = new Set<Location>(['received', 'message_id', 'ehlo', 'tcp']);
 
 export function extractIps(ctx: MessageContext): ScopeElement[] {
   const memo = ipSets.get(ctx);
