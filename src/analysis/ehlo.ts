@@ -5,6 +5,7 @@
  */
 import ipaddr from '../dns/ipaddr.js';
 import { ipExists, mxExists } from '../dns/index.js';
+import { OffResolver } from '../dns/off.js';
 import { hostname } from '../message/hostname.js';
 import type { AnalysisContext } from './types.js';
 
@@ -20,7 +21,7 @@ import type { AnalysisContext } from './types.js';
  *
  * Inputs: `session.heloDomain` (`unknown` when absent), `session.remoteIp`, `session.iprev.ptr`; DNS.
  */
-export async function ehlo(ctx: AnalysisContext): Promise<void> {
+export function ehlo(ctx: AnalysisContext): void | Promise<void> {
   const s = ctx.session;
   const helo = hostname(s.heloDomain ?? 'unknown');
   if (helo.ip !== undefined) {
@@ -29,14 +30,17 @@ export async function ehlo(ctx: AnalysisContext): Promise<void> {
   } else if (helo.sld !== undefined) {
     const ptr = s.iprev?.ptr[0];
     if (ptr !== undefined && ptr !== helo.fqdn) ctx.tag('HELO_IPREV_MISMATCH');
-    // The MX lookup only matters when the address lookup said a definite "no".
-    if ((await ipExists(ctx.dns, helo.fqdn)) === false && (await mxExists(ctx.dns, helo.fqdn)) === false) {
-      ctx.tag('HELO_NORES_A_OR_MX');
-    }
+    // DNS off answers with errors, which set no tag: the module then stays synchronous.
+    if (!(ctx.dns instanceof OffResolver)) return noAddressOrMx(ctx, helo.fqdn);
   } else {
     if (helo.fqdn.includes('user')) ctx.tag('RCVD_HELO_USER');
     ctx.tag('HELO_NOT_FQDN');
   }
+}
+
+/** HELO_NORES_A_OR_MX: the MX lookup only matters when the address lookup said a definite "no". */
+async function noAddressOrMx(ctx: AnalysisContext, name: string): Promise<void> {
+  if ((await ipExists(ctx.dns, name)) === false && (await mxExists(ctx.dns, name)) === false) ctx.tag('HELO_NORES_A_OR_MX');
 }
 
 /** IP equality on the address bytes (Rust's `IpAddr` equality: V4 and V4-mapped V6 differ). */

@@ -12,6 +12,7 @@
  * HEADER_RCONFIRM_MISMATCH, FROMHOST_NORES_A_OR_MX, ENV_FROM_INVALID, HEADER_FORGED_MDN.
  */
 import { ipExists, mxExists } from '../dns/index.js';
+import { OffResolver } from '../dns/off.js';
 import { mailboxesOf } from '../message/addresses.js';
 import { headersNamed, lastHeader, rawValueInfo } from '../message/header-facts.js';
 import type { RawHeader } from '../message/headers.js';
@@ -43,7 +44,7 @@ function isAsciiSpace(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 12 || c === 13;
 }
 
-export async function from(ctx: AnalysisContext): Promise<void> {
+export function from(ctx: AnalysisContext): void | Promise<void> {
   const msg = ctx.message;
   const env = envelopeFacts(ctx.session);
   const E = env.from;
@@ -106,17 +107,29 @@ export async function from(ctx: AnalysisContext): Promise<void> {
     if (confirm !== undefined && emailKey(confirm) !== emailKey(F)) ctx.tag('HEADER_RCONFIRM_MISMATCH');
   }
 
-  if (!E0) {
-    if (isValidEmail(E)) {
-      // In Stalwart's order: the MX query is only made when the A/AAAA answer is a definite "no".
-      const name = E.domain.fqdn;
-      if ((await ipExists(ctx.dns, name)) === false && (await mxExists(ctx.dns, name)) === false) {
-        ctx.tag('FROMHOST_NORES_A_OR_MX');
-      }
-    } else {
-      ctx.tag('ENV_FROM_INVALID');
-    }
-    const mdn = firstAddress(lastHeader(msg, 'disposition-notification-to'));
-    if (mdn !== undefined && emailKey(mdn) !== emailKey(E)) ctx.tag('HEADER_FORGED_MDN');
+  if (E0) return;
+  if (isValidEmail(E)) {
+    // DNS off answers every query with an error, which sets no tag: the module then stays
+    // synchronous (a promise per message costs the runner).
+    if (!(ctx.dns instanceof OffResolver)) return hostChecks(ctx, E);
+  } else {
+    ctx.tag('ENV_FROM_INVALID');
   }
+  forgedMdn(ctx, E);
+}
+
+/** FROMHOST_NORES_A_OR_MX for a valid MAIL FROM domain, then the MDN check (in Stalwart's order). */
+async function hostChecks(ctx: AnalysisContext, E: EmailAddress): Promise<void> {
+  // In Stalwart's order: the MX query is only made when the A/AAAA answer is a definite "no".
+  const name = E.domain.fqdn;
+  if ((await ipExists(ctx.dns, name)) === false && (await mxExists(ctx.dns, name)) === false) {
+    ctx.tag('FROMHOST_NORES_A_OR_MX');
+  }
+  forgedMdn(ctx, E);
+}
+
+/** HEADER_FORGED_MDN: the last Disposition-Notification-To is not the MAIL FROM address. */
+function forgedMdn(ctx: AnalysisContext, E: EmailAddress): void {
+  const mdn = firstAddress(lastHeader(ctx.message, 'disposition-notification-to'));
+  if (mdn !== undefined && emailKey(mdn) !== emailKey(E)) ctx.tag('HEADER_FORGED_MDN');
 }

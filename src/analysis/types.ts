@@ -1,8 +1,8 @@
 /**
  * Contracts of the built-in analysis (docs/message-analysis.md): the SMTP session as the MTA knows it, and
  * the context every analysis module receives. A module is one exported function of one context,
- * e.g. `export function date(ctx: AnalysisContext): void` (async only when it waits for DNS, as
- * `ehlo` does: a promise per module and message costs the runner); it reads `ctx.session`,
+ * e.g. `export function date(ctx: AnalysisContext): void` (a promise only when it waits for DNS, as
+ * `ehlo` does when DNS is on: a promise per module and message costs the runner); it reads `ctx.session`,
  * `ctx.message`, `ctx.dns`, `ctx.lists` and `ctx.config`, and calls `ctx.tag('MISSING_DATE')`.
  * Modules never call each other and never throw on purpose (the runner reports a throw like a
  * failing rule, and the other modules still run).

@@ -16,15 +16,17 @@ const FWD_PREFIXES = new Set([
 
 const WHITE_SPACE_RE = /^\p{White_Space}$/u;
 
-function isWhiteSpace(ch: string): boolean {
-  const c = ch.charCodeAt(0);
+/** Is UTF-16 code unit `c` (never part of a surrogate pair) Unicode White_Space? */
+function isWhiteSpaceCode(c: number): boolean {
   if (c < 0x80) return c === 32 || (c >= 9 && c <= 13);
-  return WHITE_SPACE_RE.test(ch);
+  return WHITE_SPACE_RE.test(String.fromCharCode(c));
 }
 
-function utf8Len(ch: string): number {
-  const c = ch.codePointAt(0)!;
-  return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+/** A high surrogate followed by a low one at `i` (one character of two code units)? */
+function isPair(text: string, i: number, c: number): boolean {
+  if (c < 0xd800 || c > 0xdbff) return false;
+  const d = text.charCodeAt(i + 1);
+  return d >= 0xdc00 && d <= 0xdfff;
 }
 
 /** Subjects are scanned on at most this many UTF-16 code units. */
@@ -34,6 +36,8 @@ const MAX_THREAD_CHARS = 4096;
 export function threadName(subject: string): string {
   const text = subject.length > MAX_THREAD_CHARS ? subject.slice(0, MAX_THREAD_CHARS) : subject;
   // Positions are UTF-16 indices (for slicing); the prefix length limit is in UTF-8 bytes, as in Rust.
+  // The prefix before a `[` or `:` (mail-parser's token, ended at its first blank) is cut inline:
+  // a closure here would be created on every call.
   let tokenStart = 0;
   let tokenStartByte = 0;
   let tokenEnd = -1; // -1: not set (Rust's 0 sentinel)
@@ -46,30 +50,36 @@ export function threadName(subject: string): string {
   let seenHeader = false;
   let seenBlobHeader = false;
   let tokenFound = false;
-  const prefix = (pos: number): string => {
-    if (tokenEnd < 0) tokenEnd = pos;
-    return text.slice(tokenStart, tokenEnd).toLowerCase();
-  };
 
+  // Code units, not a string iterator: a character is one unit, or two for a surrogate pair (4
+  // UTF-8 bytes; a lone surrogate counts 3, as its code point would). Most subjects are ASCII.
   let pos = 0;
   let bpos = 0;
-  scan: for (const ch of text) {
+  const n = text.length;
+  scan: while (pos < n) {
     const here = pos;
     const hereByte = bpos;
-    pos += ch.length;
-    bpos += utf8Len(ch);
-    switch (ch) {
-      case '[':
+    const c = text.charCodeAt(pos);
+    if (isPair(text, pos, c)) {
+      pos += 2;
+      bpos += 4;
+    } else {
+      pos++;
+      bpos += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    }
+    switch (c) {
+      case 91: // [
         if (inBlob) break scan;
         if (tokenFound) {
-          const p = prefix(here);
+          if (tokenEnd < 0) tokenEnd = here;
+          const p = text.slice(tokenStart, tokenEnd).toLowerCase();
           if (RE_PREFIXES.has(p) || FWD_PREFIXES.has(p)) seenHeader = true;
           else break scan;
         }
         tokenFound = false;
         inBlob = true;
         continue;
-      case ']':
+      case 93: // ]
         if (!inBlob) break;
         if (seenBlobHeader && tokenFound) {
           fwdStart = tokenStart;
@@ -81,11 +91,12 @@ export function threadName(subject: string): string {
         seenBlobHeader = false;
         inBlobIgnore = false;
         continue;
-      case ':':
+      case 58: // :
         if (!inBlob) {
           if ((seenHeader && tokenFound) || (!seenHeader && !tokenFound)) break scan;
           if (!seenHeader) {
-            const p = prefix(here);
+            if (tokenEnd < 0) tokenEnd = here;
+            const p = text.slice(tokenStart, tokenEnd).toLowerCase();
             if (!RE_PREFIXES.has(p) && !FWD_PREFIXES.has(p)) break scan;
           } else {
             seenHeader = false;
@@ -95,7 +106,8 @@ export function threadName(subject: string): string {
           continue;
         }
         if (!inBlobIgnore) {
-          const p = prefix(here);
+          if (tokenEnd < 0) tokenEnd = here;
+          const p = text.slice(tokenStart, tokenEnd).toLowerCase();
           if (FWD_PREFIXES.has(p)) {
             tokenFound = false;
             seenBlobHeader = true;
@@ -108,7 +120,7 @@ export function threadName(subject: string): string {
         }
         break;
     }
-    if (isWhiteSpace(ch)) {
+    if (pos - here === 1 && isWhiteSpaceCode(c)) {
       if (tokenEnd < 0) tokenEnd = here;
     } else if (!tokenFound) {
       tokenStart = here;
@@ -139,12 +151,11 @@ export function trimTrailingFwd(text: string): string {
   let textStart = 0;
   let textEnd = text.length;
   let fwdEnd = 0;
-  const chars = Array.from(text);
-  let pos = text.length;
-  for (let k = chars.length - 1; k >= 0; k--) {
-    const ch = chars[k]!;
-    pos -= ch.length;
-    if (ch === '(' && !endFound) {
+  // Backwards over code units: the two units of a surrogate pair are both "other" characters,
+  // and handling one after the other leaves the state one character would (textStart at the pair).
+  for (let pos = text.length - 1; pos >= 0; pos--) {
+    const c = text.charCodeAt(pos);
+    if (c === 40 /* ( */ && !endFound) {
       if (inParens) {
         inParens = false;
         if (fwdEnd - pos > 2 && FWD_PREFIXES.has(text.slice(pos + 1, fwdEnd).toLowerCase())) {
@@ -154,14 +165,14 @@ export function trimTrailingFwd(text: string): string {
         }
       }
       endFound = true;
-    } else if (ch === ')' && !endFound) {
+    } else if (c === 41 /* ) */ && !endFound) {
       if (!inParens) {
         inParens = true;
         fwdEnd = pos;
       } else {
         endFound = true;
       }
-    } else if (isWhiteSpace(ch)) {
+    } else if (isWhiteSpaceCode(c)) {
       if (trimEnd) textEnd = pos;
       continue;
     } else if (!inParens && !endFound) {
