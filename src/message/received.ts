@@ -46,19 +46,33 @@ const enum K {
 
 interface Tok {
   k: K;
-  text: string;
+  /** The word is `s.slice(start, end)` of the value (see {@link textOf}); separators have start = end. */
+  start: number;
+  end: number;
+  /** The word holds a non-ASCII character (a U+FFFD among them makes its text ''). */
+  utf: boolean;
   comment: number;
   bracket: number;
   /** Ip: the address; Tls: the version. */
   value: string | undefined;
 }
 
-/** The first 16 letters and digits of a word, lower-cased (mail-parser's keyword hash). */
-function alnumKey(word: string): string {
+/**
+ * A word token's text: '' when it is not valid UTF-8 in the raw bytes (a U+FFFD in our text). Cut
+ * from the value only for the few tokens the parser keeps (hosts, the PTR name, the `for` address):
+ * a copy per word showed in profiles.
+ */
+function textOf(s: string, t: Tok): string {
+  const word = s.slice(t.start, t.end);
+  return t.utf && word.includes('\ufffd') ? '' : word;
+}
+
+/** The first 16 letters and digits of word `s[start, end)`, lower-cased (mail-parser's keyword hash). */
+function alnumKey(s: string, start: number, end: number): string {
   let key = '';
-  for (let i = 0; i < word.length && key.length < 16; i++) {
-    const c = word.charCodeAt(i);
-    if ((c >= 48 && c <= 57) || (c >= 97 && c <= 122)) key += word[i];
+  for (let i = start; i < end && key.length < 16; i++) {
+    const c = s.charCodeAt(i);
+    if ((c >= 48 && c <= 57) || (c >= 97 && c <= 122)) key += s[i];
     else if (c >= 65 && c <= 90) key += String.fromCharCode(c + 32);
   }
   return key;
@@ -69,15 +83,19 @@ function alnumKey(word: string): string {
  * cipher suite's (''  matches none): most words (host names, ids, day names) skip the copy and the
  * lookups. A word of ASCII letters and digits only is its own key (no per-character copy).
  */
-function wordKey(word: string, total: number, alnum: number, upper: number, cipherShape: boolean): string {
+function wordKey(s: string, start: number, end: number, total: number, alnum: number, upper: number, cipherShape: boolean): string {
   const len = alnum < 16 ? alnum : 16;
-  if (alnum === total) return mayBeKey(len, word.charCodeAt(0)) ? (upper === 0 ? word : word.toLowerCase()).slice(0, 16) : '';
-  if (!cipherShape) {
-    let i = 0;
-    while (i < word.length && !isAlnum(word.charCodeAt(i))) i++;
-    if (i === word.length || !mayBeKey(len, word.charCodeAt(i))) return '';
+  if (alnum === total) {
+    if (!mayBeKey(len, s.charCodeAt(start))) return '';
+    const key = s.slice(start, end - start > 16 ? start + 16 : end); // ASCII letters and digits only
+    return upper === 0 ? key : key.toLowerCase();
   }
-  return alnumKey(word);
+  if (!cipherShape) {
+    let i = start;
+    while (i < end && !isAlnum(s.charCodeAt(i))) i++;
+    if (i === end || !mayBeKey(len, s.charCodeAt(i))) return '';
+  }
+  return alnumKey(s, start, end);
 }
 
 function isAlnum(c: number): boolean {
@@ -89,7 +107,7 @@ function isSeparator(k: K): boolean {
 }
 
 const SEP: Tok[] = [];
-for (let k = K.BracketOpen; k <= K.Comma; k++) SEP.push({ k, text: '', comment: 0, bracket: 0, value: undefined });
+for (let k = K.BracketOpen; k <= K.Comma; k++) SEP.push({ k, start: 0, end: 0, utf: false, comment: 0, bracket: 0, value: undefined });
 
 /** Separator character code → its token (an array: a Map lookup per separator showed in profiles). */
 const SEP_OF: Tok[] = [];
@@ -155,17 +173,16 @@ function mayBeKey(len: number, c: number): boolean {
 
 const I64_MAX = 9223372036854775807n;
 
-/** Rust's `str::parse::<i64>`: an optional sign, then ASCII digits only, in range. */
-function isI64(s: string): boolean {
-  const n = s.length;
-  let i = n > 0 && (s.charCodeAt(0) === 43 || s.charCodeAt(0) === 45) ? 1 : 0;
-  if (i === n) return false;
-  for (; i < n; i++) {
+/** Rust's `str::parse::<i64>` of `s[start, end)`: an optional sign, then ASCII digits only, in range. */
+function isI64(s: string, start: number, end: number): boolean {
+  let i = end > start && (s.charCodeAt(start) === 43 || s.charCodeAt(start) === 45) ? start + 1 : start;
+  if (i === end) return false;
+  for (; i < end; i++) {
     const c = s.charCodeAt(i);
     if (c < 48 || c > 57) return false;
   }
-  if (s.length < 19) return true;
-  const v = BigInt(s);
+  if (end - start < 19) return true;
+  const v = BigInt(s.slice(start, end));
   return v <= I64_MAX && v >= -I64_MAX - 1n;
 }
 
@@ -276,14 +293,14 @@ function tokenize(s: string): Tok[] {
     }
     // The word ends one character before the read position (the character that ended it, or the
     // last one of the value, which mail-parser drops the same way).
-    const word = s.slice(start, lfEnd ? pos : pos - 1);
-    const text = utf > 0 && word.includes('\ufffd') ? '' : word; // not valid UTF-8 in the raw bytes
+    const end = lfEnd ? pos : pos - 1;
     const alnum = alpha + digit + hex;
     // Every token has the same shape (value set up front) so the parser's reads stay monomorphic.
-    const tok: Tok = { k: K.Text, text, comment, bracket, value: undefined };
+    const tok: Tok = { k: K.Text, start, end, utf: utf > 0, comment, bracket, value: undefined };
     const plain = dot === 0 && at === 0 && other === 0 && colon === 0 && plus === 0 && utf === 0;
     if (alpha === 0 && digit >= 4 && digit <= 12 && hex === 0 && dot === 3 && at === 0 && other === 0 && colon === 0 && plus === 0 && minus === 0 && utf === 0) {
       // The counts already say 4–12 digits and 3 dots; valid octets make the text canonical.
+      const text = s.slice(start, end);
       if (ipv4Value(text) !== undefined) {
         tok.k = K.Ip;
         tok.value = text;
@@ -291,20 +308,21 @@ function tokenize(s: string): Tok[] {
     } else if (alpha === 0 && at === 0 && other === 0 && plus === 0 && minus === 0 && utf === 0 && (
       (dot === 0 && colon >= 2 && ((hex >= 1 && hex <= 32) || (digit >= 1 && digit <= 32)))
       || (digit >= 4 && digit <= 12 && hex === 4 && dot === 3 && colon === 3))) {
-      const ip = parseIpv6(text);
+      const ip = parseIpv6(s.slice(start, end));
       if (ip !== undefined) {
         tok.k = K.Ip;
         tok.value = ip;
       }
     } else if (alpha === 0 && digit >= 1 && hex === 0 && dot === 0 && at === 0 && other === 0 && colon === 0 && utf === 0 && plus + minus <= 1) {
-      if (isI64(text) || isI64(text.trim())) tok.k = K.Integer;
+      // Digits and at most one sign: no blank to trim (mail-parser's second try on the trimmed word).
+      if (isI64(s, start, end)) tok.k = K.Integer;
     } else if (at === 1 && (alpha >= 1 || hex >= 1)) {
       tok.k = K.Email;
     } else {
       // Keywords are told apart by their letters and digits (the first 16, lower-cased); only words
       // short enough to be one need them, and only the words that get this far.
       const cipherShape = alpha + hex === upper && total > 6 && (underscore > 0 || minus > 0) && digit > 0;
-      const hash = alnum <= 11 || (upper > 0 && digit > 0) ? wordKey(word, total, alnum, upper, cipherShape) : '';
+      const hash = alnum <= 11 || (upper > 0 && digit > 0) ? wordKey(s, start, end, total, alnum, upper, cipherShape) : '';
       const w = plain && minus === 0 ? WORDS.get(hash) : undefined;
       const tls = w === undefined && at === 0 && colon === 0 && plus === 0 && utf === 0 ? TLS_WORDS.get(hash) : undefined;
       if (w !== undefined) {
@@ -334,8 +352,8 @@ const EMPTY: ParsedReceived = {
 
 const enum State { None, From, By, For, Id, With, Via, Date }
 
-function host(t: Tok): ReceivedHost {
-  return t.k === K.Ip ? { ip: t.value! } : { name: t.text };
+function host(s: string, t: Tok): ReceivedHost {
+  return t.k === K.Ip ? { ip: t.value! } : { name: textOf(s, t) };
 }
 
 /**
@@ -347,7 +365,8 @@ export function parseReceivedValue(raw: string): ParsedReceived {
   // mail-parser would keep the LF in the word before a fold ("host.example\n"), which makes HELO
   // and PTR names differ that do not. The tokenizer ends a word at a bare LF as at a CR, which
   // gives the tokens of the CRLF text without building it.
-  const toks = tokenize(raw.length > MAX_RECEIVED_CHARS ? raw.slice(0, MAX_RECEIVED_CHARS) : raw);
+  const s = raw.length > MAX_RECEIVED_CHARS ? raw.slice(0, MAX_RECEIVED_CHARS) : raw;
+  const toks = tokenize(s);
   let state = State.None;
   let from: ReceivedHost | undefined;
   let helo: ReceivedHost | undefined;
@@ -366,7 +385,7 @@ export function parseReceivedValue(raw: string): ParsedReceived {
         if (from !== undefined) break;
         for (let p = toks[i]; p !== undefined; p = toks[i]) {
           if (p.k === K.BracketOpen) { i++; continue; }
-          if (p.k === K.Ip || !isSeparator(p.k)) { from = host(p); i++; }
+          if (p.k === K.Ip || !isSeparator(p.k)) { from = host(s, p); i++; }
           break;
         }
         state = State.From;
@@ -375,7 +394,7 @@ export function parseReceivedValue(raw: string): ParsedReceived {
         if (t.comment !== 0) break;
         for (let p = toks[i]; p !== undefined; p = toks[i]) {
           if (p.k === K.BracketOpen || p.k === K.AngleOpen) { i++; continue; }
-          if (p.k === K.Ip || !isSeparator(p.k)) { by = host(p); i++; }
+          if (p.k === K.Ip || !isSeparator(p.k)) { by = host(s, p); i++; }
           break;
         }
         state = State.By;
@@ -384,7 +403,7 @@ export function parseReceivedValue(raw: string): ParsedReceived {
         if (t.comment !== 0) break;
         for (let p = toks[i]; p !== undefined; p = toks[i]) {
           if (p.k === K.Equal || p.k === K.AngleOpen) { i++; continue; }
-          if (p.k === K.Email) { forAddr = p.text; i++; }
+          if (p.k === K.Email) { forAddr = textOf(s, p); i++; }
           break;
         }
         state = State.For;
@@ -425,7 +444,7 @@ export function parseReceivedValue(raw: string): ParsedReceived {
         other = true;
         for (let p = toks[i]; p !== undefined; p = toks[i]) {
           if (p.k === K.Equal || p.k === K.BracketOpen || p.k === K.Colon) { i++; continue; }
-          if (p.k === K.Ip || !isSeparator(p.k)) { helo = host(p); i++; }
+          if (p.k === K.Ip || !isSeparator(p.k)) { helo = host(s, p); i++; }
           break;
         }
         break;
@@ -433,7 +452,7 @@ export function parseReceivedValue(raw: string): ParsedReceived {
         if (state === State.From && (t.bracket > 0 || (t.comment > 0 && fromIp === undefined))) fromIp = t.value;
         break;
       case K.Domain:
-        if (state === State.From && t.comment > 0) fromIprev = t.text;
+        if (state === State.From && t.comment > 0) fromIprev = textOf(s, t);
         break;
       case K.Email:
         if (state === State.From) other = true; // the ident
