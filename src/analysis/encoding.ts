@@ -5,7 +5,7 @@
  * Not a module: a helper the four modules call with their own tag names.
  */
 import type { RawHeader } from '../message/headers.js';
-import { rawValueInfo } from '../message/header-facts.js';
+import { rawValueInfo, rawValueNonAscii, rawValueText } from '../message/header-facts.js';
 import type { AnalysisContext, Session } from './types.js';
 
 /** MAIL FROM carried SMTPUTF8 (RFC 6531), BODY=8BITMIME (RFC 6152) or BODY=BINARYMIME (RFC 3030). */
@@ -25,8 +25,9 @@ export function isAscii(s: string): boolean {
  * declared on MAIL FROM; `invalidTag` when it is not valid UTF-8 (whatever MAIL FROM declared).
  */
 export function checkEightBit(ctx: AnalysisContext, h: RawHeader, needsTag: string, invalidTag: string): void {
+  // Most values are ASCII: the memoized byte facts are only needed for the others.
+  if (!rawValueNonAscii(h)) return;
   const info = rawValueInfo(ctx.message, h);
-  if (!info.nonAscii) return;
   if (!eightBitAllowed(ctx.session)) ctx.tag(needsTag);
   if (!info.validUtf8) ctx.tag(invalidTag);
 }
@@ -45,7 +46,7 @@ export function checkExcessEncoding(
   base64Tag: string,
 ): void {
   if (!asciiDecoded) return;
-  const text = rawValueInfo(ctx.message, h).text;
+  const text = rawValueText(ctx.message, h);
   if (!text.includes('=?') || !text.includes('?=')) return;
   if (text.includes('?q?') || text.includes('?Q?')) ctx.tag(qpTag);
   else if (text.includes('?b?') || text.includes('?B?')) ctx.tag(base64Tag);

@@ -17,13 +17,17 @@ export interface EnvelopeFacts {
   readonly toOrigList: readonly EmailAddress[];
 }
 
-const memo = new WeakMap<Session, EnvelopeFacts>();
+// The modules of one message run one after the other and ask about the same session: the last
+// session's facts are kept (one entry), instead of a WeakMap entry per message. Messages classified
+// concurrently only recompute.
+let lastSession: Session | undefined;
+let lastFacts: EnvelopeFacts | undefined;
 
 const BOUNCE_LOCALS = new Set(['postmaster', 'mailer-daemon', 'root']);
 
 /** {@link EnvelopeFacts} of a session, computed once. */
 export function envelopeFacts(session: Session): EnvelopeFacts {
-  let f = memo.get(session);
+  let f = session === lastSession ? lastFacts : undefined;
   if (f === undefined) {
     const from = emailAddress(session.mailFrom);
     const toOrig = new Set<string>();
@@ -42,7 +46,8 @@ export function envelopeFacts(session: Session): EnvelopeFacts {
       toOrig,
       toOrigList,
     };
-    memo.set(session, f);
+    lastSession = session;
+    lastFacts = f;
   }
   return f;
 }

@@ -14,7 +14,7 @@
 import { ipExists, mxExists } from '../dns/index.js';
 import { OffResolver } from '../dns/off.js';
 import { mailboxesOf } from '../message/addresses.js';
-import { headersNamed, lastHeader, rawValueInfo } from '../message/header-facts.js';
+import { headersNamed, lastHeader, rawValueText } from '../message/header-facts.js';
 import type { RawHeader } from '../message/headers.js';
 import { emailAddress, emailKey, hostname, isValidEmail, type EmailAddress } from '../message/hostname.js';
 import { tokenize } from '../message/tokenizer.js';
@@ -98,7 +98,7 @@ export function from(ctx: AnalysisContext): void | Promise<void> {
     checkExcessEncoding(ctx, raw, isAscii(N) && isAscii(F.address), 'FROM_EXCESS_QP', 'FROM_EXCESS_BASE64');
 
     if (N !== '' && F.address !== '') {
-      const text = rawValueInfo(msg, raw).text;
+      const text = rawValueText(msg, raw);
       const lt = text.indexOf('<');
       if (lt <= 0 || !isAsciiSpace(text.charCodeAt(lt - 1))) ctx.tag('NO_SPACE_IN_FROM');
     }

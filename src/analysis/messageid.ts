@@ -3,13 +3,25 @@
  * `Message-ID` header and whether its right-hand side reveals the sender or a recipient.
  */
 import { firstHeader } from '../message/header-facts.js';
-import { hostname, type EmailAddress } from '../message/hostname.js';
+import { hostname, type EmailAddress, type Hostname } from '../message/hostname.js';
 import { MAX_ID_CHARS, messageIdText } from '../message/msgid.js';
 import type { AnalysisContext } from './types.js';
 
 /** Any character outside US-ASCII. */
 const NON_ASCII_RE = /[^\x00-\x7f]/;
 const utf8 = new TextEncoder();
+
+/** The tags of one sender (contains, same host, same registrable domain), spelled out once. */
+const FROM_TAGS = ['MID_CONTAINS_FROM', 'MID_RHS_MATCH_FROM', 'MID_RHS_MATCH_FROMTLD'] as const;
+const ENV_FROM_TAGS = ['MID_CONTAINS_ENV_FROM', 'MID_RHS_MATCH_ENV_FROM', 'MID_RHS_MATCH_ENV_FROMTLD'] as const;
+
+/** The first of: the id contains the sender's address, the same host, the same registrable domain. */
+function senderMatch(ctx: AnalysisContext, mid: string, host: Hostname, sender: EmailAddress | undefined, tags: typeof FROM_TAGS | typeof ENV_FROM_TAGS): void {
+  if (sender === undefined || sender.address === '') return;
+  if (mid.includes(sender.address)) ctx.tag(tags[0]);
+  else if (host.fqdn === sender.domain.fqdn) ctx.tag(tags[1]);
+  else if (host.sld !== undefined && host.sld === sender.domain.sld) ctx.tag(tags[2]);
+}
 
 /**
  * Reads the first Message-ID header (its id as mail-parser parses it, lower-cased, and its raw
@@ -46,13 +58,8 @@ export function messageid(ctx: AnalysisContext): void {
     if (NON_ASCII_RE.test(raw) || raw.includes('(') || mid.startsWith('@')) ctx.tag('INVALID_MSGID');
     if (host.fqdn.length > 255 && utf8.encode(host.fqdn).length > 255) ctx.tag('MID_RHS_TOO_LONG');
 
-    const senders: [string, EmailAddress | undefined][] = [['FROM', m.from?.email], ['ENV_FROM', m.envFrom]];
-    for (const [part, sender] of senders) {
-      if (sender === undefined || sender.address === '') continue;
-      if (mid.includes(sender.address)) ctx.tag(`MID_CONTAINS_${part}`);
-      else if (host.fqdn === sender.domain.fqdn) ctx.tag(`MID_RHS_MATCH_${part}`);
-      else if (host.sld !== undefined && host.sld === sender.domain.sld) ctx.tag(`MID_RHS_MATCH_${part}TLD`);
-    }
+    senderMatch(ctx, mid, host, m.from?.email, FROM_TAGS);
+    senderMatch(ctx, mid, host, m.envFrom, ENV_FROM_TAGS);
 
     let contains = false;
     let rhsMatch = false;

@@ -11,7 +11,7 @@
  * SORTED_RECIPS, SUSPICIOUS_RECIPS.
  */
 import type { Recipient } from '../message/context.js';
-import { firstHeader, lastHeader, rawValueInfo } from '../message/header-facts.js';
+import { firstHeader, lastHeader, rawValueText } from '../message/header-facts.js';
 import type { RawHeader } from '../message/headers.js';
 import { emailKey } from '../message/hostname.js';
 import { checkEightBit, checkExcessEncoding, isAscii } from './encoding.js';
@@ -111,7 +111,7 @@ function checkRaw(ctx: AnalysisContext, raw: RawHeader | undefined, list: readon
   checkEightBit(ctx, raw, 'TO_NEEDS_ENCODING', 'INVALID_TO_8BIT');
   const ascii = list.every((r) => (r.name === undefined || isAscii(r.name)) && isAscii(r.email.address));
   checkExcessEncoding(ctx, raw, ascii, 'TO_EXCESS_QP', 'TO_EXCESS_BASE64');
-  if (wrappedInSpaces(rawValueInfo(ctx.message, raw).text)) ctx.tag('TO_WRAPPED_IN_SPACES');
+  if (wrappedInSpaces(rawValueText(ctx.message, raw))) ctx.tag('TO_WRAPPED_IN_SPACES');
 }
 
 export function recipient(ctx: AnalysisContext): void {
@@ -140,7 +140,8 @@ export function recipient(ctx: AnalysisContext): void {
   ctx.tag(countTag(n));
 
   const env = envelopeFacts(ctx.session);
-  const subjectLc = msg.subjectText.trim().toLowerCase();
+  // The generic variable `subject` is this very text, computed once for the rules as well.
+  const subjectLc = msg.generic('subject') as string;
   let dn = 0;
   let eqAddr = 0;
   let match = 0;
@@ -153,7 +154,8 @@ export function recipient(ctx: AnalysisContext): void {
     const local = r.email.local;
     if (local !== '' && subjectLc !== '') {
       if (subjectLc.includes(r.email.address)) ctx.tag('RCPT_IN_SUBJECT');
-      else if (Buffer.byteLength(local, 'utf8') > 3 && subjectLc.includes(local)) ctx.tag('RCPT_LOCAL_IN_SUBJECT');
+      // More than 3 UTF-8 bytes: any 4 UTF-16 units are; only shorter ones need counting.
+      else if ((local.length > 3 || Buffer.byteLength(local, 'utf8') > 3) && subjectLc.includes(local)) ctx.tag('RCPT_LOCAL_IN_SUBJECT');
     }
   }
 

@@ -19,12 +19,13 @@ export interface ModuleError {
 /** Module names as Stalwart's harness names its steps (`message_id`, `reply_to`) → ours. */
 const STEP_ALIASES: Readonly<Record<string, string>> = { message_id: 'messageid', reply_to: 'replyto', helo: 'ehlo' };
 
-const BY_NAME = new Map<string, AnalysisModule>(MODULES);
+/** Step name (ours and the harness's aliases) → module: one lookup per module and message. */
+const BY_STEP = new Map<string, readonly [string, AnalysisModule]>(MODULES.map((m) => [m[0], m]));
+for (const [alias, name] of Object.entries(STEP_ALIASES)) BY_STEP.set(alias, BY_STEP.get(name)!);
 
 /** Our module name for a step name, or `undefined` when no such module exists. */
 export function moduleName(step: string): string | undefined {
-  const n = STEP_ALIASES[step] ?? step;
-  return BY_NAME.has(n) ? n : undefined;
+  return BY_STEP.get(step)?.[0];
 }
 
 export interface AnalysisRun {
@@ -84,9 +85,9 @@ export function moduleEnabled(config: AnalysisConfig, name: string): boolean {
  * module and message showed in profiles.
  */
 export function runModule(run: AnalysisRun, step: string): boolean | Promise<boolean> {
-  const name = moduleName(step);
-  if (name === undefined) return false;
-  const fn = BY_NAME.get(name)!;
+  const m = BY_STEP.get(step);
+  if (m === undefined) return false;
+  const [name, fn] = m;
   let pending: void | Promise<void>;
   try {
     pending = fn(new Context(run, name));

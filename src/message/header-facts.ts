@@ -70,6 +70,19 @@ export function rawValueInfo(ctx: MessageContext, h: RawHeader): RawValueInfo {
   return info;
 }
 
+/**
+ * {@link RawValueInfo}'s `text` of header `h`: the header text itself unless it holds a U+FFFD (only
+ * then can the bytes be invalid UTF-8), so most headers need neither the byte check nor its memo.
+ */
+export function rawValueText(ctx: MessageContext, h: RawHeader): string {
+  return h.raw.includes('\ufffd') ? rawValueInfo(ctx, h).text : h.raw;
+}
+
+/** {@link RawValueInfo}'s `nonAscii` of header `h` (the same test, without the memo). */
+export function rawValueNonAscii(h: RawHeader): boolean {
+  return NON_ASCII_RE.test(h.raw);
+}
+
 const rangesMemo = new WeakMap<MessageContext, ({ start: number; end: number } | undefined)[]>();
 const utf8 = new TextDecoder('utf-8');
 

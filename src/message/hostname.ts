@@ -161,7 +161,13 @@ export function isValidEmail(e: EmailAddress): boolean {
 
 /** Equality key of an Email (local part plus decoded fqdn, as Stalwart's Hash impl). */
 export function emailKey(e: EmailAddress): string {
-  return e.local + '@' + e.domain.fqdn;
+  const a = e.address;
+  const f = e.domain.fqdn;
+  // The address is the local part, '@' and the domain as written (emailAddress). Most domains are
+  // written as their fqdn (ASCII, no trailing dot): the key is then the address itself, whose hash
+  // the modules' Sets and Maps have already computed, instead of a new string per call.
+  if (a.length === e.local.length + 1 + f.length && a.endsWith(f) && a.charCodeAt(e.local.length) === 64) return a;
+  return e.local + '@' + f;
 }
 
 /** `sld_or_default()`: the sld, or the fqdn when there is none. */
