@@ -11,7 +11,7 @@ import { isSyncLookup } from '../expr/functions/store.js';
 import type { LookupRegistry, LookupStore } from '../lookup/types.js';
 import type { MessageContext } from '../message/context.js';
 import { buildTokenCounts, type TokenFacts, type TrustCheck } from './features.js';
-import { vectorizeCounts, type ClassifierModel } from './model.js';
+import { predictCounts, type ClassifierModel } from './model.js';
 import type { ClassifierStore } from './store.js';
 import { DEFAULT_SETTINGS, trainRun, type ClassifierSettings, type TrainOptions, type TrainReport } from './train.js';
 import { trainInWorker } from './worker.js';
@@ -197,7 +197,7 @@ export class SpamClassifier implements EngineClassifier {
     if (cur === undefined) return undefined;
     const map = await buildTokenCounts(m, facts, trusted);
     const s = this.settings;
-    return cur.model.predict(vectorizeCounts(map, cur.model.bits, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize }));
+    return predictCounts(cur.model, map, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize });
   }
 
   async classify(input: ClassifierInput): Promise<ClassifierVerdict | undefined> {
@@ -215,7 +215,7 @@ export class SpamClassifier implements EngineClassifier {
     const map = await buildTokenCounts(message, facts, trusted);
     const s = this.settings;
     const predict = (account?: number): number =>
-      cur.model.predict(vectorizeCounts(map, cur.model.bits, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize }));
+      predictCounts(cur.model, map, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize });
     // Per recipient: local accounts get their personalised prediction; with no local recipient one
     // global prediction stands for all. No recipient at all (a library call without a session): one
     // global prediction too (Stalwart always has recipients).

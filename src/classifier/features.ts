@@ -14,7 +14,7 @@ import { extractEmails, extractHostDomains, extractUrls, type EmailElement, type
 import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
 import { mimeView } from '../message/text-parts.js';
 import { languageDetectorLoaded, loadLanguageDetector, WordStemTokenizer } from './language.js';
-import { T, typesTokenize } from './tokenizer.js';
+import { T, TypedTokens } from './tokenizer.js';
 import { add, addIfMissing, byteToken, intern, internBoundary, KIND, strToken, TokCounter, truncate16, type TokenMap } from './tokens.js';
 import { insertType } from './words.js';
 
@@ -143,7 +143,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
       if (ext !== '') map.add(intern(strToken(KIND.attachment, '!' + truncate16(ext).toLowerCase())));
       const base = name.slice(0, dot).toLowerCase();
       const stems = new WordStemTokenizer(base);
-      for (const t of typesTokenize(base, true)) {
+      for (const t = new TypedTokens(base, true); t.next(); ) {
         if (t.type !== T.Alphabetic) continue;
         for (const s of stems.tokenize(t.text)) map.add(intern(strToken(KIND.attachment, '_' + truncate16(s))));
       }
@@ -157,7 +157,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
 
   // Subject.
   const subjectStems = new WordStemTokenizer(threadName(m.subjectText).trim().toLowerCase());
-  for (const t of typesTokenize(m.subjectText, false)) insertType(map, t, subjectStems, false);
+  for (const t = new TypedTokens(m.subjectText, false); t.next(); ) insertType(map, t.type, t.text, subjectStems, false);
 
   // Body text parts: the body part, other non-body parts, and alternatives (merged when absent).
   const msg = view.message;
@@ -170,17 +170,20 @@ function textTokens(m: MessageContext, map: TokCounter): void {
     const target = isBody || entry.partIndex < 0 || !bodyParts.has(i) ? map : alt;
     const text = entry.text;
     const stems = new WordStemTokenizer(text);
-    const tokens = typesTokenize(text, false);
-    for (const t of tokens) insertType(target, t, stems, isBody);
+    let alphabetic = false;
+    for (const t = new TypedTokens(text, false); t.next(); ) {
+      if (t.type === T.Alphabetic) alphabetic = true;
+      insertType(target, t.type, t.text, stems, isBody);
+    }
     if (!isBody) return;
-    if (!tokens.some((t) => t.type === T.Alphabetic)) map.add(intern(strToken(KIND.word, '_null')));
+    if (!alphabetic) map.add(intern(strToken(KIND.word, '_null')));
     if (!entry.isHtml) return;
     for (const tok of entry.htmlTokens().tokens) {
       if (tok.type !== 'StartTag' || (tok.name !== 'a' && tok.name !== 'img')) continue;
       for (const [an, av] of tok.attributes) {
         if (av === null) continue;
         if (an === 'alt' || an === 'title') {
-          for (const t of typesTokenize(av, true)) insertType(map, t, stems, true);
+          for (const t = new TypedTokens(av, true); t.next(); ) insertType(map, t.type, t.text, stems, true);
         } else if (an === 'src' || an === 'href') {
           const colon = av.indexOf(':');
           map.add(intern(strToken(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : '')));

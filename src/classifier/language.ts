@@ -204,7 +204,7 @@ export function detectLanguage(text: string): { lang: string; confidence: number
  */
 class WordRules {
   /** Original-case word → its interned word tokens under these rules (bounded: cleared when full). */
-  readonly memo = new Map<string, readonly Tok[]>();
+  readonly memo = new Map<string, WordToks>();
 
   constructor(
     private readonly stop: ReadonlySet<string> | undefined,
@@ -220,6 +220,12 @@ class WordRules {
     return [word];
   }
 }
+
+/**
+ * A word's tokens in a memo: the token itself when there is one (most words: no array to reach it
+ * through, which matters as the memo is large and mostly out of the CPU cache), else all of them.
+ */
+export type WordToks = Tok | readonly Tok[];
 
 /** Entries of a {@link WordRules} memo at most (about 100 bytes each). */
 export const WORD_MEMO_MAX = 100_000;
@@ -290,7 +296,7 @@ export class WordStemTokenizer {
   }
 
   /** Word → word tokens memo of this text's language (for `insertType`). */
-  get memo(): Map<string, readonly Tok[]> {
+  get memo(): Map<string, WordToks> {
     return this.rules().memo;
   }
 

@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
-import { hashInput, tokenBytes, type TokCounter, type TokenMap } from './tokens.js';
+import { hashInput, tokenBytes, type Tok, type TokCounter, type TokenMap } from './tokens.js';
 
 /** Stalwart's `FtrlParameters` (defaults: 2^20 weights, α 2, β 1, λ₁ 0.001, λ₂ 0.0001). */
 export interface FtrlParameters {
@@ -77,17 +77,77 @@ export function vectorize(map: TokenMap, bits: number, opts: VectorizeOptions = 
 }
 
 /**
+ * A token's unsalted hash in the compact form an interned token keeps: the low {@link TOK_HASH_BITS}
+ * bits × 2 + sign, a small integer (a V8 Smi: no boxed number per token); indexes of up to that many
+ * bits read it as they read the full form.
+ */
+const TOK_HASH_BITS = 29;
+const TOK_HASH_MOD = 2 ** TOK_HASH_BITS;
+
+function tokHash(tok: Tok): number {
+  let h = tok.hash;
+  if (h < 0) {
+    const full = hashToken(tok.key, undefined);
+    h = tok.hash = (Math.floor(full / 2) % TOK_HASH_MOD) * 2 + (full % 2);
+  }
+  return h;
+}
+
+/**
  * {@link vectorize} of interned token counts (the same features in the same order): an unsalted hash is
  * computed once per interned token and kept on it, so a known token costs no hashing and no lookup.
  */
 export function vectorizeCounts(counts: TokCounter, bits: number, opts: VectorizeOptions = {}): Features {
   const { toks, counts: ns } = counts;
-  const unsalted = (i: number): number => {
-    const tok = toks[i]!;
-    if (tok.hash < 0) tok.hash = hashToken(tok.key, undefined);
-    return tok.hash;
-  };
+  const unsalted = bits <= TOK_HASH_BITS ? (i: number): number => tokHash(toks[i]!) : (i: number): number => hash(toks[i]!.key, toks[i]!.key, undefined);
   return features(toks.length, (i) => toks[i]!.key, (i) => ns[i]!, unsalted, bits, opts);
+}
+
+/** Entries of the reused buffers of {@link predictCounts}; a message with more gets buffers of its own. */
+const SCRATCH_MAX = 65_536;
+let scratchIdx = new Uint32Array(1024);
+let scratchVal = new Float64Array(1024);
+
+/**
+ * `model.predict(vectorizeCounts(counts, model.bits, opts))`, the same number to the last bit (the same
+ * operations in the same order), without two typed arrays per prediction: the features go to buffers
+ * that are reused (the classify path predicts once per message or recipient).
+ */
+export function predictCounts(model: ClassifierModel, counts: TokCounter, opts: VectorizeOptions = {}): number {
+  const { accountId, logScale = true, l2 = true } = opts;
+  if (accountId !== undefined || model.bits > TOK_HASH_BITS) return model.predict(vectorizeCounts(counts, model.bits, opts));
+  const { toks, counts: ns } = counts;
+  const n = toks.length;
+  let idx = scratchIdx;
+  let val = scratchVal;
+  if (n > idx.length) {
+    const size = Math.max(n, 2 * idx.length);
+    idx = new Uint32Array(size);
+    val = new Float64Array(size);
+    if (size <= SCRATCH_MAX) {
+      scratchIdx = idx;
+      scratchVal = val;
+    }
+  }
+  const mask = 2 ** model.bits - 1;
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const c = ns[i]!;
+    const v = logScale ? Math.log1p(c) : c;
+    const h = tokHash(toks[i]!);
+    idx[i] = Math.floor(h / 2) & mask;
+    const w = h % 2 === 1 ? -v : v;
+    val[i] = w;
+    sum += w * w;
+  }
+  if (l2 && sum > 0) {
+    const norm = Math.sqrt(sum);
+    for (let i = 0; i < n; i++) val[i]! /= norm;
+  }
+  const weights = model.weights;
+  let z = model.bias;
+  for (let k = 0; k < n; k++) z += weights[idx[k]!]! * val[k]!;
+  return sigmoid(z);
 }
 
 /** The feature vector of `n` tokens given by index: key, count and unsalted hash (see {@link vectorize}). */

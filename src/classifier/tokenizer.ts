@@ -96,86 +96,113 @@ const ASCII_CLASS = new Uint8Array(128);
 for (let c = 48; c <= 57; c++) ASCII_CLASS[c] = 1;
 for (let c = 65; c <= 90; c++) ASCII_CLASS[c] = ASCII_CLASS[c + 32] = 1;
 for (const c of [9, 10, 11, 12, 13, 32]) ASCII_CLASS[c] = 2;
-const SPACE: TypedToken = { type: T.Space, text: ' ' };
+const NUMBER_RE = /-[0-9]+(?:\.[0-9]+)?(?![\p{Alphabetic}])/uy;
+const FLOAT_RE = /[0-9]+\.[0-9]+(?![\p{Alphabetic}])/uy;
 
-/** Tokenizes `text`. `numbers`: recognise `-N` and `N.N` as numbers (Stalwart's default options). */
-export function typesTokenize(text: string, numbers: boolean): TypedToken[] {
-  const s = text.length > MAX_CLASSIFIER_TEXT ? text.slice(0, MAX_CLASSIFIER_TEXT) : text;
-  const out: TypedToken[] = [];
-  let i = 0;
-  const n = s.length;
-  // A composite token needs `:`, `+`, `@` or `.` before the next white space: once a span up to white
-  // space is known to hold none, no word starting inside it is tried again (no rescan per word).
-  let plainUntil = -1;
-  while (i < n) {
-    const c0 = s.charCodeAt(i);
-    // ASCII characters are classified by table; others by their code point's properties.
-    let isWord: boolean;
-    let cp = c0;
-    let ch = '';
-    if (c0 < 0x80) isWord = ASCII_CLASS[c0] === 1;
-    else {
-      cp = s.codePointAt(i)!;
-      ch = String.fromCodePoint(cp);
-      isWord = WORD_CHAR_RE.test(ch);
-    }
-    if (!isWord) {
-      if (ch === '') ch = s[i]!;
-      if (c0 < 0x80 ? ASCII_CLASS[c0] === 2 : WS_RE.test(ch)) {
-        if (out.length === 0 || out[out.length - 1]!.type !== T.Space) out.push(SPACE);
-      } else if (numbers && c0 === 45 && i + 1 < n && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57 && (i === 0 || !isWordChar(s[i - 1]!))) {
-        const m = matchAt(/-[0-9]+(?:\.[0-9]+)?(?![\p{Alphabetic}])/uy, s, i);
-        if (m !== null) {
-          out.push({ type: m[0].includes('.') ? T.Float : T.Integer, text: m[0] });
-          i += m[0].length;
+/**
+ * The typed tokens of a text one at a time: `next()` moves to the next token and leaves its type and text
+ * in `type` and `text`. The classifier reads each token once, so no token object and no array of them
+ * is made per text (a mail body has hundreds of tokens).
+ */
+export class TypedTokens {
+  type: T = T.Space;
+  text = '';
+  private readonly s: string;
+  private readonly numbers: boolean;
+  private i = 0;
+  private any = false;
+  /**
+   * A composite token needs `:`, `+`, `@` or `.` before the next white space: once a span up to white
+   * space is known to hold none, no word starting inside it is tried again (no rescan per word).
+   */
+  private plainUntil = -1;
+
+  /** `numbers`: recognise `-N` and `N.N` as numbers (Stalwart's default options). */
+  constructor(text: string, numbers: boolean) {
+    this.s = text.length > MAX_CLASSIFIER_TEXT ? text.slice(0, MAX_CLASSIFIER_TEXT) : text;
+    this.numbers = numbers;
+  }
+
+  private emit(type: T, text: string, next: number): true {
+    this.type = type;
+    this.text = text;
+    this.i = next;
+    this.any = true;
+    return true;
+  }
+
+  /** Moves to the next token; false at the end of the text. */
+  next(): boolean {
+    const s = this.s;
+    const n = s.length;
+    const numbers = this.numbers;
+    let i = this.i;
+    while (i < n) {
+      const c0 = s.charCodeAt(i);
+      // ASCII characters are classified by table; others by their code point's properties.
+      let isWord: boolean;
+      let cp = c0;
+      let ch = '';
+      if (c0 < 0x80) isWord = ASCII_CLASS[c0] === 1;
+      else {
+        cp = s.codePointAt(i)!;
+        ch = String.fromCodePoint(cp);
+        isWord = WORD_CHAR_RE.test(ch);
+      }
+      if (!isWord) {
+        if (ch === '') ch = s[i]!;
+        if (c0 < 0x80 ? ASCII_CLASS[c0] === 2 : WS_RE.test(ch)) {
+          // A run of white space is one Space token.
+          if (!this.any || this.type !== T.Space) return this.emit(T.Space, ' ', i + ch.length);
+        } else if (numbers && c0 === 45 && i + 1 < n && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57 && (i === 0 || !isWordChar(s[i - 1]!))) {
+          const m = matchAt(NUMBER_RE, s, i);
+          if (m !== null) return this.emit(m[0].includes('.') ? T.Float : T.Integer, m[0], i + m[0].length);
+          return this.emit(T.Punctuation, ch, i + ch.length);
+        } else {
+          return this.emit(cp < 0x80 ? T.Punctuation : T.Other, ch, i + ch.length);
+        }
+        i += ch.length;
+        continue;
+      }
+      if (i >= this.plainUntil) {
+        const composite = tryComposite(s, i);
+        if (typeof composite === 'number') this.plainUntil = composite;
+        else if (composite !== undefined) return this.emit(composite.type, composite.text, i + composite.text.length);
+      }
+      // A raw word.
+      let j = i;
+      let letters = false;
+      let digits = false;
+      while (j < n) {
+        const c2 = s.charCodeAt(j);
+        if (c2 < 0x80) {
+          if (ASCII_CLASS[c2] !== 1) break;
+          if (c2 <= 57) digits = true;
+          else letters = true;
+          j++;
           continue;
         }
-        out.push({ type: T.Punctuation, text: ch });
-      } else {
-        out.push({ type: cp < 0x80 ? T.Punctuation : T.Other, text: ch });
+        const w = String.fromCodePoint(s.codePointAt(j)!);
+        if (!WORD_CHAR_RE.test(w)) break;
+        letters = true;
+        j += w.length;
       }
-      i += ch.length;
-      continue;
-    }
-    if (i >= plainUntil) {
-      const composite = tryComposite(s, i);
-      if (typeof composite === 'number') plainUntil = composite;
-      else if (composite !== undefined) {
-        out.push(composite);
-        i += composite.text.length;
-        continue;
+      if (!letters && numbers) {
+        const f = matchAt(FLOAT_RE, s, i);
+        if (f !== null) return this.emit(T.Float, f[0], i + f[0].length);
       }
+      return this.emit(letters ? (digits ? T.Alphanumeric : T.Alphabetic) : T.Integer, s.slice(i, j), j);
     }
-    // A raw word.
-    let j = i;
-    let letters = false;
-    let digits = false;
-    while (j < n) {
-      const c2 = s.charCodeAt(j);
-      if (c2 < 0x80) {
-        if (ASCII_CLASS[c2] !== 1) break;
-        if (c2 <= 57) digits = true;
-        else letters = true;
-        j++;
-        continue;
-      }
-      const w = String.fromCodePoint(s.codePointAt(j)!);
-      if (!WORD_CHAR_RE.test(w)) break;
-      letters = true;
-      j += w.length;
-    }
-    const word = s.slice(i, j);
-    if (!letters && numbers) {
-      const f = matchAt(/[0-9]+\.[0-9]+(?![\p{Alphabetic}])/uy, s, i);
-      if (f !== null) {
-        out.push({ type: T.Float, text: f[0] });
-        i += f[0].length;
-        continue;
-      }
-    }
-    out.push({ type: letters ? (digits ? T.Alphanumeric : T.Alphabetic) : T.Integer, text: word });
-    i = j;
+    this.i = i;
+    return false;
   }
+}
+
+/** Tokenizes `text` into an array (see {@link TypedTokens}). */
+export function typesTokenize(text: string, numbers: boolean): TypedToken[] {
+  const out: TypedToken[] = [];
+  const c = new TypedTokens(text, numbers);
+  while (c.next()) out.push({ type: c.type, text: c.text });
   return out;
 }
 

@@ -115,7 +115,7 @@ export function truncate16(s: string): string {
 export interface Tok {
   /** The token string (as {@link strToken} / {@link byteToken} build it). */
   readonly key: string;
-  /** Unsalted feature hash: low 32 bits × 2 + sign bit (see model.ts), −1 until first needed. */
+  /** Unsalted feature hash: low 29 bits × 2 + sign bit (see model.ts), −1 until first needed. */
   hash: number;
   /** Id of the {@link TokCounter} of each slot that last counted it, and its index there. */
   mark0: number;

@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import { isMixedCharset } from '../message/scripts.js';
 import { clearWordMemos, WORD_MEMO_MAX, type WordStemTokenizer } from './language.js';
-import { T, type TypedToken } from './tokenizer.js';
+import { T } from './tokenizer.js';
 import { byteToken, intern, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounter } from './tokens.js';
 
 type Cure = (input: string) => { toString(): string };
@@ -97,24 +97,26 @@ function wordTokens(w: string, stems: WordStemTokenizer): readonly Tok[] {
  * Inserts the tokens of one typed token into `map`. Words, characters, numbers and shapes seen before
  * cost one memo lookup that gives the interned token (no normalising, stemming or string building).
  */
-export function insertType(map: TokCounter, t: TypedToken, stems: WordStemTokenizer, isBody: boolean): void {
-  switch (t.type) {
+export function insertType(map: TokCounter, type: T, text: string, stems: WordStemTokenizer, isBody: boolean): void {
+  switch (type) {
     case T.Alphabetic: {
-      const w = t.text;
+      const w = text;
       const memo = stems.memo;
       let tokens = memo.get(w);
       if (tokens === undefined) {
-        tokens = wordTokens(w, stems);
+        const all = wordTokens(w, stems);
+        tokens = all.length === 1 ? all[0]! : all;
         if (memo.size >= WORD_MEMO_MAX) memo.clear();
         memo.set(w, tokens);
       }
-      for (let i = 0; i < tokens.length; i++) map.add(tokens[i]!);
+      if (!Array.isArray(tokens)) map.add(tokens as Tok);
+      else for (let i = 0; i < tokens.length; i++) map.add(tokens[i]!);
       // The first letter rules out most words before the regex runs.
       if (isBody && w.length >= 4 && w.charCodeAt(0) >= 65 && w.charCodeAt(0) <= 90 && ALLCAPS_RE.test(w)) map.add(allcapsTok);
       return;
     }
     case T.Alphanumeric: {
-      const w = t.text;
+      const w = text;
       let tok = shapeToks.get(w);
       if (tok === undefined) {
         tok = intern(shapeToken(w));
@@ -125,32 +127,32 @@ export function insertType(map: TokCounter, t: TypedToken, stems: WordStemTokeni
       return;
     }
     case T.UrlNoHost:
-      for (const piece of t.text.toLowerCase().split(/[/._]/)) {
+      for (const piece of text.toLowerCase().split(/[/._]/)) {
         if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) map.add(intern(strToken(KIND.url, '_' + truncate16(piece))));
       }
       return;
     case T.Other:
     case T.Punctuation: {
-      let tok = categoryToks.get(t.text);
+      let tok = categoryToks.get(text);
       if (tok === undefined) {
-        const c = category(t.text);
+        const c = category(text);
         tok = c === undefined ? null : intern(strToken(KIND.unicode_category, c));
         if (categoryToks.size >= 65_536) categoryToks.clear();
-        categoryToks.set(t.text, tok);
+        categoryToks.set(text, tok);
       }
       if (tok !== null) map.add(tok);
       return;
     }
     case T.Integer:
     case T.Float: {
-      const neg = t.text.startsWith('-');
-      const first = t.type === T.Integer ? (neg ? 'I' : 'i') : neg ? 'F' : 'f';
+      const neg = text.startsWith('-');
+      const first = type === T.Integer ? (neg ? 'I' : 'i') : neg ? 'F' : 'f';
       let digits = 0;
-      for (let i = 0; i < t.text.length; i++) {
-        const c = t.text.charCodeAt(i);
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
         if (c >= 48 && c <= 57) digits++;
       }
-      const slot = (t.type === T.Integer ? 0 : 512) + (neg ? 256 : 0) + Math.min(digits, 255);
+      const slot = (type === T.Integer ? 0 : 512) + (neg ? 256 : 0) + Math.min(digits, 255);
       map.add((numberToks[slot] ??= intern(byteToken(KIND.number, [first.charCodeAt(0), Math.min(digits, 255)]))));
       return;
     }

@@ -9,7 +9,7 @@ import { buildTokens, compareTokens, tokenJson, trainFacts, type TokenMap } from
 import { WordStemTokenizer, detectLanguage, loadLanguageDetector } from '../../src/classifier/language.js';
 import { T, typesTokenize } from '../../src/classifier/tokenizer.js';
 import { buildTokenCounts } from '../../src/classifier/features.js';
-import { vectorize, vectorizeCounts } from '../../src/classifier/model.js';
+import { ClassifierModel, predictCounts, vectorize, vectorizeCounts } from '../../src/classifier/model.js';
 import { intern, internBoundary, KIND, strToken, truncate16 } from '../../src/classifier/tokens.js';
 import { shapeToken } from '../../src/classifier/words.js';
 import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
@@ -135,6 +135,18 @@ describe('token details', () => {
       for (const t of counts.toks) expect(intern(t.key)).toBe(t); // one object per token string
       for (const o of [{}, { accountId: 7 }, { accountId: 9, logScale: false, l2: false }]) {
         expect(vectorizeCounts(counts, 20, o)).toEqual(vectorize(map, 20, o));
+        expect(vectorizeCounts(counts, 30, o)).toEqual(vectorize(map, 30, o)); // wider than the hash kept on a token
+      }
+      // The classify path's prediction is the model's over those features, to the last bit. A 2^30-weight
+      // model is a view that repeats 2^20 weights (indexes past 29 bits take the path without kept hashes).
+      for (const bits of [16, 20, 30]) {
+        let seed = bits;
+        const w = Float32Array.from({ length: 2 ** Math.min(bits, 20) }, () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5);
+        const weights = bits <= 20 ? w : new Proxy(w, { get: (t, k) => (typeof k === 'string' && /^[0-9]+$/.test(k) ? t[Number(k) % t.length] : Reflect.get(t, k)) });
+        const model = new ClassifierModel(bits, weights, 0.1, 0);
+        for (const o of [{}, { accountId: 7 }, { logScale: false, l2: false }]) {
+          expect(predictCounts(model, counts, o)).toBe(model.predict(vectorize(map, bits, o)));
+        }
       }
     };
     await check();
