@@ -39,10 +39,15 @@ export class ServerMetrics {
     labelNames: ['protocol'] as const,
     registers: [this.registry],
   });
+  private readonly depths: (() => number)[] = [];
+  /** Read from the scanners when the metrics are collected ({@link watchQueueDepth}), not set per scan. */
   readonly queueDepth = new Gauge({
     name: 'spamrule_queue_depth',
     help: 'Scans running or waiting for a worker',
     registers: [this.registry],
+    collect: () => {
+      if (this.depths.length > 0) this.queueDepth.set(this.depths.reduce((n, f) => n + f(), 0));
+    },
   });
   readonly connections = new Gauge({
     name: 'spamrule_connections',
@@ -55,8 +60,13 @@ export class ServerMetrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'spamrule_' });
   }
 
+  /** `spamrule_queue_depth` is the sum of what these say when the metrics are collected. */
+  watchQueueDepth(depth: () => number): void {
+    this.depths.push(depth);
+  }
+
   /** Counts a verdict's rule and store errors (`lookup:<namespace>` sources are store errors). */
-  countErrors(r: ClassifyResult): void {
+  countErrors(r: Pick<ClassifyResult, 'errors'>): void {
     for (const e of r.errors) {
       if (e.source.startsWith('lookup:')) this.storeErrors.inc();
       else if (e.source !== 'message') this.ruleErrors.inc();

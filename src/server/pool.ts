@@ -18,7 +18,12 @@ import { Piscina } from 'piscina';
 import type { SpamRuleInput, ClassifyOptions, ClassifyResult } from '../engine/types.js';
 import type { RuleSetSpec } from './ruleset.js';
 import type { ReplyFormat } from './rspamd-reply.js';
-import type { RuleSetUpdate, ScanReply, ScanTask, WorkerInit } from './worker.js';
+import type { ReplyVerdict, RuleSetUpdate, ScanReply, ScanTask, WorkerInit } from './worker.js';
+
+export type { ReplyVerdict } from './worker.js';
+
+/** A worker's answer with a verdict (not stale, no error). */
+type Scanned = Exclude<ScanReply, { stale: true } | { error: unknown }>;
 
 export interface SpamEnginePoolOptions extends RuleSetSpec {
   /** Worker threads (default: the number of CPU cores). */
@@ -125,6 +130,9 @@ export class SpamEnginePool {
       // between tasks): remote-list downloads, classifier model refreshes, store reconnects and
       // rule-set updates then progress while no message is being scanned.
       atomics: 'disabled',
+      // piscina's own run/wait-time histograms are read by nobody here (the listeners keep
+      // prom-client metrics), and recording them costs the main thread clock reads per task.
+      recordTiming: false,
     });
     // A thread that dies is replaced by piscina; its task is rejected and reported per scan.
     this.piscina.on('error', () => undefined);
@@ -173,15 +181,24 @@ export class SpamEnginePool {
    * `timeout` after `timeoutMs`, `worker` when the thread failed, `closed` after {@link close}.
    */
   async classify(raw: Uint8Array | string, opts: ClassifyOptions = {}): Promise<ClassifyResult> {
-    return (await this.classifyWithReply(raw, opts)).result;
+    const r = await this.scan(raw, opts);
+    if (!('result' in r)) throw new ScanError('worker', 'the worker sent no verdict');
+    return r.result;
   }
 
   /**
-   * {@link classify}, and with `reply` also the protocol's reply text, serialised in the worker
-   * thread (the result then comes with empty `tags`, `scores`, `matches`, `analysis` and `warnings`). Used by the
-   * listeners so that their shared main thread does not build replies. Throws as `classify`.
+   * {@link classify} for a listener: the worker thread also serialises the protocol's reply, and
+   * only that text (as UTF-8 bytes, moved to this thread without a copy) and the verdict's action,
+   * score and errors come back, so that the listeners' shared main thread neither builds replies nor
+   * deserialises the tag lists. Throws as `classify`.
    */
-  async classifyWithReply(raw: Uint8Array | string, opts: ClassifyOptions = {}, reply?: ReplyFormat): Promise<{ result: ClassifyResult; body?: string }> {
+  async classifyWithReply(raw: Uint8Array | string, opts: ClassifyOptions, reply: ReplyFormat): Promise<{ verdict: ReplyVerdict; body: Uint8Array }> {
+    const r = await this.scan(raw, opts, reply);
+    if (!('body' in r)) throw new ScanError('worker', 'the worker sent no reply');
+    return { verdict: r.verdict, body: r.body };
+  }
+
+  private async scan(raw: Uint8Array | string, opts: ClassifyOptions, reply?: ReplyFormat): Promise<Scanned> {
     if (this.closed) throw new ScanError('closed', 'the pool is closed');
     const o: ClassifyOptions = opts.tags === undefined || Array.isArray(opts.tags) ? opts : { ...opts, tags: [...opts.tags] };
     this.running++;
@@ -191,7 +208,7 @@ export class SpamEnginePool {
       if (r.stale) r = await this.run({ ...base, gen: this.gen, spec: this.spec });
       if (r.stale) throw new ScanError('worker', 'the worker did not take the rule set');
       if ('error' in r) throw new ScanError(r.error.name === 'SessionError' ? 'session' : 'worker', r.error.message);
-      return r.body !== undefined ? { result: r.result, body: r.body } : { result: r.result };
+      return r;
     } finally {
       this.running--;
       if (this.running === 0) this.drained?.();

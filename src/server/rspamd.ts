@@ -38,9 +38,9 @@ function sendJson(res: ServerResponse, status: number, body: unknown, close = fa
   sendText(res, status, JSON.stringify(body), close);
 }
 
-/** Sends an already serialised JSON body (the worker thread wrote the verdict). */
-function sendText(res: ServerResponse, status: number, text: string, close = false): void {
-  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+/** Sends an already serialised JSON body (as UTF-8 bytes when the worker thread wrote the verdict). */
+function sendText(res: ServerResponse, status: number, text: string | Uint8Array, close = false): void {
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': typeof text === 'string' ? Buffer.byteLength(text) : text.byteLength };
   if (close) headers.connection = 'close';
   res.writeHead(status, headers);
   res.end(text);
@@ -135,11 +135,11 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
     // The idle timeout is for the client: it does not run while we scan.
     req.socket.setTimeout(0);
     // The reply is serialised in the worker thread that scanned (when the classifier is a pool):
-    // the main thread, which every connection shares, then only writes it.
+    // the main thread, which every connection shares, then only writes its bytes.
     const o = await scanner.scan({ protocol: 'rspamd', raw, session: sessionFromHeaders(req), queueId }, { format: 'rspamd', requiredScore: thresholds.spam() });
     req.socket.setTimeout(limits.idleTimeoutMs);
     if (res.destroyed) return;
-    if (o.ok && o.body !== undefined) sendText(res, 200, o.body);
+    if (o.ok && 'body' in o) sendText(res, 200, o.body);
     else if (o.ok) sendJson(res, 200, toRspamdReply(o.result, thresholds.spam(), o.ms));
     else sendJson(res, STATUS[o.reason], { error: o.message });
   };

@@ -9,13 +9,13 @@ import { BusyError, ScanGate, type ServerLimits } from './limits.js';
 import type { Logger, ScanLogLine } from './log.js';
 import type { Protocol, ServerMetrics } from './metrics.js';
 import type { ReplyFormat } from './rspamd-reply.js';
-import { ScanError } from './pool.js';
+import { ScanError, type ReplyVerdict } from './pool.js';
 
 /** What classifies: a {@link SpamEnginePool} (or a `SpamEngine`, in-process). */
 export interface Classifier {
   classify(raw: Uint8Array | string, opts?: ClassifyOptions): Promise<ClassifyResult>;
-  /** A pool's: the reply text serialised in the worker thread too. */
-  classifyWithReply?(raw: Uint8Array | string, opts: ClassifyOptions, reply?: ReplyFormat): Promise<{ result: ClassifyResult; body?: string }>;
+  /** A pool's: the reply serialised in the worker thread, which sends back only it and the verdict's action, score and errors. */
+  classifyWithReply?(raw: Uint8Array | string, opts: ClassifyOptions, reply: ReplyFormat): Promise<{ verdict: ReplyVerdict; body: Uint8Array }>;
 }
 
 export interface ScanRequest {
@@ -30,10 +30,15 @@ export interface ScanRequest {
 /** Why a message got no verdict. */
 export type NotScanned = 'too_large' | 'timeout' | 'busy' | 'session' | 'error' | 'closing';
 
-export type ScanOutcome =
-  /** `body`: the reply text, when the scan was asked for one and the classifier could build it. */
-  | { ok: true; result: ClassifyResult; ms: number; body?: string }
-  | { ok: false; reason: NotScanned; message: string; ms: number };
+export type ScanOutcome = { ok: true; result: ClassifyResult; ms: number } | { ok: false; reason: NotScanned; message: string; ms: number };
+
+/** A scan asked for a reply that the classifier built ({@link Classifier.classifyWithReply}): `body` is the reply's UTF-8 text, to send as it is. */
+export interface RepliedOutcome {
+  ok: true;
+  verdict: ReplyVerdict;
+  body: Uint8Array;
+  ms: number;
+}
 
 export class Scanner {
   private readonly gate: ScanGate;
@@ -48,6 +53,8 @@ export class Scanner {
     readonly log: Logger,
   ) {
     this.gate = new ScanGate(limits.maxConcurrentScans, limits.maxWaitingScans);
+    // Read when metrics are collected rather than set twice per scan.
+    metrics.watchQueueDepth(() => this.gate.depth);
   }
 
   /** Scans running or waiting. */
@@ -55,8 +62,14 @@ export class Scanner {
     return this.gate.depth;
   }
 
-  /** Classifies one message within the limits; `reply`: also serialise that reply. Never throws. */
-  async scan(req: ScanRequest, reply?: ReplyFormat): Promise<ScanOutcome> {
+  /**
+   * Classifies one message within the limits. Never throws. With `reply`, a classifier that can
+   * (a pool) also builds that reply in its worker thread, and the outcome is then a
+   * {@link RepliedOutcome}; otherwise the listener builds its reply from the result.
+   */
+  async scan(req: ScanRequest): Promise<ScanOutcome>;
+  async scan(req: ScanRequest, reply: ReplyFormat): Promise<ScanOutcome | RepliedOutcome>;
+  async scan(req: ScanRequest, reply?: ReplyFormat): Promise<ScanOutcome | RepliedOutcome> {
     const t0 = performance.now();
     if (req.raw.length > this.limits.maxSize) return this.refuse(req.protocol, 'too_large', this.tooLargeMessage(), req.raw.length, req.queueId);
     if (this.closing) return this.refuse(req.protocol, 'closing', 'the server is shutting down', req.raw.length, req.queueId);
@@ -64,28 +77,32 @@ export class Scanner {
     let release: (() => void) | undefined;
     try {
       release = await this.gate.acquire();
-      this.metrics.queueDepth.set(this.gate.depth);
       const opts: ClassifyOptions = { session: req.session };
       if (req.tags !== undefined && req.tags.length > 0) opts.tags = req.tags;
-      let result: ClassifyResult;
-      let body: string | undefined;
-      if (reply !== undefined && this.classifier.classifyWithReply !== undefined) ({ result, body } = await this.classifier.classifyWithReply(req.raw, opts, reply));
-      else result = await this.classifier.classify(req.raw, opts);
-      const ms = performance.now() - t0;
-      this.metrics.scans.inc({ protocol: req.protocol, action: result.action });
-      this.metrics.scanSeconds.observe({ protocol: req.protocol }, ms / 1000);
-      this.metrics.countErrors(result);
-      this.line({ protocol: req.protocol, queueId: req.queueId, action: result.action, score: result.score, ms: round(ms), size: req.raw.length, remoteIp: req.session.remoteIp });
-      return body !== undefined ? { ok: true, result, ms, body } : { ok: true, result, ms };
+      if (reply !== undefined && this.classifier.classifyWithReply !== undefined) {
+        const { verdict, body } = await this.classifier.classifyWithReply(req.raw, opts, reply);
+        return { ok: true, verdict, body, ms: this.scanned(req, verdict, t0) };
+      }
+      const result = await this.classifier.classify(req.raw, opts);
+      return { ok: true, result, ms: this.scanned(req, result, t0) };
     } catch (e) {
       const reason: NotScanned = e instanceof BusyError ? 'busy' : e instanceof ScanError ? (e.reason === 'timeout' ? 'timeout' : e.reason === 'session' ? 'session' : e.reason === 'closed' ? 'closing' : 'error') : 'error';
       const message = e instanceof Error ? e.message : String(e);
       return this.refuse(req.protocol, reason, message, req.raw.length, req.queueId, performance.now() - t0);
     } finally {
       release?.();
-      this.metrics.queueDepth.set(this.gate.depth);
       if (--this.inFlight === 0) for (const f of this.idle.splice(0)) f();
     }
+  }
+
+  /** Counts and logs a verdict; returns the scan's milliseconds. */
+  private scanned(req: ScanRequest, v: ReplyVerdict, t0: number): number {
+    const ms = performance.now() - t0;
+    this.metrics.scans.inc({ protocol: req.protocol, action: v.action });
+    this.metrics.scanSeconds.observe({ protocol: req.protocol }, ms / 1000);
+    this.metrics.countErrors(v);
+    this.line({ protocol: req.protocol, queueId: req.queueId, action: v.action, score: v.score, ms: round(ms), size: req.raw.length, remoteIp: req.session.remoteIp });
+    return ms;
   }
 
   /** The outcome (counted and logged) for a message that was not scanned, e.g. one refused before it was read. */
@@ -107,6 +124,8 @@ export class Scanner {
   }
 
   private line(l: ScanLogLine): void {
+    // Most servers log scans at info; at a quieter level the line is not even assembled.
+    if (!this.log.isLevelEnabled(l.error !== undefined ? 'warn' : 'info')) return;
     const fields = Object.fromEntries(Object.entries(l).filter(([, v]) => v !== undefined));
     if (l.error !== undefined) this.log.warn(fields, 'scan');
     else this.log.info(fields, 'scan');

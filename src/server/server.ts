@@ -115,7 +115,6 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
     const path = (req.url ?? '/').split('?')[0]!;
     if (path === '/metrics') {
       req.resume();
-      metrics.queueDepth.set(scanner.depth);
       metrics.render().then(
         (text) => {
           res.writeHead(200, { 'content-type': metrics.contentType });

@@ -7,6 +7,7 @@
  * also in a thread that was restarted after a timeout.
  */
 import { BroadcastChannel, workerData } from 'node:worker_threads';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
 import { toRspamdReply, type ReplyFormat } from './rspamd-reply.js';
@@ -35,9 +36,14 @@ export interface ScanTask {
   reply?: ReplyFormat;
 }
 
+/** What a listener needs of a verdict whose reply the worker wrote: the action and score it logs and counts, the errors it counts. */
+export type ReplyVerdict = Pick<ClassifyResult, 'action' | 'score' | 'errors'>;
+
 export type ScanReply =
   | { stale: true }
-  | { stale: false; result: ClassifyResult; body?: string }
+  | { stale: false; result: ClassifyResult }
+  /** The task asked for a reply: `body` is its UTF-8 text, in a buffer of its own that is moved (not copied) to the pool's thread. */
+  | { stale: false; verdict: ReplyVerdict; body: Uint8Array }
   /** `classify` rejected: `SessionError` for unusable session input; errors cannot cross threads as such. */
   | { stale: false; error: { name: string; message: string } };
 
@@ -76,6 +82,23 @@ channel.onmessage = (ev: unknown) => {
 // The channel must not keep a finished thread alive; piscina's own port does that while it runs.
 (channel as unknown as { unref(): void }).unref();
 
+/**
+ * The verdict with its rspamd reply. The listener's main thread, which every connection shares, gets
+ * only what it logs and counts (not the tag lists, headers, timings or warnings, which it would
+ * deserialise for nothing) and the reply as UTF-8 bytes that it writes as they are: encoded here,
+ * in a buffer that is transferred rather than copied, so the main thread neither copies nor
+ * encodes the text.
+ */
+function withReply(result: ClassifyResult, reply: ReplyFormat, ms: number): ScanReply {
+  const text = JSON.stringify(toRspamdReply(result, reply.requiredScore, ms));
+  // Not Buffer.from: a small one is a slice of Node's shared pool, whose memory cannot be transferred.
+  const body = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  body.write(text);
+  const out: ScanReply = { stale: false, verdict: { action: result.action, score: result.score, errors: result.errors }, body };
+  // piscina posts a movable's value with its transferables moved.
+  return move({ [transferableSymbol]: [body.buffer], [valueSymbol]: out }) as unknown as ScanReply;
+}
+
 export default async function scan(task: ScanTask): Promise<ScanReply> {
   if (task.spec !== undefined) install(task.gen, task.spec);
   if (task.gen > current.gen) return { stale: true };
@@ -85,11 +108,7 @@ export default async function scan(task: ScanTask): Promise<ScanReply> {
     const t0 = performance.now();
     const result = await mine.engine.classify(task.raw, task.opts);
     if (task.reply === undefined) return { stale: false, result };
-    // The listener needs only the text and the verdict's action, score and errors: the tag lists
-    // (tags, scores, matches, module tags) and warnings are not sent back to be copied again on the
-    // main thread that every connection shares.
-    const body = JSON.stringify(toRspamdReply(result, task.reply.requiredScore, performance.now() - t0));
-    return { stale: false, result: { ...result, tags: [], scores: {}, matches: [], analysis: [], warnings: [] }, body };
+    return withReply(result, task.reply, performance.now() - t0);
   } catch (e) {
     return { stale: false, error: { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) } };
   } finally {
