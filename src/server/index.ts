@@ -8,6 +8,6 @@ export { startScanServer, parseListenAddress, type ScanServer, type ScanServerOp
 export { defaultLimits, parseSize, type ServerLimits } from './limits.js';
 export { createLogger, type Logger, type LogOptions } from './log.js';
 export { ServerMetrics, type Protocol } from './metrics.js';
-export { Scanner, type Classifier, type ScanOutcome, type ScanRequest, type NotScanned } from './scan.js';
+export { Scanner, type Classifier, type ScanOutcome, type RepliedOutcome, type ScanRequest, type NotScanned } from './scan.js';
 export { toRspamdReply, sessionFromHeaders, RSPAMD_ACTIONS, type RspamdReply } from './rspamd.js';
 export { spamdReply } from './spamd.js';
