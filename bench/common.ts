@@ -101,21 +101,14 @@ export async function alternatingPerMessage<T>(
     let c = 0;
     for (let i = 0; i < items.length; i++) {
       const item = items[i]!;
-      if ((i + round) % 2 === 0) {
-        const t0 = performance.now();
-        await baseline(item);
-        const t1 = performance.now();
-        await candidate(item);
-        b += t1 - t0;
-        c += performance.now() - t1;
-      } else {
-        const t0 = performance.now();
-        await candidate(item);
-        const t1 = performance.now();
-        await baseline(item);
-        c += t1 - t0;
-        b += performance.now() - t1;
-      }
+      const baselineFirst = (i + round) % 2 === 0;
+      const t0 = performance.now();
+      await (baselineFirst ? baseline : candidate)(item);
+      const t1 = performance.now();
+      await (baselineFirst ? candidate : baseline)(item);
+      const t2 = performance.now();
+      b += baselineFirst ? t1 - t0 : t2 - t1;
+      c += baselineFirst ? t2 - t1 : t1 - t0;
     }
     ratios.push(b / c);
     if (b + c < best.b + best.c) best = { b, c };

@@ -443,11 +443,9 @@ export function extractHostDomains(ctx: MessageContext): HostDomain[] {
   const out: HostDomain[] = [];
   const seen = new Set<string>();
   for (const d of ctx.envelope.dkimPassDomains ?? []) seen.add(d.toLowerCase());
-  let size = seen.size;
   visitHosts(ctx, (d, location) => {
-    if (seen.has(d) || size >= MAX_ELEMENTS) return;
+    if (seen.has(d) || seen.size >= MAX_ELEMENTS) return;
     seen.add(d);
-    size++;
     out.push({ label: d, location });
   });
   return out;

@@ -40,7 +40,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, close = fa
 
 /** Sends an already serialised JSON body (as UTF-8 bytes when the worker thread wrote the verdict). */
 function sendText(res: ServerResponse, status: number, text: string | Uint8Array, close = false): void {
-  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': typeof text === 'string' ? Buffer.byteLength(text) : text.byteLength };
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
   if (close) headers.connection = 'close';
   res.writeHead(status, headers);
   res.end(text);

@@ -82,6 +82,8 @@ channel.onmessage = (ev: unknown) => {
 // The channel must not keep a finished thread alive; piscina's own port does that while it runs.
 (channel as unknown as { unref(): void }).unref();
 
+const UTF8 = new TextEncoder();
+
 /**
  * The verdict with its rspamd reply. The listener's main thread, which every connection shares, gets
  * only what it logs and counts (not the tag lists, headers, timings or warnings, which it would
@@ -91,9 +93,9 @@ channel.onmessage = (ev: unknown) => {
  */
 function withReply(result: ClassifyResult, reply: ReplyFormat, ms: number): ScanReply {
   const text = JSON.stringify(toRspamdReply(result, reply.requiredScore, ms));
-  // Not Buffer.from: a small one is a slice of Node's shared pool, whose memory cannot be transferred.
-  const body = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-  body.write(text);
+  // Not Buffer.from: a small one is a slice of Node's shared pool, whose memory cannot be transferred;
+  // TextEncoder gives an array with a buffer of its own.
+  const body = UTF8.encode(text);
   const out: ScanReply = { stale: false, verdict: { action: result.action, score: result.score, errors: result.errors }, body };
   // piscina posts a movable's value with its transferables moved.
   return move({ [transferableSymbol]: [body.buffer], [valueSymbol]: out }) as unknown as ScanReply;
