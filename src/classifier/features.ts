@@ -56,7 +56,7 @@ const ALPHA_RE = /^\p{Alphabetic}+$/u;
 export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
   const counts = await buildTokenCounts(m, facts, trusted);
   const map: TokenMap = new Map();
-  for (let i = 0; i < counts.toks.length; i++) map.set(counts.toks[i]!.key, counts.counts[i]!);
+  for (let i = 0; i < counts.toks.length; i++) map.set(counts.key(i), counts.counts[i]!);
   return map;
 }
 
@@ -143,7 +143,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
       if (ext !== '') map.add(intern(strToken(KIND.attachment, '!' + truncate16(ext).toLowerCase())));
       const base = name.slice(0, dot).toLowerCase();
       const stems = new WordStemTokenizer(base);
-      for (const t = new TypedTokens(base, true); t.next(); ) {
+      for (const t = new TypedTokens(base, true, false); t.next(); ) {
         if (t.type !== T.Alphabetic) continue;
         for (const s of stems.tokenize(t.text)) map.add(intern(strToken(KIND.attachment, '_' + truncate16(s))));
       }
@@ -157,7 +157,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
 
   // Subject.
   const subjectStems = new WordStemTokenizer(threadName(m.subjectText).trim().toLowerCase());
-  for (const t = new TypedTokens(m.subjectText, false); t.next(); ) insertType(map, t.type, t.text, subjectStems, false);
+  for (const t = new TypedTokens(m.subjectText, false, false); t.next(); ) insertType(map, t, subjectStems, false);
 
   // Body text parts: the body part, other non-body parts, and alternatives (merged when absent).
   const msg = view.message;
@@ -171,9 +171,9 @@ function textTokens(m: MessageContext, map: TokCounter): void {
     const text = entry.text;
     const stems = new WordStemTokenizer(text);
     let alphabetic = false;
-    for (const t = new TypedTokens(text, false); t.next(); ) {
+    for (const t = new TypedTokens(text, false, false); t.next(); ) {
       if (t.type === T.Alphabetic) alphabetic = true;
-      insertType(target, t.type, t.text, stems, isBody);
+      insertType(target, t, stems, isBody);
     }
     if (!isBody) return;
     if (!alphabetic) map.add(intern(strToken(KIND.word, '_null')));
@@ -183,7 +183,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
       for (const [an, av] of tok.attributes) {
         if (av === null) continue;
         if (an === 'alt' || an === 'title') {
-          for (const t = new TypedTokens(av, true); t.next(); ) insertType(map, t.type, t.text, stems, true);
+          for (const t = new TypedTokens(av, true, false); t.next(); ) insertType(map, t, stems, true);
         } else if (an === 'src' || an === 'href') {
           const colon = av.indexOf(':');
           map.add(intern(strToken(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : '')));

@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { loadEldScorer, type EldDetection } from './eld-scores.js';
 import type { Tok } from './tokens.js';
+import { WordMemo } from './word-memo.js';
 
 const require = createRequire(import.meta.url);
 
@@ -216,7 +217,7 @@ export function detectLanguage(text: string): { lang: string; confidence: number
  */
 class WordRules {
   /** Original-case word → its interned word tokens under these rules (bounded: cleared when full). */
-  readonly memo = new Map<string, WordToks>();
+  readonly memo = new WordMemo();
 
   constructor(
     private readonly stop: ReadonlySet<string> | undefined,
@@ -233,13 +234,10 @@ class WordRules {
   }
 }
 
-/**
- * A word's tokens in a memo: the token itself when there is one (most words: no array to reach it
- * through, which matters as the memo is large and mostly out of the CPU cache), else all of them.
- */
+/** A word's tokens in a memo: the token itself when there is one (most words), else all of them. */
 export type WordToks = Tok | readonly Tok[];
 
-/** Entries of a {@link WordRules} memo at most (about 100 bytes each). */
+/** Entries of a {@link WordRules} memo at most (about 40 bytes each). */
 export const WORD_MEMO_MAX = 100_000;
 const rulesByLang = new Map<string, WordRules>();
 
@@ -308,7 +306,7 @@ export class WordStemTokenizer {
   }
 
   /** Word → word tokens memo of this text's language (for `insertType`). */
-  get memo(): Map<string, WordToks> {
+  get memo(): WordMemo {
     return this.rules().memo;
   }
 

@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
-import { hashInput, tokenBytes, type Tok, type TokCounter, type TokenMap } from './tokens.js';
+import { hashInput, keepHash, keptHash, tokenBytes, tokKey, type Tok, type TokCounter, type TokenMap } from './tokens.js';
 
 /** Stalwart's `FtrlParameters` (defaults: 2^20 weights, α 2, β 1, λ₁ 0.001, λ₂ 0.0001). */
 export interface FtrlParameters {
@@ -85,10 +85,11 @@ const TOK_HASH_BITS = 29;
 const TOK_HASH_MOD = 2 ** TOK_HASH_BITS;
 
 function tokHash(tok: Tok): number {
-  let h = tok.hash;
+  let h = keptHash(tok);
   if (h < 0) {
-    const full = hashToken(tok.key, undefined);
-    h = tok.hash = (Math.floor(full / 2) % TOK_HASH_MOD) * 2 + (full % 2);
+    const full = hashToken(tokKey(tok), undefined);
+    h = (Math.floor(full / 2) % TOK_HASH_MOD) * 2 + (full % 2);
+    keepHash(tok, h);
   }
   return h;
 }
@@ -99,8 +100,9 @@ function tokHash(tok: Tok): number {
  */
 export function vectorizeCounts(counts: TokCounter, bits: number, opts: VectorizeOptions = {}): Features {
   const { toks, counts: ns } = counts;
-  const unsalted = bits <= TOK_HASH_BITS ? (i: number): number => tokHash(toks[i]!) : (i: number): number => hash(toks[i]!.key, toks[i]!.key, undefined);
-  return features(toks.length, (i) => toks[i]!.key, (i) => ns[i]!, unsalted, bits, opts);
+  const key = (i: number): string => tokKey(toks[i]!);
+  const unsalted = bits <= TOK_HASH_BITS ? (i: number): number => tokHash(toks[i]!) : (i: number): number => hash(key(i), key(i), undefined);
+  return features(toks.length, key, (i) => ns[i]!, unsalted, bits, opts);
 }
 
 /** Entries of the reused buffers of {@link predictCounts}; a message with more gets buffers of its own. */

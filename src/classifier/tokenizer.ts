@@ -106,9 +106,14 @@ const FLOAT_RE = /[0-9]+\.[0-9]+(?![\p{Alphabetic}])/uy;
  */
 export class TypedTokens {
   type: T = T.Space;
-  text = '';
-  private readonly s: string;
+  /** The current token's range in {@link src}; its {@link text} is `src.slice(start, end)` (a Space token: `' '`). */
+  start = 0;
+  end = 0;
+  /** The text tokenized (cut at {@link MAX_CLASSIFIER_TEXT}). */
+  readonly src: string;
   private readonly numbers: boolean;
+  private readonly spaces: boolean;
+  private textMemo: string | undefined = '';
   private i = 0;
   private any = false;
   /**
@@ -117,23 +122,46 @@ export class TypedTokens {
    */
   private plainUntil = -1;
 
-  /** `numbers`: recognise `-N` and `N.N` as numbers (Stalwart's default options). */
-  constructor(text: string, numbers: boolean) {
-    this.s = text.length > MAX_CLASSIFIER_TEXT ? text.slice(0, MAX_CLASSIFIER_TEXT) : text;
+  /**
+   * `numbers`: recognise `-N` and `N.N` as numbers (Stalwart's default options). `spaces`: give Space
+   * tokens (the token builder ignores them: a body has as many as words).
+   */
+  constructor(text: string, numbers: boolean, spaces = true) {
+    this.src = text.length > MAX_CLASSIFIER_TEXT ? text.slice(0, MAX_CLASSIFIER_TEXT) : text;
     this.numbers = numbers;
+    this.spaces = spaces;
   }
 
-  private emit(type: T, text: string, next: number): true {
+  /** The current token's text, cut from the source on first use (a word found in a memo needs none). */
+  get text(): string {
+    let t = this.textMemo;
+    if (t === undefined) t = this.textMemo = this.src.slice(this.start, this.end);
+    return t;
+  }
+
+  private emit(type: T, text: string, start: number, next: number): true {
     this.type = type;
-    this.text = text;
+    this.textMemo = text;
+    this.start = start;
+    this.end = start + text.length;
     this.i = next;
+    this.any = true;
+    return true;
+  }
+
+  private emitRange(type: T, start: number, end: number): true {
+    this.type = type;
+    this.textMemo = undefined;
+    this.start = start;
+    this.end = end;
+    this.i = end;
     this.any = true;
     return true;
   }
 
   /** Moves to the next token; false at the end of the text. */
   next(): boolean {
-    const s = this.s;
+    const s = this.src;
     const n = s.length;
     const numbers = this.numbers;
     let i = this.i;
@@ -153,13 +181,13 @@ export class TypedTokens {
         if (ch === '') ch = s[i]!;
         if (c0 < 0x80 ? ASCII_CLASS[c0] === 2 : WS_RE.test(ch)) {
           // A run of white space is one Space token.
-          if (!this.any || this.type !== T.Space) return this.emit(T.Space, ' ', i + ch.length);
+          if (this.spaces && (!this.any || this.type !== T.Space)) return this.emit(T.Space, ' ', i, i + ch.length);
         } else if (numbers && c0 === 45 && i + 1 < n && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57 && (i === 0 || !isWordChar(s[i - 1]!))) {
           const m = matchAt(NUMBER_RE, s, i);
-          if (m !== null) return this.emit(m[0].includes('.') ? T.Float : T.Integer, m[0], i + m[0].length);
-          return this.emit(T.Punctuation, ch, i + ch.length);
+          if (m !== null) return this.emit(m[0].includes('.') ? T.Float : T.Integer, m[0], i, i + m[0].length);
+          return this.emit(T.Punctuation, ch, i, i + ch.length);
         } else {
-          return this.emit(cp < 0x80 ? T.Punctuation : T.Other, ch, i + ch.length);
+          return this.emit(cp < 0x80 ? T.Punctuation : T.Other, ch, i, i + ch.length);
         }
         i += ch.length;
         continue;
@@ -167,7 +195,7 @@ export class TypedTokens {
       if (i >= this.plainUntil) {
         const composite = tryComposite(s, i);
         if (typeof composite === 'number') this.plainUntil = composite;
-        else if (composite !== undefined) return this.emit(composite.type, composite.text, i + composite.text.length);
+        else if (composite !== undefined) return this.emit(composite.type, composite.text, i, i + composite.text.length);
       }
       // A raw word.
       let j = i;
@@ -189,9 +217,9 @@ export class TypedTokens {
       }
       if (!letters && numbers) {
         const f = matchAt(FLOAT_RE, s, i);
-        if (f !== null) return this.emit(T.Float, f[0], i + f[0].length);
+        if (f !== null) return this.emit(T.Float, f[0], i, i + f[0].length);
       }
-      return this.emit(letters ? (digits ? T.Alphanumeric : T.Alphabetic) : T.Integer, s.slice(i, j), j);
+      return this.emitRange(letters ? (digits ? T.Alphanumeric : T.Alphabetic) : T.Integer, i, j);
     }
     this.i = i;
     return false;

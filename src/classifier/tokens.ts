@@ -108,43 +108,70 @@ export function truncate16(s: string): string {
 }
 
 /**
- * An interned token: one object per distinct token string while the intern table lasts, so a memo
- * (word → its tokens, character → its category token) hands out the final token, a message counts it
- * without a map lookup, and its feature hash is computed once.
+ * An interned token: a small integer id per distinct token string while the intern table lasts, so a
+ * memo (word → its tokens, character → its category token) hands out the final token, a message counts
+ * it without a map lookup, and its feature hash is computed once. Per-token state (key, hash, the marks
+ * of the counters) lives in arrays indexed by id: a message touches a few compact arrays instead of one
+ * heap object per token scattered over the heap (each a likely cache and TLB miss).
  */
-export interface Tok {
-  /** The token string (as {@link strToken} / {@link byteToken} build it). */
-  readonly key: string;
-  /** Unsalted feature hash: low 29 bits × 2 + sign bit (see model.ts), −1 until first needed. */
-  hash: number;
-  /** Id of the {@link TokCounter} of each slot that last counted it, and its index there. */
-  mark0: number;
-  at0: number;
-  mark1: number;
-  at1: number;
-}
+export type Tok = number;
 
-/** Distinct tokens kept interned at most (about 170 bytes each); past it the table restarts between messages. */
+/** Distinct tokens kept interned at most; past it the table restarts between messages. */
 const INTERN_MAX = 300_000;
 const interned = new Map<string, Tok>();
+let keys: string[] = [];
+/** Unsalted feature hash per id: low 29 bits × 2 + sign bit (see model.ts), −1 until first needed. */
+let hashes = new Int32Array(4096).fill(-1);
+/** Per id, for counter slot 0 and 1: the id of the {@link TokCounter} that last counted it, and its index there. */
+let marks0 = new Int32Array(2 * 4096);
+let marks1 = new Int32Array(2 * 4096);
 const resetHooks: Array<() => void> = [];
-/** Counter ids stay small integers (fast field compares); past this bound every token's marks are reset. */
+/** Counter ids stay small integers (fast compares); past this bound every token's marks are reset. */
 const MAX_COUNTER_ID = 2 ** 30;
 let lastCounterId = 0;
+
+function grow(): void {
+  const cap = hashes.length * 2;
+  const h = new Int32Array(cap).fill(-1);
+  h.set(hashes);
+  hashes = h;
+  const m0 = new Int32Array(2 * cap);
+  m0.set(marks0);
+  marks0 = m0;
+  const m1 = new Int32Array(2 * cap);
+  m1.set(marks1);
+  marks1 = m1;
+}
 
 /** The interned token of `key`. */
 export function intern(key: string): Tok {
   let t = interned.get(key);
   if (t === undefined) {
-    t = { key, hash: -1, mark0: 0, at0: 0, mark1: 0, at1: 0 };
+    t = keys.length;
+    if (t === hashes.length) grow();
+    keys.push(key);
     interned.set(key, t);
   }
   return t;
 }
 
+/** The token string of an interned token (as {@link strToken} / {@link byteToken} build it). */
+export function tokKey(t: Tok): string {
+  return keys[t]!;
+}
+
+/** The kept unsalted hash of a token (−1: not computed yet). */
+export function keptHash(t: Tok): number {
+  return hashes[t]!;
+}
+
+export function keepHash(t: Tok, h: number): void {
+  hashes[t] = h;
+}
+
 /**
  * Registers a memo holding {@link Tok}s: `clear` runs when the intern table restarts, so no message ever
- * sees two objects for one token string (they would be counted apart).
+ * sees a token id of the old table (it would name another token).
  */
 export function onInternReset(clear: () => void): void {
   resetHooks.push(clear);
@@ -152,27 +179,32 @@ export function onInternReset(clear: () => void): void {
 
 /**
  * Called by the token builder before a message's synchronous part: restarts the intern table (and the
- * memos registered with {@link onInternReset}) when it is full, and {@link TokCounter} ids when they are. Never called while a message is half
- * built (that part has no await), so one message's tokens all come from one table. `max`: the table's
- * bound (tests pass 0 to force a restart).
+ * memos registered with {@link onInternReset}) when it is full, and {@link TokCounter} ids when they are.
+ * Never called while a message is half built (that part has no await), so one message's tokens all come
+ * from one table. `max`: the table's bound (tests pass 0 to force a restart).
  */
 export function internBoundary(max = INTERN_MAX): void {
   if (lastCounterId >= MAX_COUNTER_ID) {
     // No counter is filling here: old marks can go, and ids start again.
-    for (const t of interned.values()) t.mark0 = t.mark1 = 0;
+    marks0.fill(0);
+    marks1.fill(0);
     lastCounterId = 0;
   }
   if (interned.size < max) return;
   interned.clear();
+  keys = [];
+  hashes.fill(-1);
+  marks0.fill(0);
+  marks1.fill(0);
   for (const clear of resetHooks) clear();
 }
 
 /**
  * Token → count of one message in insertion order (a {@link TokenMap} of interned tokens), without a
- * Map: a token carries the id of the counter that last counted it and its index there, so counting is
- * two field reads. Two counters may fill at once (the body and the alternative parts), in slots 0 and 1;
- * a counter is filled synchronously (no await), so no other message's counter can touch the marks meanwhile.
- * Create counters only after {@link internBoundary}.
+ * Map: each token has, per counter slot, the id of the counter that last counted it and its index there,
+ * so counting is two array reads. Two counters may fill at once (the body and the alternative parts), in
+ * slots 0 and 1; a counter is filled synchronously (no await), so no other message's counter can touch
+ * the marks meanwhile. Create counters only after {@link internBoundary}.
  */
 export class TokCounter {
   readonly toks: Tok[] = [];
@@ -185,27 +217,26 @@ export class TokCounter {
 
   /** Count += `n` (default 1). */
   add(tok: Tok, n = 1): void {
-    if (this.slot === 0) {
-      if (tok.mark0 === this.id) {
-        this.counts[tok.at0]! += n;
-        return;
-      }
-      tok.mark0 = this.id;
-      tok.at0 = this.toks.length;
-    } else {
-      if (tok.mark1 === this.id) {
-        this.counts[tok.at1]! += n;
-        return;
-      }
-      tok.mark1 = this.id;
-      tok.at1 = this.toks.length;
+    // The arrays are read on every call: interning a new token may have replaced them.
+    const marks = this.slot === 0 ? marks0 : marks1;
+    const k = 2 * tok;
+    if (marks[k] === this.id) {
+      this.counts[marks[k + 1]!]! += n;
+      return;
     }
+    marks[k] = this.id;
+    marks[k + 1] = this.toks.length;
     this.toks.push(tok);
     this.counts.push(n);
   }
 
   has(tok: Tok): boolean {
-    return this.slot === 0 ? tok.mark0 === this.id : tok.mark1 === this.id;
+    return (this.slot === 0 ? marks0 : marks1)[2 * tok] === this.id;
+  }
+
+  /** The token string of the `i`-th token counted. */
+  key(i: number): string {
+    return keys[this.toks[i]!]!;
   }
 
   get size(): number {

@@ -7,7 +7,8 @@
 import { createRequire } from 'node:module';
 import { isMixedCharset } from '../message/scripts.js';
 import { clearWordMemos, WORD_MEMO_MAX, type WordStemTokenizer } from './language.js';
-import { T } from './tokenizer.js';
+import { T, type TypedTokens } from './tokenizer.js';
+import { wordHash } from './word-memo.js';
 import { byteToken, intern, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounter } from './tokens.js';
 
 type Cure = (input: string) => { toString(): string };
@@ -56,17 +57,19 @@ const SKIPPED_RE = /^[\p{gc=Pe}\p{gc=Pc}\p{gc=Pd}\p{gc=Pf}\p{gc=Pi}\p{gc=Ps}\p{g
 
 /** Character → its category token (null for none): the category is up to 23 regex tests. */
 const categoryToks = new Map<string, Tok | null>();
+/** The same for ASCII characters, by code (−2: not known yet, −1: none). */
+const asciiCategoryToks = new Int32Array(128).fill(-2);
 function category(ch: string): string | undefined {
   if (SKIPPED_RE.test(ch)) return undefined;
   for (const [c, re] of CATEGORY_RES) if (re.test(ch)) return c;
   return undefined;
 }
 
-/**
- * Stalwart's `_allcaps` test, byte length = number of upper-case characters and > 3: a non-ASCII
- * character has more bytes than characters, so only ASCII upper-case words of 4 or more letters pass.
+/*
+ * ALLCAPS_RE: Stalwart's `_allcaps` test, byte length = number of upper-case characters and > 3: a
+ * non-ASCII character has more bytes than characters, so only ASCII upper-case words of 4 or more
+ * letters pass (`/^[A-Z]{4,}$/`, tested by code in insertType).
  */
-const ALLCAPS_RE = /^[A-Z]{4,}$/;
 
 /** Letter+digit word → its shape token (alphanumeric words recur less than words, hence a smaller memo). */
 const shapeToks = new Map<string, Tok>();
@@ -79,6 +82,7 @@ let ipTok = intern(strToken(KIND.url, '!ip'));
 
 onInternReset(() => {
   categoryToks.clear();
+  asciiCategoryToks.fill(-2);
   shapeToks.clear();
   numberToks.fill(undefined);
   clearWordMemos();
@@ -94,29 +98,36 @@ function wordTokens(w: string, stems: WordStemTokenizer): readonly Tok[] {
 }
 
 /**
- * Inserts the tokens of one typed token into `map`. Words, characters, numbers and shapes seen before
- * cost one memo lookup that gives the interned token (no normalising, stemming or string building).
+ * Inserts the tokens of the current token of `t` into `map`. Words, characters, numbers and shapes seen
+ * before cost one memo lookup that gives the interned token (no normalising, stemming or string building).
  */
-export function insertType(map: TokCounter, type: T, text: string, stems: WordStemTokenizer, isBody: boolean): void {
-  switch (type) {
+export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemTokenizer, isBody: boolean): void {
+  switch (t.type) {
     case T.Alphabetic: {
-      const w = text;
       const memo = stems.memo;
-      let tokens = memo.get(w);
+      const s = t.src;
+      const a = t.start;
+      const b = t.end;
+      const h = wordHash(s, a, b);
+      let tokens = memo.get(s, a, b, h);
       if (tokens === undefined) {
-        const all = wordTokens(w, stems);
-        tokens = all.length === 1 ? all[0]! : all;
+        const all = wordTokens(t.text, stems);
         if (memo.size >= WORD_MEMO_MAX) memo.clear();
-        memo.set(w, tokens);
+        memo.set(s, a, b, h, all);
+        tokens = all.length === 1 ? all[0]! : all;
       }
-      if (!Array.isArray(tokens)) map.add(tokens as Tok);
+      if (typeof tokens === 'number') map.add(tokens);
       else for (let i = 0; i < tokens.length; i++) map.add(tokens[i]!);
-      // The first letter rules out most words before the regex runs.
-      if (isBody && w.length >= 4 && w.charCodeAt(0) >= 65 && w.charCodeAt(0) <= 90 && ALLCAPS_RE.test(w)) map.add(allcapsTok);
+      // Stalwart's `_allcaps`: ASCII upper-case words of 4 or more letters (see ALLCAPS_RE).
+      if (isBody && b - a >= 4) {
+        let k = a;
+        while (k < b && s.charCodeAt(k) >= 65 && s.charCodeAt(k) <= 90) k++;
+        if (k === b) map.add(allcapsTok);
+      }
       return;
     }
     case T.Alphanumeric: {
-      const w = text;
+      const w = t.text;
       let tok = shapeToks.get(w);
       if (tok === undefined) {
         tok = intern(shapeToken(w));
@@ -127,12 +138,23 @@ export function insertType(map: TokCounter, type: T, text: string, stems: WordSt
       return;
     }
     case T.UrlNoHost:
-      for (const piece of text.toLowerCase().split(/[/._]/)) {
+      for (const piece of t.text.toLowerCase().split(/[/._]/)) {
         if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) map.add(intern(strToken(KIND.url, '_' + truncate16(piece))));
       }
       return;
     case T.Other:
     case T.Punctuation: {
+      const c0 = t.src.charCodeAt(t.start);
+      if (t.end - t.start === 1 && c0 < 128) {
+        let tok = asciiCategoryToks[c0]!;
+        if (tok === -2) {
+          const c = category(t.text);
+          tok = asciiCategoryToks[c0] = c === undefined ? -1 : intern(strToken(KIND.unicode_category, c));
+        }
+        if (tok >= 0) map.add(tok);
+        return;
+      }
+      const text = t.text;
       let tok = categoryToks.get(text);
       if (tok === undefined) {
         const c = category(text);
@@ -145,6 +167,8 @@ export function insertType(map: TokCounter, type: T, text: string, stems: WordSt
     }
     case T.Integer:
     case T.Float: {
+      const type = t.type;
+      const text = t.text;
       const neg = text.startsWith('-');
       const first = type === T.Integer ? (neg ? 'I' : 'i') : neg ? 'F' : 'f';
       let digits = 0;
