@@ -21,6 +21,8 @@ export const MAX_WORD = 64;
 const MAX_PROBE = 32;
 /** Entry value of a word with no token (a stop word). */
 const NONE = -1;
+/** What `find` answers when it gave up probing. */
+const GAVE_UP = -(2 ** 31);
 
 /**
  * A word's tokens as kept: a token id (≥ 0), {@link NONE}, or −2 − k for the k-th multi-token list
@@ -36,45 +38,37 @@ export function wordHash(s: string, start: number, end: number): number {
 }
 
 export class WordMemo {
-  /** Per slot: the word's hash, and its entry + 1 (0: empty). */
-  private slots: Int32Array;
-  private mask: number;
-  /** Per entry: the word's offset in the pool, its length and its hash. */
-  private entries = new Int32Array(3 * 1024);
-  /** Per entry: its value (see {@link WordValue}). */
-  private values = new Int32Array(1024);
+  /**
+   * Per slot, 4 integers (16 bytes: a lookup reads one slot, then the word's characters): the word's
+   * hash, its pool offset + 1 (0: empty slot), its length and its value.
+   */
+  private slots = new Int32Array(4 * 1024);
+  private mask = 1023;
   private pool = new Uint16Array(8192);
   private poolLen = 0;
   private lists: (readonly Tok[])[] = [];
   /** Entries stored. */
   size = 0;
 
-  /** Starts small; the slots double whenever they are half full. */
-  constructor() {
-    this.slots = new Int32Array(2 * 1024);
-    this.mask = 1023;
-  }
-
-  /** The slot index of the word, or −1 − (a free slot's index) when absent, or −MAX−1 when given up. */
+  /** The slot index of the word, or −1 − (a free slot's index) when absent, or {@link GAVE_UP}. */
   private find(s: string, start: number, end: number, h: number): number {
     const len = end - start;
     const slots = this.slots;
+    const pool = this.pool;
     let i = (h ^ (h >>> 16)) & this.mask;
     for (let probe = 0; probe < MAX_PROBE; probe++) {
-      const e = slots[2 * i + 1]!;
-      if (e === 0) return -1 - i;
-      if (slots[2 * i] === h) {
-        const off = this.entries[3 * (e - 1)]!;
-        if (this.entries[3 * (e - 1) + 1] === len) {
-          const pool = this.pool;
-          let k = 0;
-          while (k < len && pool[off + k] === s.charCodeAt(start + k)) k++;
-          if (k === len) return i;
-        }
+      const q = 4 * i;
+      const off1 = slots[q + 1]!;
+      if (off1 === 0) return -1 - i;
+      if (slots[q] === h && slots[q + 2] === len) {
+        const off = off1 - 1;
+        let k = 0;
+        while (k < len && pool[off + k] === s.charCodeAt(start + k)) k++;
+        if (k === len) return i;
       }
       i = (i + 1) & this.mask;
     }
-    return -1 - (this.mask + 1);
+    return GAVE_UP;
   }
 
   /**
@@ -85,7 +79,7 @@ export class WordMemo {
     if (end - start > MAX_WORD) return undefined;
     const i = this.find(s, start, end, h);
     if (i < 0) return undefined;
-    const v = this.values[this.slots[2 * i + 1]! - 1]!;
+    const v = this.slots[4 * i + 3]!;
     if (v >= 0) return v;
     return v === NONE ? EMPTY : this.lists[-2 - v]!;
   }
@@ -94,24 +88,10 @@ export class WordMemo {
   set(s: string, start: number, end: number, h: number, toks: readonly Tok[]): void {
     const len = end - start;
     if (len > MAX_WORD) return;
+    if (2 * (this.size + 1) > this.mask + 1) this.rehash();
     const i = this.find(s, start, end, h);
-    if (i >= 0 || i === -1 - (this.mask + 1)) return;
-    let slot = -1 - i;
-    if (2 * (this.size + 1) > this.mask + 1) {
-      this.rehash();
-      const j = this.find(s, start, end, h);
-      if (j === -1 - (this.mask + 1)) return;
-      slot = -1 - j;
-    }
-    const e = this.size++;
-    if (3 * e + 2 >= this.entries.length) {
-      const grown = new Int32Array(2 * this.entries.length);
-      grown.set(this.entries);
-      this.entries = grown;
-      const vals = new Int32Array(2 * this.values.length);
-      vals.set(this.values);
-      this.values = vals;
-    }
+    if (i >= 0 || i === GAVE_UP) return;
+    const q = 4 * (-1 - i);
     if (this.poolLen + len > this.pool.length) {
       const grown = new Uint16Array(Math.max(2 * this.pool.length, this.poolLen + len));
       grown.set(this.pool.subarray(0, this.poolLen));
@@ -119,35 +99,40 @@ export class WordMemo {
     }
     const pool = this.pool;
     for (let k = 0; k < len; k++) pool[this.poolLen + k] = s.charCodeAt(start + k);
-    this.entries[3 * e] = this.poolLen;
-    this.entries[3 * e + 1] = len;
-    this.entries[3 * e + 2] = h;
-    this.poolLen += len;
-    if (toks.length === 1) this.values[e] = toks[0]!;
-    else if (toks.length === 0) this.values[e] = NONE;
+    let value: number;
+    if (toks.length === 1) value = toks[0]!;
+    else if (toks.length === 0) value = NONE;
     else {
-      this.values[e] = -2 - this.lists.length;
+      value = -2 - this.lists.length;
       this.lists.push(toks);
     }
-    this.slots[2 * slot] = h;
-    this.slots[2 * slot + 1] = e + 1;
+    this.slots[q] = h;
+    this.slots[q + 1] = this.poolLen + 1;
+    this.slots[q + 2] = len;
+    this.slots[q + 3] = value;
+    this.poolLen += len;
+    this.size++;
   }
 
-  /** Twice the slots, every entry placed again (a sequence too long to place is dropped). */
+  /** Twice the slots, every entry placed again (one whose probe sequence is too long is dropped). */
   private rehash(): void {
+    const old = this.slots;
     const n = 2 * (this.mask + 1);
-    const slots = new Int32Array(2 * n);
     const mask = n - 1;
-    for (let e = 0; e < this.size; e++) {
-      const h = this.entries[3 * e + 2]!;
+    const slots = new Int32Array(4 * n);
+    let size = 0;
+    for (let q = 0; q < old.length; q += 4) {
+      if (old[q + 1] === 0) continue;
+      const h = old[q]!;
       let i = (h ^ (h >>> 16)) & mask;
-      for (let probe = 0; probe < MAX_PROBE && slots[2 * i + 1] !== 0; probe++) i = (i + 1) & mask;
-      if (slots[2 * i + 1] !== 0) continue;
-      slots[2 * i] = h;
-      slots[2 * i + 1] = e + 1;
+      for (let probe = 0; probe < MAX_PROBE && slots[4 * i + 1] !== 0; probe++) i = (i + 1) & mask;
+      if (slots[4 * i + 1] !== 0) continue;
+      slots.set(old.subarray(q, q + 4), 4 * i);
+      size++;
     }
     this.slots = slots;
     this.mask = mask;
+    this.size = size;
   }
 
   /** Forgets every word (the arrays keep their size). */
