@@ -13,10 +13,11 @@ import { threadName } from '../message/context.js';
 import { extractEmails, extractHostDomains, extractUrls, type EmailElement, type UrlElement } from '../message/elements.js';
 import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
 import { mimeView } from '../message/text-parts.js';
-import { languageDetectorLoaded, loadLanguageDetector, WordStemTokenizer } from './language.js';
+import { languageDetectorLoaded, loadLanguageDetector, preloadLanguageResources, WordStemTokenizer } from './language.js';
+import { xxh3 } from './model.js';
 import { T, TypedTokens } from './tokenizer.js';
 import { add, addIfMissing, byteToken, intern, internBoundary, KIND, strToken, TokCounter, truncate16, type TokenMap } from './tokens.js';
-import { insertType } from './words.js';
+import { insertType, loadCure } from './words.js';
 
 /** Facts of the SMTP session the builder reads (train mode: recovered from `X-Spam-Result`). */
 export interface TokenFacts {
@@ -51,6 +52,20 @@ export function trainFacts(m: MessageContext): TokenFacts {
 
 const EMAIL_LOCATIONS = new Set(['body_text', 'body_html', 'attachment', 'subject']);
 const ALPHA_RE = /^\p{Alphabetic}+$/u;
+
+let preloaded: Promise<void> | undefined;
+
+/**
+ * Loads what the token builder and prediction otherwise load on first use (language detector, stemmers,
+ * stop words, segmenters, decancer, the XXH3 addon), once per thread. A classifier calls it when it
+ * gets its first model: a long-running process then pays at start, not on the first messages.
+ */
+export function preloadClassifierResources(): Promise<void> {
+  return (preloaded ??= preloadLanguageResources().then(() => {
+    loadCure();
+    xxh3();
+  }));
+}
 
 /** Builds the token map of an analysed message. Never throws for a bad message (limits bound the work). */
 export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {

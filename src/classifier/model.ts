@@ -34,7 +34,7 @@ const SIGN_BIT = 1n << 63n;
 const hashCache = new Map<string, number>();
 let xxh3Module: typeof Xxh3 | undefined;
 /** @node-rs/xxhash (a native addon) is loaded on the first hash, not when spamrule is imported. */
-function xxh3(): typeof Xxh3 {
+export function xxh3(): typeof Xxh3 {
   return (xxh3Module ??= (createRequire(import.meta.url)('@node-rs/xxhash') as { xxh3: typeof Xxh3 }).xxh3);
 }
 const HASH_CACHE_MAX = 500_000;

@@ -14,8 +14,8 @@ import { byteToken, intern, KIND, onInternReset, strToken, truncate16, type Tok,
 type Cure = (input: string) => { toString(): string };
 let cureFn: Cure | null | undefined;
 
-/** decancer's `cure`, loaded on first use (a native addon; without it words are kept as they are). */
-function cure(s: string): string | undefined {
+/** Loads decancer (a native addon) unless loaded; null when it cannot load. */
+export function loadCure(): Cure | null {
   if (cureFn === undefined) {
     try {
       cureFn = createRequire(import.meta.url)('decancer') as Cure;
@@ -23,9 +23,14 @@ function cure(s: string): string | undefined {
       cureFn = null;
     }
   }
-  if (cureFn === null) return undefined;
+  return cureFn;
+}
+
+/** decancer's `cure`, loaded on first use (without it words are kept as they are). */
+function cure(s: string): string | undefined {
+  if (loadCure() === null) return undefined;
   try {
-    return cureFn(s).toString();
+    return cureFn!(s).toString();
   } catch {
     return undefined;
   }
