@@ -250,16 +250,26 @@ function spanEnd(s: string, i: number, max: number): number {
  * span's end (a number): no word starting before it can be a composite either.
  */
 function tryComposite(s: string, i: number): TypedToken | number | undefined {
-  // Cheap tests first: a composite token needs `:`, `+`, `@` or `.` before the next white space.
+  // Cheap tests first: before the next white space, a URL with a scheme needs `://`, an e-mail an `@`
+  // followed by a host (a word character), a host name or IP address a `.` followed by a label (a word
+  // character). A sentence's last word (`word.`) needs no pattern run.
   const end = spanEnd(s, i, 600);
   let colon = false;
   let at = false;
   let dot = false;
   for (let k = i; k < end; k++) {
     const c = s.charCodeAt(k);
-    if (c === 58 || c === 43) colon = true;
-    else if (c === 64) at = true;
-    else if (c === 46) dot = true;
+    if (c === 58) {
+      if (s.charCodeAt(k + 1) === 47 && s.charCodeAt(k + 2) === 47) colon = true;
+    } else if (c === 64 || c === 46) {
+      const next = s.charCodeAt(k + 1);
+      // NaN past the end: no word character follows.
+      const word = next < 0x80 ? ASCII_CLASS[next] === 1 : next >= 0x80 && isWordChar(String.fromCodePoint(s.codePointAt(k + 1)!));
+      if (word) {
+        if (c === 64) at = true;
+        else dot = true;
+      }
+    }
   }
   if (!colon && !at && !dot) return end < i + 600 ? end : undefined;
   // 1. URL with a scheme.
