@@ -192,12 +192,8 @@ export class TypedTokens {
         i += ch.length;
         continue;
       }
-      if (i >= this.plainUntil) {
-        const composite = tryComposite(s, i);
-        if (typeof composite === 'number') this.plainUntil = composite;
-        else if (composite !== undefined) return this.emit(composite.type, composite.text, i, i + composite.text.length);
-      }
-      // A raw word.
+      // The raw word first: when white space (or the end) follows it, its span holds no `:`, `@` or `.`
+      // and no composite token can start here (most words), so none is tried.
       let j = i;
       let letters = false;
       let digits = false;
@@ -214,6 +210,11 @@ export class TypedTokens {
         if (!WORD_CHAR_RE.test(w)) break;
         letters = true;
         j += w.length;
+      }
+      if (i >= this.plainUntil && j < n && !isSpanEnd(s.charCodeAt(j))) {
+        const composite = tryComposite(s, i);
+        if (typeof composite === 'number') this.plainUntil = composite;
+        else if (composite !== undefined) return this.emit(composite.type, composite.text, i, i + composite.text.length);
       }
       if (!letters && numbers) {
         const f = matchAt(FLOAT_RE, s, i);
@@ -234,13 +235,15 @@ export function typesTokenize(text: string, numbers: boolean): TypedToken[] {
   return out;
 }
 
+/** Does this character end a span (see {@link spanEnd})? */
+function isSpanEnd(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0;
+}
+
 /** Position of the first white-space character at or after `i` (or the end), looking at most `max` ahead. */
 function spanEnd(s: string, i: number, max: number): number {
   const end = Math.min(s.length, i + max);
-  for (let k = i; k < end; k++) {
-    const c = s.charCodeAt(k);
-    if (c === 32 || (c >= 9 && c <= 13) || c === 0xa0) return k;
-  }
+  for (let k = i; k < end; k++) if (isSpanEnd(s.charCodeAt(k))) return k;
   return end;
 }
 
