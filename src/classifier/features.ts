@@ -16,7 +16,7 @@ import { mimeView } from '../message/text-parts.js';
 import { languageDetectorLoaded, loadLanguageDetector, preloadLanguageResources, WordStemTokenizer } from './language.js';
 import { xxh3 } from './model.js';
 import { T, TypedTokens } from './tokenizer.js';
-import { add, addIfMissing, byteToken, intern, internBoundary, KIND, strToken, TokCounter, truncate16, type TokenMap } from './tokens.js';
+import { internBoundary, internKind, KIND, TokCounter, truncate16, type TokenMap } from './tokens.js';
 import { insertType, loadCure } from './words.js';
 
 /** Facts of the SMTP session the builder reads (train mode: recovered from `X-Spam-Result`). */
@@ -85,25 +85,57 @@ export async function buildTokenCounts(m: MessageContext, facts: TokenFacts, tru
   // The rest has no await: the intern table may restart here, never while this message is half built.
   internBoundary();
   const map = new TokCounter(0);
-  for (const [k, n] of head) map.add(intern(k), n);
+  head.replay(map);
   textTokens(m, map);
   return map;
 }
 
+/**
+ * The sender, authentication and network tokens of a message in the order the builder adds them (kind,
+ * value, and whether only the first counts), replayed into the message's counter once the intern table
+ * is known not to restart (after the awaits): the same counts in the same order as adding them directly.
+ */
+class HeadTokens {
+  readonly kinds: number[] = [];
+  readonly values: string[] = [];
+  readonly once: boolean[] = [];
+
+  /** Count += 1. */
+  add(kind: number, value: string): void {
+    this.kinds.push(kind);
+    this.values.push(value);
+    this.once.push(false);
+  }
+
+  /** Count = 1 when absent (e-mail address tokens). */
+  addIfMissing(kind: number, value: string): void {
+    this.kinds.push(kind);
+    this.values.push(value);
+    this.once.push(true);
+  }
+
+  replay(map: TokCounter): void {
+    for (let i = 0; i < this.kinds.length; i++) {
+      const tok = internKind(this.kinds[i]!, this.values[i]!);
+      if (!this.once[i] || !map.has(tok)) map.add(tok);
+    }
+  }
+}
+
 /** Sender, authentication and network tokens (the part that may wait for trust answers). */
-async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
-  const map: TokenMap = new Map();
+async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<HeadTokens> {
+  const map = new HeadTokens();
   const noWarn = (): void => {};
 
   // Sender, authentication and network facts. A trust answer is awaited only when it is a promise: a
   // static list answers at once, and an await per address, URL and host costs a microtask each.
-  if (facts.dmarcPass === false) add(map, strToken(KIND.sender, '!'));
+  if (facts.dmarcPass === false) map.add(KIND.sender, '!');
   const senderTokens = (e: EmailAddress, kind: number): void => {
     if (e.address === '') return;
-    addIfMissing(map, strToken(kind, e.address));
-    addIfMissing(map, strToken(kind, e.domain.fqdn));
+    map.addIfMissing(kind, e.address);
+    map.addIfMissing(kind, e.domain.fqdn);
     const sld = e.domain.sld;
-    if (sld !== undefined && sld !== e.domain.fqdn) addIfMissing(map, strToken(kind, sld));
+    if (sld !== undefined && sld !== e.domain.fqdn) map.addIfMissing(kind, sld);
   };
   if (facts.envFrom !== '') senderTokens(emailAddress(facts.envFrom), KIND.sender);
   if (m.from !== undefined) senderTokens(m.from.email, KIND.sender);
@@ -124,11 +156,11 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
     if (t === true || (t !== false && (await t))) continue;
     const h = hostname(p.host);
     if (h.sld !== undefined) {
-      add(map, strToken(KIND.url, h.sld));
-      if (h.fqdn !== h.sld) add(map, strToken(KIND.url, h.fqdn));
-    } else add(map, strToken(KIND.url, h.fqdn));
+      map.add(KIND.url, h.sld);
+      if (h.fqdn !== h.sld) map.add(KIND.url, h.fqdn);
+    } else map.add(KIND.url, h.fqdn);
     for (const piece of p.path.split(/[/._]/)) {
-      if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) add(map, strToken(KIND.url, '_' + truncate16(piece)));
+      if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) map.add(KIND.url, '_' + truncate16(piece));
     }
   }
   for (const d of extractHostDomains(m)) {
@@ -136,12 +168,12 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
     const s = sldOrDefault(h);
     const t = trusted(s);
     if (t === true || (t !== false && (await t))) continue;
-    if (s !== '' && s !== h.fqdn) add(map, strToken(KIND.hostname, s));
-    add(map, strToken(KIND.hostname, h.fqdn));
+    if (s !== '' && s !== h.fqdn) map.add(KIND.hostname, s);
+    map.add(KIND.hostname, h.fqdn);
   }
   if (facts.asn !== null) {
     const a = facts.asn >>> 0;
-    add(map, byteToken(KIND.asn, [(a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255]));
+    map.add(KIND.asn, String.fromCharCode((a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255));
   }
   return map;
 }
@@ -155,18 +187,18 @@ function textTokens(m: MessageContext, map: TokCounter): void {
     const dot = name === undefined ? -1 : name.lastIndexOf('.');
     if (name !== undefined && dot >= 0) {
       const ext = name.slice(dot + 1);
-      if (ext !== '') map.add(intern(strToken(KIND.attachment, '!' + truncate16(ext).toLowerCase())));
+      if (ext !== '') map.add(internKind(KIND.attachment, '!' + truncate16(ext).toLowerCase()));
       const base = name.slice(0, dot).toLowerCase();
       const stems = new WordStemTokenizer(base);
       for (const t = new TypedTokens(base, true, false); t.next(); ) {
         if (t.type !== T.Alphabetic) continue;
-        for (const s of stems.tokenize(t.text)) map.add(intern(strToken(KIND.attachment, '_' + truncate16(s))));
+        for (const s of stems.tokenize(t.text)) map.add(internKind(KIND.attachment, '_' + truncate16(s)));
       }
     }
     const ct = part.contentType;
     if (ct !== undefined) {
       const v = ct.type.toLowerCase() + (ct.subtype !== undefined ? '/' + ct.subtype.toLowerCase() : '');
-      map.add(intern(strToken(KIND.mime_type, v)));
+      map.add(internKind(KIND.mime_type, v));
     }
   }
 
@@ -191,7 +223,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
       insertType(target, t, stems, isBody);
     }
     if (!isBody) return;
-    if (!alphabetic) map.add(intern(strToken(KIND.word, '_null')));
+    if (!alphabetic) map.add(internKind(KIND.word, '_null'));
     if (!entry.isHtml) return;
     for (const tok of entry.htmlTokens().tokens) {
       if (tok.type !== 'StartTag' || (tok.name !== 'a' && tok.name !== 'img')) continue;
@@ -201,7 +233,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
           for (const t = new TypedTokens(av, true, false); t.next(); ) insertType(map, t, stems, true);
         } else if (an === 'src' || an === 'href') {
           const colon = av.indexOf(':');
-          map.add(intern(strToken(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : '')));
+          map.add(internKind(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : ''));
         }
       }
     }

@@ -43,16 +43,6 @@ export function byteToken(kind: number, bytes: readonly number[]): string {
   return String.fromCharCode(kind, ...bytes);
 }
 
-/** Count += 1. */
-export function add(map: TokenMap, token: string): void {
-  map.set(token, (map.get(token) ?? 0) + 1);
-}
-
-/** Set to 1 when absent (e-mail address tokens). */
-export function addIfMissing(map: TokenMap, token: string): void {
-  if (!map.has(token)) map.set(token, 1);
-}
-
 /** The bytes a token hashes: 2-byte big-endian kind, then the value (UTF-8, or the raw bytes). */
 export function tokenBytes(token: string): Buffer {
   const kind = token.charCodeAt(0);
@@ -118,7 +108,11 @@ export type Tok = number;
 
 /** Distinct tokens kept interned at most; past it the table restarts between messages. */
 const INTERN_MAX = 300_000;
-const interned = new Map<string, Tok>();
+/**
+ * Per kind, value → token: keyed by the value alone, a lookup needs no token string built first (a
+ * concatenation per lookup) and searches a smaller table than one for all kinds.
+ */
+const interned: (Map<string, Tok> | undefined)[] = [];
 let keys: string[] = [];
 /** Unsalted feature hash per id: low 29 bits × 2 + sign bit (see model.ts), −1 until first needed. */
 let hashes = new Int32Array(4096).fill(-1);
@@ -143,16 +137,22 @@ function grow(): void {
   marks1 = m1;
 }
 
-/** The interned token of `key`. */
-export function intern(key: string): Tok {
-  let t = interned.get(key);
+/** The interned token of kind `kind` and value `value` (the token string {@link strToken} / {@link byteToken} build). */
+export function internKind(kind: number, value: string): Tok {
+  const m = (interned[kind] ??= new Map<string, Tok>());
+  let t = m.get(value);
   if (t === undefined) {
     t = keys.length;
     if (t === hashes.length) grow();
-    keys.push(key);
-    interned.set(key, t);
+    keys.push(String.fromCharCode(kind) + value);
+    m.set(value, t);
   }
   return t;
+}
+
+/** The interned token of the token string `key`. */
+export function intern(key: string): Tok {
+  return internKind(key.charCodeAt(0), key.slice(1));
 }
 
 /** The token string of an interned token (as {@link strToken} / {@link byteToken} build it). */
@@ -190,8 +190,8 @@ export function internBoundary(max = INTERN_MAX): void {
     marks1.fill(0);
     lastCounterId = 0;
   }
-  if (interned.size < max) return;
-  interned.clear();
+  if (keys.length < max) return;
+  for (const m of interned) m?.clear();
   keys = [];
   hashes.fill(-1);
   marks0.fill(0);

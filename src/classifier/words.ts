@@ -9,7 +9,7 @@ import { isMixedCharset } from '../message/scripts.js';
 import { clearWordMemos, WORD_MEMO_MAX, type WordStemTokenizer } from './language.js';
 import { T, type TypedTokens } from './tokenizer.js';
 import { wordHash } from './word-memo.js';
-import { byteToken, intern, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounter } from './tokens.js';
+import { byteToken, intern, internKind, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounter } from './tokens.js';
 
 type Cure = (input: string) => { toString(): string };
 let cureFn: Cure | null | undefined;
@@ -82,8 +82,8 @@ const SHAPE_MEMO_MAX = 65_536;
 /** Number tokens by sign/type letter (`iIfF`) and digit count (0–255). */
 const numberToks = new Array<Tok | undefined>(1024).fill(undefined);
 /** Tokens that do not depend on the text, interned again when the table restarts. */
-let allcapsTok = intern(strToken(KIND.word, '_allcaps'));
-let ipTok = intern(strToken(KIND.url, '!ip'));
+let allcapsTok = internKind(KIND.word, '_allcaps');
+let ipTok = internKind(KIND.url, '!ip');
 
 onInternReset(() => {
   categoryToks.clear();
@@ -91,15 +91,15 @@ onInternReset(() => {
   shapeToks.clear();
   numberToks.fill(undefined);
   clearWordMemos();
-  allcapsTok = intern(strToken(KIND.word, '_allcaps'));
-  ipTok = intern(strToken(KIND.url, '!ip'));
+  allcapsTok = internKind(KIND.word, '_allcaps');
+  ipTok = internKind(KIND.url, '!ip');
 });
 
 /** The word tokens of an alphabetic word (original case): cured when confusable, else stemmed. */
 function wordTokens(w: string, stems: WordStemTokenizer): readonly Tok[] {
   const cured = needsCure(w) ? cure(w) : undefined;
-  if (cured !== undefined) return [intern(strToken(KIND.word, Buffer.byteLength(w, 'utf8') > 16 ? truncate16(cured) : cured))];
-  return stems.tokenize(w.toLowerCase()).map((s) => intern(strToken(KIND.word, truncate16(s))));
+  if (cured !== undefined) return [internKind(KIND.word, Buffer.byteLength(w, 'utf8') > 16 ? truncate16(cured) : cured)];
+  return stems.tokenize(w.toLowerCase()).map((s) => internKind(KIND.word, truncate16(s)));
 }
 
 /**
@@ -144,7 +144,7 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
     }
     case T.UrlNoHost:
       for (const piece of t.text.toLowerCase().split(/[/._]/)) {
-        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) map.add(intern(strToken(KIND.url, '_' + truncate16(piece))));
+        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) map.add(internKind(KIND.url, '_' + truncate16(piece)));
       }
       return;
     case T.Other:
@@ -154,7 +154,7 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
         let tok = asciiCategoryToks[c0]!;
         if (tok === -2) {
           const c = category(t.text);
-          tok = asciiCategoryToks[c0] = c === undefined ? -1 : intern(strToken(KIND.unicode_category, c));
+          tok = asciiCategoryToks[c0] = c === undefined ? -1 : internKind(KIND.unicode_category, c);
         }
         if (tok >= 0) map.add(tok);
         return;
@@ -163,7 +163,7 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
       let tok = categoryToks.get(text);
       if (tok === undefined) {
         const c = category(text);
-        tok = c === undefined ? null : intern(strToken(KIND.unicode_category, c));
+        tok = c === undefined ? null : internKind(KIND.unicode_category, c);
         if (categoryToks.size >= 65_536) categoryToks.clear();
         categoryToks.set(text, tok);
       }
