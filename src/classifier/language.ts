@@ -151,6 +151,11 @@ function segmentTiny(w: string): string[] {
   return loadTiny().segment(w).filter((x) => x.trim() !== '');
 }
 
+/** What is loaded so far (for diagnostics and tests): stemmer and stop-word list names, the segmenters. */
+export function loadedLanguageResources(): { detector: boolean; stemmers: string[]; stopLists: string[]; jieba: boolean; tiny: boolean } {
+  return { detector: eld !== undefined, stemmers: [...stemmers.keys()].sort(), stopLists: [...stopLists.keys()].sort(), jieba: jieba !== undefined, tiny: tiny !== undefined };
+}
+
 /**
  * Loads the language detector, every stemmer and stop-word list, jieba's dictionary and TinySegmenter
  * now rather than on first use, so that no message pays for a load (jieba's dictionary alone takes
