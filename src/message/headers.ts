@@ -312,18 +312,41 @@ export function parseReceived(raw: string, isIp: (s: string) => string | undefin
   const byM = BY_RE.exec(u);
   const fromClause = byM !== null ? u.slice(0, byM.index) : u;
   const heloM = HELO_RE.exec(fromClause);
-  const from = host(fromM?.[1]);
-  let fromIp: string | undefined;
-  if (fromM !== null) {
-    const lit = IP_LIT_RE.exec(fromClause);
-    if (lit !== null) fromIp = isIp(lit[1]!);
-    if (fromIp === undefined && from !== undefined) fromIp = isIp(from);
-    if (fromIp === undefined) {
-      const v4 = IPV4_RE.exec(fromClause);
-      if (v4 !== null) fromIp = isIp(v4[1]!);
+  return new Received(host(fromM?.[1]), host(heloM?.[1]), host(byM?.[1]), fromM !== null ? fromClause : undefined, isIp);
+}
+
+/**
+ * A parsed Received header; its connecting IP is looked for on first read (the Domain set reads only
+ * the host names, and the IP needs two more patterns and IP parsing).
+ */
+class Received implements ReceivedInfo {
+  private ip: string | undefined | null = null;
+
+  constructor(
+    readonly from: string | undefined,
+    readonly helo: string | undefined,
+    readonly by: string | undefined,
+    /** The from clause, when there is a from host (else no IP is looked for). */
+    private readonly fromClause: string | undefined,
+    private readonly isIp: (s: string) => string | undefined,
+  ) {}
+
+  get fromIp(): string | undefined {
+    if (this.ip !== null) return this.ip;
+    let fromIp: string | undefined;
+    const fromClause = this.fromClause;
+    if (fromClause !== undefined) {
+      const lit = IP_LIT_RE.exec(fromClause);
+      if (lit !== null) fromIp = this.isIp(lit[1]!);
+      if (fromIp === undefined && this.from !== undefined) fromIp = this.isIp(this.from);
+      if (fromIp === undefined) {
+        const v4 = IPV4_RE.exec(fromClause);
+        if (v4 !== null) fromIp = this.isIp(v4[1]!);
+      }
     }
+    this.ip = fromIp;
+    return fromIp;
   }
-  return { from, helo: host(heloM?.[1]), by: host(byM?.[1]), fromIp };
 }
 
 /** `X_HDR_<NAME>` tag of a header name (analysis/headers.rs): upper-cased, `-`→`_`, other non-alphanumerics → space. */

@@ -111,8 +111,9 @@ describe('headers', () => {
 
   it('parses Content-Type attributes and Received hosts', () => {
     expect(parseContentType(' Text/HTML; charset="UTF-8"; format=flowed')).toEqual({ value: 'text/html', attributes: ['charset=UTF-8', 'format=flowed'] });
-    expect(parseReceived(' from Mail.A.example (HELO Mx.B.Example) ([198.51.100.2]) by C.example.com with SMTP', parseIp))
-      .toEqual({ from: 'mail.a.example', helo: 'mx.b.example', by: 'c.example.com', fromIp: '198.51.100.2' });
+    const r = parseReceived(' from Mail.A.example (HELO Mx.B.Example) ([198.51.100.2]) by C.example.com with SMTP', parseIp);
+    expect({ from: r.from, helo: r.helo, by: r.by, fromIp: r.fromIp }).toEqual({ from: 'mail.a.example', helo: 'mx.b.example', by: 'c.example.com', fromIp: '198.51.100.2' });
+    expect(parseReceived(' by c.example.com with SMTP', parseIp).fromIp).toBeUndefined(); // no from clause: no IP
   });
 
   it('names X_HDR tags like analysis/headers.rs', () => {
