@@ -1,0 +1,248 @@
+/**
+ * The classifier's hand-written fast paths against their plain definitions, on many seeded random
+ * inputs: the word memo (an open-addressing table keyed by a range of a text) against what was stored,
+ * its bounds (long words, crafted hash collisions) included; eld's separator replacement by character
+ * table against `text.replace(separators, ' ')`; and the typed-token cursor against itself (with and
+ * without Space tokens), its ranges against its texts, and `typesTokenize`. These are the places where
+ * an optimisation can silently change results, so each is checked against the simple form it replaces.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
+import { separatorReplacer } from '../../src/classifier/eld-scores.js';
+import { T, TypedTokens, typesTokenize } from '../../src/classifier/tokenizer.js';
+
+/** A small seeded PRNG (mulberry32): the same inputs on every run. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A random string of `min`..`max` pieces drawn from `alphabet`. */
+function randomString(rnd: () => number, alphabet: readonly string[], min: number, max: number): string {
+  const n = min + Math.floor(rnd() * (max - min + 1));
+  let s = '';
+  for (let k = 0; k < n; k++) s += alphabet[Math.floor(rnd() * alphabet.length)]!;
+  return s;
+}
+
+const WORD_CHARS = [...'abcdefghijklmnopqrstuvwxyzABCXYZ0123456789', 'é', 'ß', 'ж', '中', '文', '😀', '𝒜', '\u0301'];
+const FILLER = [...'  .,;!-xyz', '\n', '中', '😀'];
+
+describe('WordMemo', () => {
+  it('finds ~50,000 words again from other texts, and no word never stored', () => {
+    const rnd = mulberry32(1);
+    const memo = new WordMemo();
+    const words = new Set<string>();
+    while (words.size < 50_000) words.add(randomString(rnd, WORD_CHARS, 1, 12));
+    const list = [...words];
+    const value = (i: number): number[] => (i % 3 === 0 ? [i] : i % 3 === 1 ? [i, i + 1, i + 2] : []);
+    list.forEach((w, i) => {
+      const pre = randomString(rnd, FILLER, 0, 9);
+      const text = pre + w + randomString(rnd, FILLER, 0, 9);
+      memo.set(text, pre.length, pre.length + w.length, wordHash(text, pre.length, pre.length + w.length), value(i));
+    });
+    expect(memo.size).toBe(list.length);
+    const wrong: unknown[] = [];
+    list.forEach((w, i) => {
+      const pre = randomString(rnd, FILLER, 0, 20);
+      const text = pre + w + '#';
+      const got = memo.get(text, pre.length, pre.length + w.length, wordHash(w, 0, w.length));
+      if (JSON.stringify(got) !== JSON.stringify(i % 3 === 0 ? i : value(i))) wrong.push({ w, got });
+    });
+    let absent = 0;
+    while (absent < 20_000) {
+      const w = randomString(rnd, WORD_CHARS, 1, 14);
+      if (words.has(w)) continue;
+      absent++;
+      const text = `<${w}>`;
+      const got = memo.get(text, 1, 1 + w.length, wordHash(text, 1, 1 + w.length));
+      if (got !== undefined) wrong.push({ w, got, want: undefined });
+    }
+    expect(wrong.slice(0, 5)).toEqual([]);
+  }, 20_000);
+
+  it('tells apart words of one hash value by their characters, prefixes included', () => {
+    const memo = new WordMemo();
+    const h = 12345;
+    const words = ['ab', 'abc', 'abd', 'abcd', 'b', 'ba'];
+    words.forEach((w, i) => memo.set(`..${w}..`, 2, 2 + w.length, h, [i]));
+    words.forEach((w, i) => expect(memo.get(w, 0, w.length, h)).toBe(i));
+    for (const w of ['a', 'abe', 'abcde', 'bab']) expect(memo.get(w, 0, w.length, h)).toBeUndefined();
+    // The same characters under another hash are another key.
+    expect(memo.get('abc', 0, 3, h + 1)).toBeUndefined();
+    const m2 = new WordMemo();
+    m2.set('abc', 0, 3, h, [7]);
+    expect(m2.get('ab', 0, 2, h)).toBeUndefined();
+    expect(m2.get('abcd', 0, 4, h)).toBeUndefined();
+    expect(m2.get('abcd', 0, 3, h)).toBe(7);
+  });
+
+  it('keeps the first of 40 words sharing one hash and gives up on the rest (probe limit 32)', () => {
+    const memo = new WordMemo();
+    const words = Array.from({ length: 40 }, (_, i) => `w${i}`);
+    words.forEach((w, i) => memo.set(w, 0, w.length, 99, [i]));
+    words.forEach((w, i) => expect(memo.get(w, 0, w.length, 99)).toBe(i < 32 ? i : undefined));
+    expect(memo.size).toBe(32);
+    // Repeated lookups and insertions of the given-up words stay misses, and other words are unaffected.
+    for (let r = 0; r < 1000; r++) {
+      const w = words[32 + (r % 8)]!;
+      memo.set(w, 0, w.length, 99, [r]);
+      expect(memo.get(w, 0, w.length, 99)).toBeUndefined();
+    }
+    memo.set('other', 0, 5, wordHash('other', 0, 5), [1, 2]);
+    expect(memo.get('other', 0, 5, wordHash('other', 0, 5))).toEqual([1, 2]);
+    expect(memo.size).toBe(33);
+  });
+
+  it('keeps words of MAX_WORD code units, not longer ones', () => {
+    expect(MAX_WORD).toBe(64);
+    const memo = new WordMemo();
+    const long = 'x'.repeat(MAX_WORD + 1);
+    memo.set(long, 0, long.length, wordHash(long, 0, long.length), [1]);
+    expect(memo.get(long, 0, long.length, wordHash(long, 0, long.length))).toBeUndefined();
+    expect(memo.size).toBe(0);
+    const max = '😀'.repeat(MAX_WORD / 2); // 64 code units
+    memo.set(max, 0, max.length, wordHash(max, 0, max.length), [2]);
+    expect(memo.get(max, 0, max.length, wordHash(max, 0, max.length))).toBe(2);
+    expect(memo.size).toBe(1);
+  });
+
+  it('forgets everything on clear()', () => {
+    const memo = new WordMemo();
+    for (let i = 0; i < 3000; i++) memo.set(`k${i}`, 0, `k${i}`.length, wordHash(`k${i}`, 0, `k${i}`.length), i % 2 ? [i] : [i, i]);
+    memo.clear();
+    expect(memo.size).toBe(0);
+    for (let i = 0; i < 3000; i++) expect(memo.get(`k${i}`, 0, `k${i}`.length, wordHash(`k${i}`, 0, `k${i}`.length))).toBeUndefined();
+    memo.set('again', 0, 5, wordHash('again', 0, 5), []);
+    expect(memo.get('again', 0, 5, wordHash('again', 0, 5))).toEqual([]);
+    expect(memo.size).toBe(1);
+  });
+
+  it('wordHash of a range equals wordHash of that range cut out', () => {
+    const rnd = mulberry32(2);
+    for (let k = 0; k < 5000; k++) {
+      const s = randomString(rnd, [...WORD_CHARS, ...FILLER], 0, 30);
+      const a = Math.floor(rnd() * (s.length + 1));
+      const b = a + Math.floor(rnd() * (s.length - a + 1));
+      expect(wordHash(s, a, b)).toBe(wordHash(s.slice(a, b), 0, b - a));
+    }
+  });
+
+  it('round trips non-ASCII and astral words (stop words as a frozen empty list)', () => {
+    const memo = new WordMemo();
+    const words = ['café', 'naïve', 'cafe\u0301', '中文', 'Ελληνικά', 'жизнь', '😀', '😁', '😀😀', '𝒜𝒷𝒸', 'a😀b'];
+    words.forEach((w, i) => memo.set(`«${w}»`, 1, 1 + w.length, wordHash(w, 0, w.length), i === 0 ? [] : [i]));
+    words.forEach((w, i) => {
+      const text = `${'😀'.repeat(i)} ${w}`;
+      const got = memo.get(text, text.length - w.length, text.length, wordHash(text, text.length - w.length, text.length));
+      if (i === 0) {
+        expect(got).toEqual([]);
+        expect(Object.isFrozen(got)).toBe(true);
+      } else expect(got).toBe(i);
+    });
+    expect(memo.get('😂', 0, 2, wordHash('😂', 0, 2))).toBeUndefined();
+  });
+});
+
+describe('separatorReplacer', () => {
+  async function eldSeparators(): Promise<RegExp> {
+    const require = createRequire(import.meta.url);
+    const dir = (require.resolve.paths('eld') ?? []).map((p) => join(p, 'eld', 'src')).find((p) => existsSync(join(p, 'languageDetector.js')));
+    if (dir === undefined) throw new Error('eld not found');
+    const { separators } = (await import(pathToFileURL(join(dir, 'regexPatterns.js')).href)) as { separators: RegExp };
+    return separators;
+  }
+
+  it("equals text.replace(separators, ' ') for eld's pattern on 100,000 random strings and real sentences", async () => {
+    const separators = await eldSeparators();
+    const replace = separatorReplacer(separators);
+    const alphabet = [...'abcXYZ', "'", '`', '’', ' ', '\t', '\n', '0', '7', '.', ',', '!', '-', '"', 'é', 'ü', '\u0301', '中', '文', 'д', 'Ж', '😀', '\u00a0', 'ª'];
+    const rnd = mulberry32(3);
+    const sentences = [
+      "It's the users' choice — don't `quote` me’ please.",
+      'Ça va très bien, merci ! Größe: 12,5 cm.',
+      'Привет, мир! Это тест…',
+      '我们的产品质量很好，欢迎购买。',
+      "''' leading ’’ and trailing '",
+      '',
+    ];
+    const mismatches: { text: string; got: string; want: string }[] = [];
+    const check = (text: string): void => {
+      const got = replace(text);
+      const want = text.replace(separators, ' ');
+      if (got !== want && mismatches.length < 5) mismatches.push({ text, got, want });
+    };
+    sentences.forEach(check);
+    for (let k = 0; k < 100_000; k++) check(randomString(rnd, alphabet, 0, 12));
+    expect(mismatches).toEqual([]);
+  }, 20_000);
+
+  it('falls back to the pattern itself for a pattern of another shape', () => {
+    const rnd = mulberry32(4);
+    const alphabet = [...'abzAZ09', "'", '’', ' ', '.', 'é', '😀'];
+    const patterns = [/[^a-z]+/g, /[^a-z]+(?<![\x27\x60\u2019])/g, /[^a-z]+(?<![\x27\x60\u2019])/gu, /[^a-z][^b]+(?<![\x27\x60\u2019])/gu];
+    for (const p of patterns) {
+      const replace = separatorReplacer(p);
+      const wrong: string[] = [];
+      for (let k = 0; k < 5000; k++) {
+        const text = randomString(rnd, alphabet, 0, 10);
+        if (replace(text) !== text.replace(p, ' ')) wrong.push(text);
+      }
+      expect(wrong.slice(0, 5), String(p)).toEqual([]);
+    }
+  });
+});
+
+describe('TypedTokens', () => {
+  const FRAGMENTS = [
+    'a', 'example', 'com', '.', '@', ':', '//', '/', '+', '-', ' ', '\n', 'é', '中', ',', 'http', 'www', '.co.uk',
+    '?q=1', '1.2', '-7', '192.168.1.1', 'foo@bar.net', '\u3000', '\u00a0',
+  ];
+  type Tok = { type: T; text: string; start: number; end: number };
+  const WHITE = /^\s$/u;
+  const SPACES = /^\s*$/u;
+  const collect = (text: string, numbers: boolean, spaces: boolean): Tok[] => {
+    const c = new TypedTokens(text, numbers, spaces);
+    const out: Tok[] = [];
+    if (c.src !== text) throw new Error('src is not the text');
+    while (c.next()) out.push({ type: c.type, text: c.text, start: c.start, end: c.end });
+    return out;
+  };
+
+  it('agrees with itself with and without spaces, with its ranges and with typesTokenize on 100,000 strings', () => {
+    const rnd = mulberry32(5);
+    const failures: string[] = [];
+    const key = (t: { type: T; text: string }): string => `${t.type}:${t.text}`;
+    for (let k = 0; k < 100_000 && failures.length < 5; k++) {
+      const text = randomString(rnd, FRAGMENTS, 0, 10);
+      const numbers = k % 2 === 0;
+      const fail = (what: string): number => failures.push(`${what} in ${JSON.stringify(text)} numbers=${numbers}`);
+      const all = collect(text, numbers, true);
+      // (a) No Space tokens is the same tokens without the Space ones.
+      const noSpace = collect(text, numbers, false).map(key).join('|');
+      if (noSpace !== all.filter((t) => t.type !== T.Space).map(key).join('|')) fail('spaces=false differs');
+      // (b) Ranges in order, not overlapping, each non-Space token's text its range; only white space between.
+      let prev = 0;
+      for (const t of all) {
+        if (t.start < prev || t.end <= t.start) fail(`range [${t.start}, ${t.end}) after ${prev}`);
+        if (t.type !== T.Space ? text.slice(t.start, t.end) !== t.text : !WHITE.test(text.slice(t.start, t.end))) fail(`range of ${key(t)}`);
+        if (!SPACES.test(text.slice(prev, t.start))) fail(`characters left out before ${key(t)}`);
+        prev = t.end;
+      }
+      if (!SPACES.test(text.slice(prev))) fail('characters left out at the end');
+      // (c) typesTokenize is the cursor's tokens, Space included.
+      if (typesTokenize(text, numbers).map(key).join('|') !== all.map(key).join('|')) fail('typesTokenize differs');
+    }
+    expect(failures).toEqual([]);
+  }, 20_000);
+});
