@@ -11,21 +11,13 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { prng } from '../../src/classifier/train.js';
 import { MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
 import { separatorReplacer } from '../../src/classifier/eld-scores.js';
 import { T, TypedTokens, typesTokenize } from '../../src/classifier/tokenizer.js';
 
-/** A small seeded PRNG (mulberry32): the same inputs on every run. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG of training (mulberry32): the same inputs on every run. */
+const mulberry32 = prng;
 
 /** A random string of `min`..`max` pieces drawn from `alphabet`. */
 function randomString(rnd: () => number, alphabet: readonly string[], min: number, max: number): string {
