@@ -216,6 +216,28 @@ export const MIN_LANGUAGE_CONFIDENCE = 0.6;
 /** Characters of a text used for detection (bounds the work on long texts). */
 const DETECT_CHARS = 256;
 
+/** Is this UTF-16 code unit white space for `\s` and `trim()` (WhiteSpace and LineTerminator)? */
+function isJsSpace(c: number): boolean {
+  if (c < 0x80) return c === 32 || (c >= 9 && c <= 13);
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/** `t.replace(/\s+/g, ' ').trim().length` without building either string. */
+export function collapsedLength(t: string): number {
+  let n = 0;
+  let pendingSpace = false;
+  for (let i = 0; i < t.length; i++) {
+    if (isJsSpace(t.charCodeAt(i))) {
+      if (n > 0) pendingSpace = true;
+    } else {
+      if (pendingSpace) n++;
+      pendingSpace = false;
+      n++;
+    }
+  }
+  return n;
+}
+
 /**
  * The language of `text` (ISO 639-3) with a confidence in [0, 1]; `undefined` when nothing is detected.
  * Throws `Error` when {@link loadLanguageDetector} has not completed.
@@ -224,7 +246,8 @@ const DETECT_CHARS = 256;
  */
 export function detectLanguage(text: string): { lang: string; confidence: number } | undefined {
   const t = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text;
-  if (t.trim() === '') return undefined;
+  const letters = collapsedLength(t);
+  if (letters === 0) return undefined;
   if (detection === undefined) throw new Error('language detector not loaded: await loadLanguageDetector() first');
   const r = detection(t);
   if (r === undefined) return undefined;
@@ -233,7 +256,6 @@ export function detectLanguage(text: string): { lang: string; confidence: number
   if (!r.reliable) return { lang, confidence: 0 };
   const { first, second } = r;
   if (second <= 0) return { lang, confidence: 1 };
-  const letters = Math.max(1, t.replace(/\s+/g, ' ').trim().length);
   const gap = (first - second) / second;
   return { lang, confidence: Math.min(1, gap / (3 / letters + 0.015)) };
 }

@@ -238,3 +238,15 @@ describe('TypedTokens', () => {
     expect(failures).toEqual([]);
   }, 20_000);
 });
+
+describe('collapsedLength (language detection\'s letter count)', () => {
+  it('equals t.replace(/\\s+/g, " ").trim().length on random texts of every kind of white space', async () => {
+    const { collapsedLength } = await import('../../src/classifier/language.js');
+    const rnd = mulberry32(17);
+    const parts = [' ', '\t', '\n', '\r', '\v', '\f', 'a', 'é', '中', '\u00a0', '\u1680', '\u2000', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff', '\u180e', '\u200b', '\u0085', 'x y'];
+    for (let k = 0; k < 50_000; k++) {
+      const t = randomString(rnd, parts, 0, 12);
+      if (collapsedLength(t) !== t.replace(/\s+/g, ' ').trim().length) expect.fail(`collapsedLength(${JSON.stringify(t)})`);
+    }
+  });
+});
