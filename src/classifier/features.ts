@@ -124,18 +124,18 @@ class HeadTokens {
 
 /** Sender, authentication and network tokens (the part that may wait for trust answers). */
 async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<HeadTokens> {
-  const map = new HeadTokens();
+  const head = new HeadTokens();
   const noWarn = (): void => {};
 
   // Sender, authentication and network facts. A trust answer is awaited only when it is a promise: a
   // static list answers at once, and an await per address, URL and host costs a microtask each.
-  if (facts.dmarcPass === false) map.add(KIND.sender, '!');
+  if (facts.dmarcPass === false) head.add(KIND.sender, '!');
   const senderTokens = (e: EmailAddress, kind: number): void => {
     if (e.address === '') return;
-    map.addIfMissing(kind, e.address);
-    map.addIfMissing(kind, e.domain.fqdn);
+    head.addIfMissing(kind, e.address);
+    head.addIfMissing(kind, e.domain.fqdn);
     const sld = e.domain.sld;
-    if (sld !== undefined && sld !== e.domain.fqdn) map.addIfMissing(kind, sld);
+    if (sld !== undefined && sld !== e.domain.fqdn) head.addIfMissing(kind, sld);
   };
   if (facts.envFrom !== '') senderTokens(emailAddress(facts.envFrom), KIND.sender);
   if (m.from !== undefined) senderTokens(m.from.email, KIND.sender);
@@ -156,11 +156,11 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
     if (t === true || (t !== false && (await t))) continue;
     const h = hostname(p.host);
     if (h.sld !== undefined) {
-      map.add(KIND.url, h.sld);
-      if (h.fqdn !== h.sld) map.add(KIND.url, h.fqdn);
-    } else map.add(KIND.url, h.fqdn);
+      head.add(KIND.url, h.sld);
+      if (h.fqdn !== h.sld) head.add(KIND.url, h.fqdn);
+    } else head.add(KIND.url, h.fqdn);
     for (const piece of p.path.split(/[/._]/)) {
-      if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) map.add(KIND.url, '_' + truncate16(piece));
+      if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) head.add(KIND.url, '_' + truncate16(piece));
     }
   }
   for (const d of extractHostDomains(m)) {
@@ -168,14 +168,14 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
     const s = sldOrDefault(h);
     const t = trusted(s);
     if (t === true || (t !== false && (await t))) continue;
-    if (s !== '' && s !== h.fqdn) map.add(KIND.hostname, s);
-    map.add(KIND.hostname, h.fqdn);
+    if (s !== '' && s !== h.fqdn) head.add(KIND.hostname, s);
+    head.add(KIND.hostname, h.fqdn);
   }
   if (facts.asn !== null) {
     const a = facts.asn >>> 0;
-    map.add(KIND.asn, String.fromCharCode((a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255));
+    head.add(KIND.asn, String.fromCharCode((a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255));
   }
-  return map;
+  return head;
 }
 
 /** MIME, subject and body tokens into `map` (synchronous: see {@link buildTokenCounts}). */

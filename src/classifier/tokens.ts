@@ -165,6 +165,7 @@ export function keptHash(t: Tok): number {
   return hashes[t]!;
 }
 
+/** Keeps the unsalted hash of a token (computed by model.ts on first use). */
 export function keepHash(t: Tok, h: number): void {
   hashes[t] = h;
 }

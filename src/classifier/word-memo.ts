@@ -6,13 +6,17 @@
  * Why not a `Map<string, …>`: a long-running classifier's memo holds tens of thousands of words, and a
  * Map lookup then costs several cache and TLB misses (hash table, key string, value object, all spread
  * over the heap), measured at 200–400 ns a word, and it needs the word cut out of the text first. This
- * table keeps everything in a few typed arrays (open addressing, linear probing): the slot (hash and
- * entry), then the word's characters in one pool, compared in place against the text.
+ * table keeps everything in two typed arrays (open addressing, linear probing): a 16-byte slot with the
+ * word's hash, length, value and offset in a pool of characters, where the word is compared in place
+ * against the text.
  *
  * Bounded: words longer than {@link MAX_WORD} code units are not kept, a probe sequence longer than
- * {@link MAX_PROBE} gives up (a miss, nothing stored: crafted collisions cannot make a lookup slow), and
- * the owner clears the table when {@link size} reaches its limit.
+ * {@link MAX_PROBE} gives up (a miss, nothing stored: crafted collisions cannot make a lookup slow, only
+ * cost a crafted word the work of a new word), the hash starts from a per-process random basis (so
+ * colliding words cannot be prepared offline), and the owner clears the table when {@link size} reaches
+ * its limit.
  */
+import { randomBytes } from 'node:crypto';
 import type { Tok } from './tokens.js';
 
 /** Longest word kept (UTF-16 code units); longer words are rare and cost one normalisation each. */
@@ -24,15 +28,15 @@ const NONE = -1;
 /** What `find` answers when it gave up probing. */
 const GAVE_UP = -(2 ** 31);
 
-/**
- * A word's tokens as kept: a token id (≥ 0), {@link NONE}, or −2 − k for the k-th multi-token list
- * (segmented words).
- */
-export type WordValue = number;
+/** FNV-1a's starting value, random per process (FNV's own is 0x811c9dc5). */
+const BASIS = randomBytes(4).readInt32LE(0);
 
-/** The 32-bit FNV-1a hash of `s[start, end)` (UTF-16 code units). */
+/**
+ * The 32-bit FNV-1a hash of `s[start, end)` (UTF-16 code units) from this process's basis. A slot's
+ * value is a token id (≥ 0), {@link NONE}, or −2 − k for the k-th multi-token list (segmented words).
+ */
 export function wordHash(s: string, start: number, end: number): number {
-  let h = 0x811c9dc5;
+  let h = BASIS;
   for (let i = start; i < end; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h;
 }

@@ -70,11 +70,6 @@ function category(ch: string): string | undefined {
   return undefined;
 }
 
-/*
- * ALLCAPS_RE: Stalwart's `_allcaps` test, byte length = number of upper-case characters and > 3: a
- * non-ASCII character has more bytes than characters, so only ASCII upper-case words of 4 or more
- * letters pass (`/^[A-Z]{4,}$/`, tested by code in insertType).
- */
 
 /** Letter+digit word → its shape token (alphanumeric words recur less than words, hence a smaller memo). */
 const shapeToks = new Map<string, Tok>();
@@ -123,7 +118,8 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
       }
       if (typeof tokens === 'number') map.add(tokens);
       else for (let i = 0; i < tokens.length; i++) map.add(tokens[i]!);
-      // Stalwart's `_allcaps`: ASCII upper-case words of 4 or more letters (see ALLCAPS_RE).
+      // Stalwart's `_allcaps` test is byte length = number of upper-case characters and > 3: a non-ASCII
+      // character has more bytes than characters, so only ASCII upper-case words of 4 or more letters pass.
       if (isBody && b - a >= 4) {
         let k = a;
         while (k < b && s.charCodeAt(k) >= 65 && s.charCodeAt(k) <= 90) k++;
