@@ -21,8 +21,11 @@ import type { Tok } from './tokens.js';
 
 /** Longest word kept (UTF-16 code units); longer words are rare and cost one normalisation each. */
 export const MAX_WORD = 64;
-/** Slots probed at most per lookup or insertion. */
-const MAX_PROBE = 32;
+/**
+ * Slots probed at most per lookup or insertion. The table is at most half full, where a run this long
+ * is vanishingly rare by chance: only a word in a crafted cluster is given up.
+ */
+export const MAX_PROBE = 64;
 /** Entry value of a word with no token (a stop word). */
 const NONE = -1;
 /** What `find` answers when it gave up probing. */

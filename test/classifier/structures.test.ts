@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { prng } from '../../src/classifier/train.js';
-import { MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
+import { MAX_PROBE, MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
 import { separatorReplacer } from '../../src/classifier/eld-scores.js';
 import { T, TypedTokens, typesTokenize } from '../../src/classifier/tokenizer.js';
 
@@ -79,21 +79,22 @@ describe('WordMemo', () => {
     expect(m2.get('abcd', 0, 3, h)).toBe(7);
   });
 
-  it('keeps the first of 40 words sharing one hash and gives up on the rest (probe limit 32)', () => {
+  it('keeps the first MAX_PROBE words sharing one hash and gives up on the rest', () => {
     const memo = new WordMemo();
-    const words = Array.from({ length: 40 }, (_, i) => `w${i}`);
+    const words = Array.from({ length: MAX_PROBE + 16 }, (_, i) => `w${i}`);
     words.forEach((w, i) => memo.set(w, 0, w.length, 99, [i]));
-    words.forEach((w, i) => expect(memo.get(w, 0, w.length, 99)).toBe(i < 32 ? i : undefined));
-    expect(memo.size).toBe(32);
-    // Repeated lookups and insertions of the given-up words stay misses, and other words are unaffected.
+    words.forEach((w, i) => expect(memo.get(w, 0, w.length, 99)).toBe(i < MAX_PROBE ? i : undefined));
+    expect(memo.size).toBe(MAX_PROBE);
+    // Repeated lookups and insertions of the given-up words stay misses, and other words are unaffected
+    // (one whose home slot, 700, is away from the cluster at 99).
     for (let r = 0; r < 1000; r++) {
-      const w = words[32 + (r % 8)]!;
+      const w = words[MAX_PROBE + (r % 16)]!;
       memo.set(w, 0, w.length, 99, [r]);
       expect(memo.get(w, 0, w.length, 99)).toBeUndefined();
     }
-    memo.set('other', 0, 5, wordHash('other', 0, 5), [1, 2]);
-    expect(memo.get('other', 0, 5, wordHash('other', 0, 5))).toEqual([1, 2]);
-    expect(memo.size).toBe(33);
+    memo.set('other', 0, 5, 700, [1, 2]);
+    expect(memo.get('other', 0, 5, 700)).toEqual([1, 2]);
+    expect(memo.size).toBe(MAX_PROBE + 1);
   });
 
   it('keeps words of MAX_WORD code units, not longer ones', () => {
