@@ -48,7 +48,7 @@ export async function runLearnBench(): Promise<void> {
   const trusted = bundle.lists.get('trusted-domains')?.map((e) => (typeof e === 'string' ? e : e.key)) ?? [];
   const dir = mkdtempSync(join(tmpdir(), 'spamrule-learn-bench-'));
   try {
-    const classifier = await openClassifier(sqliteModelConfig(join(dir, 'model.sqlite')), { trustedDomains: trusted, refreshMs: 0 });
+    const classifier = await openClassifier(sqliteModelConfig(join(dir, 'model.sqlite')), { trustedDomains: trusted, refreshMs: 0, preload: true });
     const t0 = performance.now();
     for (const m of train) await classifier.learn(m.raw, m.isSpam);
     const t1 = performance.now();

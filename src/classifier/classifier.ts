@@ -88,8 +88,9 @@ export interface SpamClassifierOptions {
   trustedDomains?: readonly string[];
   /**
    * Load the stemmers, stop words, segmenters and native addons when the first model is loaded instead
-   * of on first use (default true): about 0.3 s and 70 MB per thread (jieba's dictionary: 55 MB), paid
-   * at start rather than by the first messages of each language.
+   * of on first use: about 0.3 s and 70 MB per thread (jieba's dictionary: 55 MB), paid at start rather
+   * than by the first messages of each language. Default false (a one-shot `classify` of a few messages
+   * would pay for languages it never meets); `liveClassifier`, for long-running servers, turns it on.
    */
   preload?: boolean;
 }
@@ -134,7 +135,7 @@ export class SpamClassifier implements EngineClassifier {
     }
     const model = await this.store.loadModel(gen);
     if (model === undefined) return false;
-    if (this.opts.preload !== false) await preloadClassifierResources();
+    if (this.opts.preload === true) await preloadClassifierResources();
     if (gen > this.generation || this.current === undefined) this.current = { generation: gen, model };
     return true;
   }

