@@ -37,6 +37,10 @@ export function withBudget(resolver: Resolver, budget: DnsBudget = {}): Budgeted
   const maxQueries = budget.maxQueries ?? Infinity;
   const deadline = budget.deadlineMs === undefined ? Infinity : performance.now() + budget.deadlineMs;
   const counters: DnsBudgetStats = { queries: 0, errors: 0, capped: 0 };
+  // Set when a deadline timer fires. libuv computes a timer's due time from the loop's cached clock, which lags
+  // `performance.now()` after a long loop turn, so a timer can fire a little before `deadline` by the clock. Once
+  // the wrapper has answered "deadline passed" it must keep refusing, or a query made right after would be sent.
+  let expired = false;
 
   const refuse = <T extends DnsType>(error: string): DnsAnswer<T> => {
     counters.capped++;
@@ -48,7 +52,7 @@ export function withBudget(resolver: Resolver, budget: DnsBudget = {}): Budgeted
     async query<T extends DnsType>(name: string, type: T): Promise<DnsAnswer<T>> {
       if (counters.queries >= maxQueries) return refuse(`DNS query cap of ${maxQueries} per message reached`);
       const left = deadline - performance.now();
-      if (left <= 0) return refuse('DNS deadline of the message passed');
+      if (expired || left <= 0) return refuse('DNS deadline of the message passed');
       counters.queries++;
       const sent = resolver.query(name, type).catch(
         (e: unknown): DnsAnswer<T> => ({ status: 'error', error: String((e as Error)?.message ?? e) }),
@@ -59,7 +63,10 @@ export function withBudget(resolver: Resolver, budget: DnsBudget = {}): Budgeted
       } else {
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<undefined>((resolve) => {
-          timer = setTimeout(() => resolve(undefined), left);
+          timer = setTimeout(() => {
+            expired = true;
+            resolve(undefined);
+          }, left);
         });
         answer = await Promise.race([sent, late]).finally(() => clearTimeout(timer));
         if (answer === undefined) return refuse('DNS deadline of the message passed');

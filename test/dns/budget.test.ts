@@ -1,7 +1,7 @@
 /**
  * withBudget: the per-message query cap and deadline, over the system resolver and a loopback DNS server.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StaticResolver, SystemResolver, withBudget, type Resolver } from '../../src/dns/index.js';
 import { TestDnsServer } from './server.js';
 
@@ -61,6 +61,30 @@ describe('withBudget', () => {
     expect(server.received).not.toContain('AAAA a.test');
     expect(b.stats()).toEqual({ queries: 3, errors: 4, capped: 4 });
     slow.cancel(); // the abandoned queries would otherwise wait out their 20 s
+  });
+
+  it('keeps refusing once a deadline timer has fired, even if the clock says the deadline is not yet past', async () => {
+    // libuv dates a timer from the loop's cached clock, so after a long loop turn it fires a little early by
+    // performance.now(). Freeze the clock to make that gap as wide as it gets.
+    const never: Resolver = { query: () => new Promise(() => {}) };
+    const sent: string[] = [];
+    const counting: Resolver = {
+      query: (name, type) => {
+        sent.push(`${type} ${name}`);
+        return never.query(name, type);
+      },
+    };
+    const now = performance.now();
+    const clock = vi.spyOn(performance, 'now').mockReturnValue(now);
+    try {
+      const b = withBudget(counting, { deadlineMs: 30 });
+      expect(await b.query('a.test', 'A')).toMatchObject({ status: 'error' });
+      expect(await b.query('a.test', 'AAAA')).toMatchObject({ status: 'error' });
+      expect(sent).toEqual(['A a.test']);
+      expect(b.stats()).toEqual({ queries: 1, errors: 2, capped: 2 });
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('answers arriving before the deadline pass through', async () => {
