@@ -4,6 +4,7 @@
  * encoded as one JS string (kind as the first char, then the value; byte values as chars 0–255) so the
  * map is a plain `Map<string, number>`.
  */
+import { InternTable } from './intern-table.js';
 
 /** Token kinds; the number is the 2-byte big-endian prefix of the hashed key and the sort order. */
 export const KIND = {
@@ -112,7 +113,7 @@ const INTERN_MAX = 300_000;
  * Per kind, value → token: keyed by the value alone, a lookup needs no token string built first (a
  * concatenation per lookup) and searches a smaller table than one for all kinds.
  */
-const interned: (Map<string, Tok> | undefined)[] = [];
+const interned: (InternTable | undefined)[] = [];
 let keys: string[] = [];
 /** Unsalted feature hash per id: low 29 bits × 2 + sign bit (see model.ts), −1 until first needed. */
 let hashes = new Int32Array(4096).fill(-1);
@@ -139,13 +140,13 @@ function grow(): void {
 
 /** The interned token of kind `kind` and value `value` (the token string {@link strToken} / {@link byteToken} build). */
 export function internKind(kind: number, value: string): Tok {
-  const m = (interned[kind] ??= new Map<string, Tok>());
+  const m = (interned[kind] ??= new InternTable());
   let t = m.get(value);
-  if (t === undefined) {
+  if (t < 0) {
     t = keys.length;
     if (t === hashes.length) grow();
     keys.push(String.fromCharCode(kind) + value);
-    m.set(value, t);
+    m.add(value, t);
   }
   return t;
 }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { prng } from '../../src/classifier/train.js';
+import { InternTable, MAX_SLOT_VALUE } from '../../src/classifier/intern-table.js';
 import { MAX_PROBE, MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
 import { separatorReplacer } from '../../src/classifier/eld-scores.js';
 import { T, TypedTokens, typesTokenize } from '../../src/classifier/tokenizer.js';
@@ -144,6 +145,52 @@ describe('WordMemo', () => {
       } else expect(got).toBe(i);
     });
     expect(memo.get('😂', 0, 2, wordHash('😂', 0, 2))).toBeUndefined();
+  });
+});
+
+describe('InternTable', () => {
+  it('gives back the id of each of 150,000 values, long ones included, and −1 for values never added', () => {
+    const rnd = mulberry32(7);
+    const t = new InternTable();
+    const values = new Set<string>();
+    while (values.size < 150_000) values.add(randomString(rnd, WORD_CHARS, 1, values.size % 50 === 0 ? 90 : 14));
+    const list = [...values];
+    expect(list.some((v) => v.length > MAX_SLOT_VALUE)).toBe(true);
+    list.forEach((v, i) => {
+      expect(t.get(v)).toBe(-1);
+      t.add(v, i);
+    });
+    const wrong: unknown[] = [];
+    list.forEach((v, i) => {
+      // A copy built another way: the lookup compares characters, not string identity.
+      const got = t.get([...v].join(''));
+      if (got !== i) wrong.push({ v, got, want: i });
+    });
+    let absent = 0;
+    while (absent < 20_000) {
+      const v = randomString(rnd, WORD_CHARS, 1, 16);
+      if (values.has(v)) continue;
+      absent++;
+      if (t.get(v) !== -1) wrong.push({ v, got: t.get(v), want: -1 });
+    }
+    expect(wrong.slice(0, 5)).toEqual([]);
+    t.clear();
+    expect(list.slice(0, 1000).every((v) => t.get(v) === -1)).toBe(true);
+    t.add(list[0]!, 3);
+    expect(t.get(list[0]!)).toBe(3);
+  }, 20_000);
+
+  it('never loses a value: past MAX_PROBE values of one hash the rest go beside the slots', () => {
+    const t = new InternTable(() => 42);
+    const values = Array.from({ length: MAX_PROBE * 3 }, (_, i) => `v${i}`);
+    values.forEach((v, i) => t.add(v, i));
+    values.forEach((v, i) => expect(t.get(v)).toBe(i));
+    expect(t.get('v-1')).toBe(-1);
+    // Other values, colliding or not, are unaffected; adding a value again gives it the new id.
+    t.add('v0', 1000);
+    expect(t.get('v0')).toBe(1000);
+    t.add(values[MAX_PROBE + 1]!, 1001);
+    expect(t.get(values[MAX_PROBE + 1]!)).toBe(1001);
   });
 });
 
