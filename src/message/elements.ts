@@ -8,7 +8,7 @@ import type { Value } from '../expr/value.js';
 import type { MessageContext, Recipient } from './context.js';
 import { mailboxesOf } from './addresses.js';
 import {
-  canonicalName, dateToRfc3339, decodeText, headerKind, parseAddresses, parseContentType, parseIds,
+  canonicalName, dateToRfc3339, decodeText, firstId, headerKind, parseAddresses, parseContentType, parseIds,
   type RawHeader,
 } from './headers.js';
 import { parseUnstructured } from './rfc2047.js';
@@ -414,7 +414,7 @@ function visitHosts(ctx: MessageContext, add: (d: string, loc: Location) => void
       withSld(r.helo, 'received');
       withSld(r.by, 'received');
     } else if (h.name.length === 10 && h.name.toLowerCase() === 'message-id') {
-      const id = parseIds(h.raw)[0] ?? '';
+      const id = firstId(h.raw) ?? '';
       const at = id.lastIndexOf('@');
       if (at >= 0) withSld(id.slice(at + 1), 'message_id');
     }

@@ -266,6 +266,37 @@ export function parseContentType(raw: string): { value: string; attributes: stri
   return { value, attributes };
 }
 
+/**
+ * `parseIds(raw)[0]` (undefined when it has none) without unfolding or a regex when the header is on one
+ * line: the first `<…>` holding no `<`, trimmed and not empty, else the whole value trimmed. The Domain
+ * set reads only the first id of each Message-ID header.
+ */
+export function firstId(raw: string): string | undefined {
+  const nl = raw.indexOf('\n');
+  let end = raw.length;
+  if (nl >= 0) {
+    if (nl !== raw.length - 1) return parseIds(raw)[0];
+    end = raw.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+  }
+  const u = raw.slice(0, Math.min(end, 65_536));
+  let i = u.indexOf('<');
+  while (i >= 0) {
+    let j = i + 1;
+    while (j < u.length && u.charCodeAt(j) !== 60 && u.charCodeAt(j) !== 62) j++;
+    if (j === u.length) break;
+    if (u.charCodeAt(j) === 60) {
+      i = j;
+      continue;
+    }
+    const id = u.slice(i + 1, j).trim();
+    if (id.length > 0) return id;
+    i = u.indexOf('<', j + 1);
+  }
+  // No id (a `<…>` with only blanks inside counts as none): parseIds falls back to the whole value.
+  const t = u.trim();
+  return t.length > 0 ? t : undefined;
+}
+
 /** Message ids (`<id>`), brackets removed; one or several. */
 export function parseIds(raw: string): string[] {
   const u = unfold(raw).slice(0, 65_536);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dateToRfc3339, headerTag, isNamed, parseContentType, parseReceived, splitHeaders } from '../../src/message/headers.js';
+import { dateToRfc3339, firstId, headerTag, isNamed, parseContentType, parseIds, parseReceived, splitHeaders } from '../../src/message/headers.js';
 import { scanHtml } from '../../src/message/html.js';
 import ipaddr from '../../src/dns/ipaddr.js';
 import { emailAddress, hostname, ipv4Value, parseIp } from '../../src/message/hostname.js';
@@ -89,6 +89,23 @@ describe('HTML scanning', () => {
 });
 
 describe('headers', () => {
+  it('firstId equals parseIds(raw)[0] on Message-ID shapes and 50,000 random values', () => {
+    const fixed = [
+      ' <a@b.example>\r\n', '<a@b>', ' <a@b> <c@d>\n', '<<a@b>>', '< >  <x@y>', '<  >', '  ', '', '\n', '\r\n',
+      ' no-brackets@host \n', ' <a@b\r\n c>\r\n', ' <a@b>\r\n\t<c@d>\r\n', '<a<b>c>', 'a>b<c', ' <a@b\r',
+    ];
+    let seed = 11;
+    const rnd = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const alphabet = ['<', '>', ' ', '\t', '\r', '\n', 'a', '@', '.', 'x'];
+    const random = Array.from({ length: 50_000 }, () => {
+      let v = '';
+      for (let n = Math.floor(rnd() * 14); n > 0; n--) v += alphabet[Math.floor(rnd() * alphabet.length)];
+      return v;
+    });
+    const wrong = [...fixed, ...random].filter((v) => firstId(v) !== parseIds(v)[0]);
+    expect(wrong.slice(0, 5)).toEqual([]);
+  });
+
   it('matches a header name as toLowerCase would, without the copy', () => {
     const names = ['Received', 'RECEIVED', 'received', 'Receive', 'Receiveds', 'Re-ceived', '\u212Aeywords', 'K\u0130', 'X-\u0130', 'Subject', 'subjecT', 'to', 'TO', 'T0'];
     for (const n of names) for (const target of ['received', 'keywords', 'subject', 'to', 'x-i', 'ki']) {
