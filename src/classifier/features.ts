@@ -154,17 +154,15 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
     if (p.host === '') continue;
     const t = trusted(p.sld);
     if (t === true || (t !== false && (await t))) continue;
-    const h = hostname(p.host);
-    if (h.sld !== undefined) {
-      head.add(KIND.url, h.sld);
-      if (h.fqdn !== h.sld) head.add(KIND.url, h.fqdn);
-    } else head.add(KIND.url, h.fqdn);
+    // urlParts normalised the host already: `host` is hostname()'s fqdn, `sld` its sld or else that fqdn.
+    head.add(KIND.url, p.sld);
+    if (p.host !== p.sld) head.add(KIND.url, p.host);
     for (const piece of p.path.split(/[/._]/)) {
       if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) head.add(KIND.url, '_' + truncate16(piece));
     }
   }
   for (const d of extractHostDomains(m)) {
-    const h = hostname(d.label);
+    const h = d.host ?? hostname(d.label);
     const s = sldOrDefault(h);
     const t = trusted(s);
     if (t === true || (t !== false && (await t))) continue;

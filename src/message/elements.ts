@@ -13,7 +13,7 @@ import {
 } from './headers.js';
 import { parseUnstructured } from './rfc2047.js';
 import {
-  emailAddress, emailKey, hostname, isValidEmail, parseIp, sldOrDefault, type EmailAddress,
+  emailAddress, emailKey, hostname, isValidEmail, parseIp, sldOrDefault, type EmailAddress, type Hostname,
 } from './hostname.js';
 import type { Location, Scope, ScopeElement } from './types.js';
 import { urlParts, type UrlParts } from './url.js';
@@ -396,12 +396,12 @@ function buildDomains(ctx: MessageContext, emails: readonly EmailElement[]): Sco
   return set.items;
 }
 
-/** The Domain set's host names in its order (Received, Message-ID, EHLO, PTR), possibly repeated. */
-function visitHosts(ctx: MessageContext, add: (d: string, loc: Location) => void): void {
+/** The Domain set's host names in its order (Received, Message-ID, EHLO, PTR), possibly repeated, each with its {@link hostname}. */
+function visitHosts(ctx: MessageContext, add: (d: string, loc: Location, host: Hostname) => void): void {
   const withSld = (name: string | undefined, loc: Location): void => {
     if (name === undefined) return;
     const h = hostname(name);
-    if (h.sld !== undefined) add(h.fqdn, loc);
+    if (h.sld !== undefined) add(h.fqdn, loc, h);
   };
   // Header order: Received hosts and the Message-ID right side interleave as the headers do. The
   // parsed Received headers are in header order, so one cursor pairs them with their headers.
@@ -421,13 +421,18 @@ function visitHosts(ctx: MessageContext, add: (d: string, loc: Location) => void
   }
   withSld(ctx.envelope.heloDomain, 'ehlo');
   const ptr = ctx.generic('remote_ip.ptr');
-  if (typeof ptr === 'string' && ptr.length > 0) add(hostname(ptr).fqdn, 'tcp');
+  if (typeof ptr === 'string' && ptr.length > 0) {
+    const h = hostname(ptr);
+    add(h.fqdn, 'tcp', h);
+  }
 }
 
 /** A host entry of the Domain set. */
 export interface HostDomain {
   readonly label: string;
   readonly location: Location;
+  /** `hostname(label)` when at hand (its `fqdn` is `label`). */
+  readonly host?: Hostname;
 }
 
 /**
@@ -443,10 +448,10 @@ export function extractHostDomains(ctx: MessageContext): HostDomain[] {
   const out: HostDomain[] = [];
   const seen = new Set<string>();
   for (const d of ctx.envelope.dkimPassDomains ?? []) seen.add(d.toLowerCase());
-  visitHosts(ctx, (d, location) => {
+  visitHosts(ctx, (d, location, host) => {
     if (seen.has(d) || seen.size >= MAX_ELEMENTS) return;
     seen.add(d);
-    out.push({ label: d, location });
+    out.push({ label: d, location, host });
   });
   return out;
 }

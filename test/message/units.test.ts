@@ -17,6 +17,18 @@ describe('Hostname::new / Email::new', () => {
     expect(hostname('[192.0.2.1]')).toEqual({ fqdn: '[192.0.2.1]', ip: '192.0.2.1', sld: undefined });
   });
 
+  it('is idempotent: hostname(h.fqdn) is h (urlParts and the Domain set hand their fqdn on as normalised)', () => {
+    const inputs = [
+      'Mail.Example.CO.UK.', 'www.xn--bcher-kva.de', 'WWW.XN--BCHER-KVA.DE', 'xn--invalid--.com', 'user.github.io', 'host.invalidtld',
+      'localhost', '[192.0.2.1]', '192.0.2.1', '[IPv6:2001:DB8::1]', '2001:db8::1', 'a..b.com', '.', 'münchen.de', 'MÜNCHEN.DE',
+      'xn--mnchen-3ya.de.', 'xn--80ak6aa92e.com', 'sub.xn--80ak6aa92e.com', '0x7f.1', '010.0.0.1', 'example.com..',
+    ];
+    for (const x of inputs) {
+      const h = hostname(x);
+      expect(hostname(h.fqdn), x).toEqual(h);
+    }
+  });
+
   it('parses IPs as Rust does (no shorthand IPv4, no leading zeros)', () => {
     expect([parseIp('10.0.0.1'), parseIp('[IPv6:2001:DB8::1]'), parseIp('1.2.3'), parseIp('01.2.3.4'), parseIp('256.1.1.1'), parseIp('abc')])
       .toEqual(['10.0.0.1', '2001:db8::1', undefined, undefined, undefined, undefined]);
