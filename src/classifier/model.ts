@@ -105,6 +105,9 @@ export function vectorizeCounts(counts: TokCounter, bits: number, opts: Vectoriz
   return features(toks.length, key, (i) => ns[i]!, unsalted, bits, opts);
 }
 
+/** `Math.log1p(c)` of the small counts most tokens have (the same values, read from a table). */
+const LOG1P = Float64Array.from({ length: 256 }, (_, c) => Math.log1p(c));
+
 /** Entries of the reused buffers of {@link predictCounts}; a message with more gets buffers of its own. */
 const SCRATCH_MAX = 65_536;
 let scratchIdx = new Uint32Array(1024);
@@ -135,7 +138,7 @@ export function predictCounts(model: ClassifierModel, counts: TokCounter, opts: 
   let sum = 0;
   for (let i = 0; i < n; i++) {
     const c = ns[i]!;
-    const v = logScale ? Math.log1p(c) : c;
+    const v = logScale ? (LOG1P[c] ?? Math.log1p(c)) : c;
     const h = tokHash(toks[i]!);
     idx[i] = Math.floor(h / 2) & mask;
     const w = h % 2 === 1 ? -v : v;
