@@ -2,19 +2,21 @@
  * XXH3-64 (seed 0, default secret) in plain JS for inputs of at most 240 bytes, answering the classifier's
  * compact form of the hash (low 32 bits × 2 + bit 63) directly.
  *
- * Why: the classifier hashes every token with @node-rs/xxhash (`xxh3.xxh64(bytes, 0n)`), and that napi
- * call with a BigInt result costs about 1.5–2 µs, which shows up in profiles. Tokens are short (2–20 UTF-8
- * bytes typically), so the short-input paths of XXH3 in 32-bit arithmetic are much cheaper; inputs over
- * 240 bytes (the long, striped path) are left to the addon (the functions answer undefined).
+ * Why: the classifier hashes every token with @node-rs/xxhash (`xxh3.xxh64(bytes, 0n)`): a napi call that
+ * allocates a BigInt result, then BigInt arithmetic for the compact form, per token. It shows up in the
+ * classifier's profiles (about 1.5–2 µs a token there; ~0.25–0.4 µs even in a tight loop). Tokens are
+ * short (2–20 UTF-8 bytes typically), and XXH3's paths for inputs of at most 240 bytes are a few 64-bit
+ * multiplications, which 32-bit JS arithmetic does in tens of ns. Longer inputs (the striped path) are
+ * left to the addon: the functions answer undefined.
  *
  * Reference: the xxHash specification (doc/xxhash_spec.md) and xxhash.h by Yann Collet
  * (https://github.com/Cyan4973/xxHash, BSD-2-Clause): XXH3_64bits → XXH3_len_0to16_64b (0, 1–3, 4–8,
  * 9–16 bytes), XXH3_len_17to128_64b, XXH3_len_129to240_64b, with XXH3_mix16B, XXH3_mul128_fold64,
  * XXH3_avalanche, XXH3_rrmxmx and XXH64_avalanche. With seed 0 every `± seed` of the reference vanishes.
  *
- * Arithmetic: a 64-bit value is a pair of 32-bit words (hi, lo) in locals; no BigInt. Products of two
- * uint32 use Math.imul for the low word and a double product for the high word (see {@link mulHi}).
- * Sums of several uint32 words are formed exactly in doubles (< 2^53) and the carry taken once.
+ * Arithmetic: a 64-bit value is a pair of 32-bit words (hi, lo) in locals; no BigInt, no allocation. A
+ * product of two uint32 takes its low word from Math.imul and its high word from a double product (see
+ * {@link mulHi}); accumulators sum uint32 words exactly in a double (< 2^53) and carry once.
  */
 
 /** The first 136 bytes (XXH3_SECRET_SIZE_MIN) of the reference's 192-byte kSecret: all that inputs ≤ 240 bytes read. */
@@ -53,16 +55,18 @@ const BF9B_HI = S[44]! ^ S[52]!, BF9B_LO = S[40]! ^ S[48]!; // readLE64(secret+4
 export const XXH3_JS_MAX = 240;
 
 /**
- * The bytes being hashed (240 and room for one more character): {@link xxh3CompactString} encodes into
- * it and {@link xxh3Compact} copies into it, so that the hashing code reads one fixed buffer. Words come
- * through a DataView: on a module constant TurboFan compiles `getInt32` to a plain load, several times
- * cheaper than assembling a word from four byte loads of an arbitrary Uint8Array.
+ * The bytes being hashed (240, and room for one more character): {@link xxh3CompactString} encodes into
+ * it, and {@link xxh3Compact} copies an input of over 16 bytes into it. The 17–240 byte paths read its
+ * words through a DataView: on a module constant TurboFan compiles `getInt32` to one load, several times
+ * cheaper than four byte loads from an arbitrary Uint8Array. Inputs of up to 16 bytes are read in place
+ * (at most 16 byte loads, cheaper than a copy). A Buffer, so that it has the shape of callers' Buffers.
  */
 const SCRATCH = Buffer.from(new ArrayBuffer(XXH3_JS_MAX + 4));
 const DV = new DataView(SCRATCH.buffer);
 /**
- * Strings up to this many UTF-16 units are encoded by a JS loop (about 2 ns a unit; their UTF-8 is at
- * most 3 bytes a unit, so it fits without checks); longer ones by Buffer#write (a native call, ~80 ns).
+ * Strings up to this many UTF-16 units are encoded by a JS loop (about 2 ns a unit; at most 3 bytes a
+ * unit, so it must stay ≤ 80 for the loop to need no bound checks); longer ones by Buffer#write (a native
+ * call, ~80 ns).
  */
 const STRING_LOOP_MAX = 32;
 /** Inputs from this many bytes are copied into the scratch by TypedArray#set (a native call, ~40 ns). */
@@ -110,7 +114,7 @@ function mulFold(ah: number, al: number, bh: number, bl: number): number {
   return llL ^ w2;
 }
 
-/** XXH3_mix16B (seed 0) of SCRATCH[p..p+16) with the secret at byte `s`. Answers the low word, high word in {@link outHi}. */
+/** XXH3_mix16B (seed 0) of SCRATCH[p..p+16), secret at byte `s`. Answers the low word, high word in {@link outHi}. */
 function mix16(p: number, s: number): number {
   return mulFold(
     (rd32(p + 4) ^ S[s + 4]!) >>> 0,
@@ -287,8 +291,14 @@ export function xxh3CompactString(s: string): number | undefined {
     return (lo >>> 0) * 2 + (outHi >>> 31);
   }
   const buf = SCRATCH;
-  let j = 0;
-  for (let i = 0; i < n; i++) {
+  let i = 0;
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i); // ASCII, the usual case: one byte a unit
+    if (c >= 0x80) break;
+    buf[i] = c;
+  }
+  let j = i;
+  for (; i < n; i++) {
     let c = s.charCodeAt(i);
     if (c < 0x80) {
       buf[j++] = c;

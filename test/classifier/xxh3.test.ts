@@ -9,7 +9,8 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { xxh3Compact, xxh3CompactString } from '../../src/classifier/xxh3.js';
 
-const addon = (createRequire(import.meta.url)('@node-rs/xxhash') as { xxh3: { xxh64(input: Uint8Array, seed?: bigint): bigint } }).xxh3;
+type Xxh3 = { xxh64(input: Uint8Array, seed?: bigint): bigint };
+const addon = (createRequire(import.meta.url)('@node-rs/xxhash') as { xxh3: Xxh3 }).xxh3;
 
 /** The addon's XXH3-64 (seed 0) of `bytes` in compact form, as model.ts computes it. */
 function reference(bytes: Uint8Array): number {
@@ -77,6 +78,7 @@ describe('xxh3CompactString', () => {
     '\ud800\udbff\udc00\udfff'.split(''), // single surrogate code units
   ];
 
+  // 0–89 pieces: both encoders (a JS loop up to 32 UTF-16 units, Buffer#write beyond) and > 240 bytes.
   it('matches the addon on Buffer.from(s, "utf8") for mixed strings, and the bytes variant', () => {
     const rand = mulberry32(0xc0ffee);
     for (let n = 0; n < 2000; n++) {
@@ -96,10 +98,12 @@ describe('xxh3CompactString', () => {
     }
   });
 
-  it('encodes lone and reversed surrogates as U+FFFD, at the start, middle and end', () => {
-    for (const s of ['\ud800', '\udc00', 'a\ud800', '\ud800a', 'a\udfffb', '\udc00\ud800', '\ud83d\ud83d\ude00', 'x\ud83d']) {
-      const bytes = Buffer.from(s, 'utf8');
-      expect(xxh3CompactString(s), JSON.stringify(s)).toBe(reference(bytes));
+  it('encodes lone and reversed surrogates as U+FFFD, at the start, middle and end, short and long', () => {
+    const cases = ['\ud800', '\udc00', 'a\ud800', '\ud800a', 'a\udfffb', '\udc00\ud800', '\ud83d\ud83d\ude00'];
+    cases.push('x\ud83d', '\ud83d\ude00\ude00');
+    // Up to 32 UTF-16 units a JS loop encodes; longer strings go through Buffer#write.
+    for (const s of [...cases, ...cases.map((c) => c + 'y'.repeat(40)), ...cases.map((c) => 'z'.repeat(40) + c)]) {
+      expect(xxh3CompactString(s), JSON.stringify(s)).toBe(reference(Buffer.from(s, 'utf8')));
     }
   });
 
