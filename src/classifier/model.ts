@@ -43,7 +43,7 @@ const HASH_CACHE_MAX = 500_000;
 /** XXH3-64 (seed 0) of the token's bytes, then the salt's when given, as low 32 bits × 2 + sign. */
 function hashToken(token: string, salt: Buffer | undefined): number {
   const bytes = salt === undefined ? hashInput(token) : Buffer.concat([tokenBytes(token), salt]);
-  // Tokens are short: XXH3 in JS answers them without the addon call (about 1.5–2 µs with its BigInt).
+  // Tokens are short: XXH3 in JS answers them without the addon call and its BigInt (see xxh3.ts for the costs).
   const compact = typeof bytes === 'string' ? xxh3CompactString(bytes) : xxh3Compact(bytes, bytes.length);
   if (compact !== undefined) return compact;
   // xxh64 answers an unsigned 64-bit BigInt: bit 63 set ⟺ ≥ 2^63.
