@@ -7,6 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { prng } from '../../src/classifier/train.js';
 import { xxh3Compact, xxh3CompactString } from '../../src/classifier/xxh3.js';
 
 type Xxh3 = { xxh64(input: Uint8Array, seed?: bigint): bigint };
@@ -18,16 +19,10 @@ function reference(bytes: Uint8Array): number {
   return Number(BigInt.asUintN(32, full)) * 2 + (full >= 1n << 63n ? 1 : 0);
 }
 
-/** mulberry32: a seeded PRNG answering uint32s, so every run sees the same inputs. */
+/** Training's seeded PRNG (mulberry32) as uint32s, so every run sees the same inputs. */
 function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
+  const next = prng(seed);
+  return () => next() * 4294967296;
 }
 
 const MAX_LEN = 260;
