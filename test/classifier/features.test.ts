@@ -230,6 +230,52 @@ describe('@orama/stemmers stands for snowball-stemmers where language.ts uses it
   }, 120_000);
 });
 
+describe('snowball-stemmer.jsx stands for snowball-stemmers where language.ts uses it', () => {
+  it('gives the same stems on the corpus\'s first 12,000 words and on random words of each language\'s letters', async () => {
+    const { createRequire } = await import('node:module');
+    const { JSX_STEMMERS } = await import('../../src/classifier/language.js');
+    const require = createRequire(import.meta.url);
+    const snowball = require('snowball-stemmers') as { newStemmer(n: string): { stem(w: string): string } };
+    const { loadCorpus } = await import('../helpers/corpus.js');
+    const words = new Set<string>();
+    for (const m of loadCorpus({ step: 12 })) for (const w of m.raw.toString('latin1').toLowerCase().match(/\p{Alphabetic}+/gu) ?? []) words.add(w);
+    const letters: Record<string, string> = {
+      french: 'abcdefghijklmnopqrstuvwxyzàâæçéèêëîïôœùûüÿementsaientionsqu', finnish: 'abcdefghijklmnopqrstuvwxyzåäöissaanssaäänllähän',
+      danish: 'abcdefghijklmnopqrstuvwxyzæøåerneheden', russian: 'абвгдеёжзийклмнопрстуфхцчшщъыьэюяостьениями',
+    };
+    expect([...JSX_STEMMERS].sort()).toEqual(Object.keys(letters).sort());
+    let seed = 7;
+    const rnd = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    for (const lang of JSX_STEMMERS) {
+      const chars = [...letters[lang]!];
+      const list = [...words].slice(0, 12_000);
+      for (let i = 0; i < 5_000; i++) {
+        let w = '';
+        for (let n = 2 + Math.floor(rnd() * 14); n > 0; n--) w += chars[Math.floor(rnd() * chars.length)];
+        list.push(w);
+      }
+      const reference = snowball.newStemmer(lang);
+      // The stemmer language.ts builds for the language, reached through a text detected as it.
+      const sample: Record<string, string> = {
+        french: 'Bonjour à tous, nous vous remercions de votre confiance et de votre fidélité depuis des années',
+        finnish: 'Hyvää päivää kaikille, kiitämme teitä luottamuksesta ja uskollisuudesta vuosien ajan',
+        danish: 'Goddag allesammen, vi takker jer for jeres tillid og loyalitet gennem mange år her i landet',
+        russian: 'Добрый день всем, мы благодарим вас за доверие и верность на протяжении многих лет',
+      };
+      await loadLanguageDetector();
+      const tok = new WordStemTokenizer(sample[lang]!);
+      expect(tok.lang, lang).toBe({ french: 'fra', finnish: 'fin', danish: 'dan', russian: 'rus' }[lang]);
+      // Stop words give no stem: compare the rest.
+      const differ = list.filter((w) => {
+        const got = tok.tokenize(w);
+        return got.length === 1 && got[0] !== reference.stem(w);
+      });
+      expect(differ, lang).toEqual([]);
+      expect(list.filter((w) => tok.tokenize(w).length === 1).length, lang).toBeGreaterThan(16_000);
+    }
+  }, 120_000);
+});
+
 describe('language detection over eld\'s tables (eld-scores.ts) stands for eld.detect', () => {
   it('gives eld\'s winner, reliability and two best scores on corpus texts and random strings', async () => {
     const { loadEldScorer } = await import('../../src/classifier/eld-scores.js');
