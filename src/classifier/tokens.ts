@@ -101,9 +101,9 @@ export function truncate16(s: string): string {
 /**
  * An interned token: a small integer id per distinct token string while the intern table lasts, so a
  * memo (word → its tokens, character → its category token) hands out the final token, a message counts
- * it without a map lookup, and its feature hash is computed once. Per-token state (key, hash, the marks
- * of the counters) lives in arrays indexed by id: a message touches a few compact arrays instead of one
- * heap object per token scattered over the heap (each a likely cache and TLB miss).
+ * it without a map lookup, and its feature hash is computed once. Per-token state (key, hash) lives in
+ * arrays indexed by id: a message touches a few compact arrays instead of one heap object per token
+ * scattered over the heap (each a likely cache and TLB miss).
  */
 export type Tok = number;
 
@@ -117,25 +117,15 @@ const interned: (InternTable | undefined)[] = [];
 let keys: string[] = [];
 /** Unsalted feature hash per id: low 29 bits × 2 + sign bit (see model.ts), −1 until first needed. */
 let hashes = new Int32Array(4096).fill(-1);
-/** Per id, for counter slot 0 and 1: the id of the {@link TokCounter} that last counted it, and its index there. */
-let marks0 = new Int32Array(2 * 4096);
-let marks1 = new Int32Array(2 * 4096);
 const resetHooks: Array<() => void> = [];
-/** Counter ids stay small integers (fast compares); past this bound every token's marks are reset. */
+/** Counter ids stay small integers (fast compares); past this bound every counter table is emptied. */
 const MAX_COUNTER_ID = 2 ** 30;
 let lastCounterId = 0;
 
 function grow(): void {
-  const cap = hashes.length * 2;
-  const h = new Int32Array(cap).fill(-1);
+  const h = new Int32Array(hashes.length * 2).fill(-1);
   h.set(hashes);
   hashes = h;
-  const m0 = new Int32Array(2 * cap);
-  m0.set(marks0);
-  marks0 = m0;
-  const m1 = new Int32Array(2 * cap);
-  m1.set(marks1);
-  marks1 = m1;
 }
 
 /** The interned token of kind `kind` and value `value` (the token string {@link strToken} / {@link byteToken} build). */
@@ -187,53 +177,96 @@ export function onInternReset(clear: () => void): void {
  */
 export function internBoundary(max = INTERN_MAX): void {
   if (lastCounterId >= MAX_COUNTER_ID) {
-    // No counter is filling here: old marks can go, and ids start again.
-    marks0.fill(0);
-    marks1.fill(0);
+    // No counter is filling here: old entries can go, and ids start again.
+    for (const t of counterTables) t.fill(0);
     lastCounterId = 0;
   }
   if (keys.length < max) return;
   for (const m of interned) m?.clear();
   keys = [];
   hashes.fill(-1);
-  marks0.fill(0);
-  marks1.fill(0);
   for (const clear of resetHooks) clear();
 }
 
+/** Slots of a counter table to start with: a message has a few hundred distinct tokens (12 bytes a slot). */
+const COUNTER_SLOTS = 2048;
+/**
+ * Per counter slot (0, 1), an open-addressing table of `[counter id, token, index in the counter]`
+ * triples. An entry whose id is not the filling counter's is free: a new counter starts with an empty
+ * table without clearing it. Small and reused message after message, it stays in the CPU caches, where
+ * per-token arrays over every interned token (hundreds of thousands) cost a cache miss per count.
+ */
+const counterTables = [new Int32Array(3 * COUNTER_SLOTS), new Int32Array(3 * COUNTER_SLOTS)];
+
 /**
  * Token → count of one message in insertion order (a {@link TokenMap} of interned tokens), without a
- * Map: each token has, per counter slot, the id of the counter that last counted it and its index there,
- * so counting is two array reads. Two counters may fill at once (the body and the alternative parts), in
- * slots 0 and 1; a counter is filled synchronously (no await), so no other message's counter can touch
- * the marks meanwhile. Create counters only after {@link internBoundary}.
+ * Map: counting is a probe of the slot's counter table (see `counterTables`). Two counters may fill at
+ * once (the body and the alternative parts), in slots 0 and 1; a counter is filled synchronously (no
+ * await), so no other counter of its slot can touch the table meanwhile. Create counters only after
+ * {@link internBoundary}.
  */
 export class TokCounter {
   readonly toks: Tok[] = [];
   readonly counts: number[] = [];
   private readonly id: number;
+  private table: Int32Array;
+  private mask: number;
 
   constructor(private readonly slot: 0 | 1) {
     this.id = ++lastCounterId;
+    // A table grown for a huge message goes back to its usual size (its old entries are all free now).
+    if (counterTables[slot]!.length > 3 * 16 * COUNTER_SLOTS) counterTables[slot] = new Int32Array(3 * COUNTER_SLOTS);
+    this.table = counterTables[slot]!;
+    this.mask = this.table.length / 3 - 1;
   }
 
   /** Count += `n` (default 1). */
   add(tok: Tok, n = 1): void {
-    // The arrays are read on every call: interning a new token may have replaced them.
-    const marks = this.slot === 0 ? marks0 : marks1;
-    const k = 2 * tok;
-    if (marks[k] === this.id) {
-      this.counts[marks[k + 1]!]! += n;
-      return;
+    const t = this.table;
+    const mask = this.mask;
+    const id = this.id;
+    for (let h = Math.imul(tok, 0x9e3779b1) & mask; ; h = (h + 1) & mask) {
+      const q = 3 * h;
+      if (t[q] !== id) {
+        t[q] = id;
+        t[q + 1] = tok;
+        t[q + 2] = this.toks.length;
+        this.toks.push(tok);
+        this.counts.push(n);
+        if (2 * this.toks.length > mask) this.grow();
+        return;
+      }
+      if (t[q + 1] === tok) {
+        this.counts[t[q + 2]!]! += n;
+        return;
+      }
     }
-    marks[k] = this.id;
-    marks[k + 1] = this.toks.length;
-    this.toks.push(tok);
-    this.counts.push(n);
   }
 
   has(tok: Tok): boolean {
-    return (this.slot === 0 ? marks0 : marks1)[2 * tok] === this.id;
+    const t = this.table;
+    const mask = this.mask;
+    for (let h = Math.imul(tok, 0x9e3779b1) & mask; ; h = (h + 1) & mask) {
+      const q = 3 * h;
+      if (t[q] !== this.id) return false;
+      if (t[q + 1] === tok) return true;
+    }
+  }
+
+  /** Doubles the slot's table (kept at half load at most) and enters this counter's tokens again. */
+  private grow(): void {
+    const slots = 2 * (this.mask + 1);
+    const t = new Int32Array(3 * slots);
+    const mask = slots - 1;
+    for (let i = 0; i < this.toks.length; i++) {
+      let h = Math.imul(this.toks[i]!, 0x9e3779b1) & mask;
+      while (t[3 * h] === this.id) h = (h + 1) & mask;
+      t[3 * h] = this.id;
+      t[3 * h + 1] = this.toks[i]!;
+      t[3 * h + 2] = i;
+    }
+    counterTables[this.slot] = this.table = t;
+    this.mask = mask;
   }
 
   /** The token string of the `i`-th token counted. */

@@ -15,6 +15,7 @@ import { prng } from '../../src/classifier/train.js';
 import { InternTable, MAX_SLOT_VALUE } from '../../src/classifier/intern-table.js';
 import { MAX_PROBE, MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
 import { separatorReplacer } from '../../src/classifier/eld-scores.js';
+import { internBoundary, TokCounter } from '../../src/classifier/tokens.js';
 import { T, TypedTokens, typesTokenize } from '../../src/classifier/tokenizer.js';
 
 /** The seeded PRNG of training (mulberry32): the same inputs on every run. */
@@ -191,6 +192,56 @@ describe('InternTable', () => {
     expect(t.get('v0')).toBe(1000);
     t.add(values[MAX_PROBE + 1]!, 1001);
     expect(t.get(values[MAX_PROBE + 1]!)).toBe(1001);
+  });
+});
+
+describe('TokCounter', () => {
+  /** A Map-based counter: the reference for counts and first-seen order. */
+  const reference = (toks: number[]): Map<number, number> => {
+    const m = new Map<number, number>();
+    for (const t of toks) m.set(t, (m.get(t) ?? 0) + 1);
+    return m;
+  };
+
+  it('counts in first-seen order, as a Map does, through table growth and with two counters filling at once', () => {
+    const rnd = prng(11);
+    for (const distinct of [1, 50, 1_500, 40_000]) {
+      internBoundary();
+      const a = new TokCounter(0);
+      const b = new TokCounter(1);
+      const ta: number[] = [];
+      const tb: number[] = [];
+      for (let i = 0; i < 3 * distinct; i++) {
+        // Ids that share their low bits too (multiples of 4096), so probes run past taken slots.
+        const t = rnd() < 0.3 ? 4096 * Math.floor(rnd() * distinct) : Math.floor(rnd() * distinct);
+        a.add(t);
+        ta.push(t);
+        if (i % 3 === 0) {
+          b.add(t + 7, 2);
+          tb.push(t + 7, t + 7);
+        }
+      }
+      const ra = reference(ta);
+      expect(a.toks).toEqual([...ra.keys()]);
+      expect(a.counts).toEqual([...ra.values()]);
+      const rb = reference(tb);
+      expect(b.toks).toEqual([...rb.keys()]);
+      expect(b.counts).toEqual([...rb.values()]);
+      for (const t of [...ra.keys()].slice(0, 200)) expect(a.has(t)).toBe(true);
+      expect(a.has(-5)).toBe(false);
+    }
+  });
+
+  it('starts empty for each new counter, whatever the previous one of its slot held', () => {
+    internBoundary();
+    const first = new TokCounter(0);
+    for (let t = 0; t < 3_000; t++) first.add(t);
+    const second = new TokCounter(0);
+    expect(second.has(5)).toBe(false);
+    second.add(5);
+    second.add(5);
+    expect(second.toks).toEqual([5]);
+    expect(second.counts).toEqual([2]);
   });
 });
 
