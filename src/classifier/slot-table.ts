@@ -32,6 +32,19 @@ export function wordHash(s: string, start: number, end: number): number {
   return h;
 }
 
+/** {@link wordHash} of `s[start, end)` with ASCII upper-case letters lower-cased (a folded key, see {@link SlotTable.find}). */
+export function foldedWordHash(s: string, start: number, end: number): number {
+  let h = BASIS;
+  for (let i = start; i < end; i++) {
+    const c = s.charCodeAt(i);
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c | 32 : c), 0x01000193);
+  }
+  return h;
+}
+
+/** Length field of a folded key's slot: the length plus this flag (keys are far shorter). */
+const FOLDED = 0x40000000;
+
 export class SlotTable {
   /** Per slot, 4 integers: the key's hash, its pool offset + 1 (0: empty slot), its length and its value. */
   slots = new Int32Array(4 * 1024);
@@ -41,9 +54,14 @@ export class SlotTable {
   /** Keys stored. */
   size = 0;
 
-  /** The slot index of the key `s[start, end)` hashed `h`, or −1 − (a free slot's index) when absent, or {@link GAVE_UP}. */
-  find(s: string, start: number, end: number, h: number): number {
+  /**
+   * The slot index of the key `s[start, end)` hashed `h`, or −1 − (a free slot's index) when absent, or
+   * {@link GAVE_UP}. `fold`: the key is `s[start, end)` with ASCII upper-case letters lower-cased (hashed
+   * by {@link foldedWordHash}); folded and unfolded keys never match each other.
+   */
+  find(s: string, start: number, end: number, h: number, fold = false): number {
     const len = end - start;
+    const lenField = fold ? len | FOLDED : len;
     const slots = this.slots;
     const pool = this.pool;
     let i = (h ^ (h >>> 16)) & this.mask;
@@ -51,10 +69,15 @@ export class SlotTable {
       const q = 4 * i;
       const off1 = slots[q + 1]!;
       if (off1 === 0) return -1 - i;
-      if (slots[q] === h && slots[q + 2] === len) {
+      if (slots[q] === h && slots[q + 2] === lenField) {
         const off = off1 - 1;
         let k = 0;
-        while (k < len && pool[off + k] === s.charCodeAt(start + k)) k++;
+        if (fold) {
+          for (; k < len; k++) {
+            const c = s.charCodeAt(start + k);
+            if (pool[off + k] !== (c >= 65 && c <= 90 ? c | 32 : c)) break;
+          }
+        } else while (k < len && pool[off + k] === s.charCodeAt(start + k)) k++;
         if (k === len) return i;
       }
       i = (i + 1) & this.mask;
@@ -82,7 +105,7 @@ export class SlotTable {
       if (slots[4 * i + 1] !== 0) {
         if (onDrop !== undefined) {
           const off = old[q + 1]! - 1;
-          onDrop(String.fromCharCode(...this.pool.subarray(off, off + old[q + 2]!)), old[q + 3]!);
+          onDrop(String.fromCharCode(...this.pool.subarray(off, off + (old[q + 2]! & ~FOLDED))), old[q + 3]!);
         }
         continue;
       }
@@ -94,8 +117,11 @@ export class SlotTable {
     this.size = size;
   }
 
-  /** Stores the key `s[start, end)` hashed `h` with `value` in the free slot `free` (as {@link find} answered it: −1 − index). */
-  insert(free: number, s: string, start: number, end: number, h: number, value: number): void {
+  /**
+   * Stores the key `s[start, end)` hashed `h` with `value` in the free slot `free` (as {@link find}
+   * answered it: −1 − index); `fold` as for {@link find}.
+   */
+  insert(free: number, s: string, start: number, end: number, h: number, value: number, fold = false): void {
     const len = end - start;
     const q = 4 * (-1 - free);
     if (this.poolLen + len > this.pool.length) {
@@ -104,10 +130,13 @@ export class SlotTable {
       this.pool = grown;
     }
     const pool = this.pool;
-    for (let k = 0; k < len; k++) pool[this.poolLen + k] = s.charCodeAt(start + k);
+    for (let k = 0; k < len; k++) {
+      const c = s.charCodeAt(start + k);
+      pool[this.poolLen + k] = fold && c >= 65 && c <= 90 ? c | 32 : c;
+    }
     this.slots[q] = h;
     this.slots[q + 1] = this.poolLen + 1;
-    this.slots[q + 2] = len;
+    this.slots[q + 2] = fold ? len | FOLDED : len;
     this.slots[q + 3] = value;
     this.poolLen += len;
     this.size++;

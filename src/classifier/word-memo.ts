@@ -14,7 +14,7 @@
 import { GAVE_UP, SlotTable } from './slot-table.js';
 import type { Tok } from './tokens.js';
 
-export { MAX_PROBE, wordHash } from './slot-table.js';
+export { foldedWordHash, MAX_PROBE, wordHash } from './slot-table.js';
 
 /** Longest word kept (UTF-16 code units); longer words are rare and cost one normalisation each. */
 export const MAX_WORD = 64;
@@ -32,24 +32,25 @@ export class WordMemo {
 
   /**
    * The tokens of the word `s[start, end)` whose `wordHash` is `h`: a token id, or a list (empty for a
-   * stop word); `undefined` when the word is not kept.
+   * stop word); `undefined` when the word is not kept. `fold`: the word is kept ASCII-lower-cased (`h` is
+   * its `foldedWordHash`), for words whose tokens do not depend on the case of their ASCII letters.
    */
-  get(s: string, start: number, end: number, h: number): Tok | readonly Tok[] | undefined {
+  get(s: string, start: number, end: number, h: number, fold = false): Tok | readonly Tok[] | undefined {
     if (end - start > MAX_WORD) return undefined;
     const t = this.table;
-    const i = t.find(s, start, end, h);
+    const i = t.find(s, start, end, h, fold);
     if (i < 0) return undefined;
     const v = t.slots[4 * i + 3]!;
     if (v >= 0) return v;
     return v === NONE ? EMPTY : this.lists[-2 - v]!;
   }
 
-  /** Keeps the tokens of the word `s[start, end)` (no-op when too long, already kept or given up). */
-  set(s: string, start: number, end: number, h: number, toks: readonly Tok[]): void {
+  /** Keeps the tokens of the word `s[start, end)` (no-op when too long, already kept or given up); `fold` as for {@link get}. */
+  set(s: string, start: number, end: number, h: number, toks: readonly Tok[], fold = false): void {
     if (end - start > MAX_WORD) return;
     const t = this.table;
     t.reserve();
-    const i = t.find(s, start, end, h);
+    const i = t.find(s, start, end, h, fold);
     if (i >= 0 || i === GAVE_UP) return;
     let value: number;
     if (toks.length === 1) value = toks[0]!;
@@ -58,7 +59,7 @@ export class WordMemo {
       value = -2 - this.lists.length;
       this.lists.push(toks);
     }
-    t.insert(i, s, start, end, h, value);
+    t.insert(i, s, start, end, h, value, fold);
   }
 
   /** Forgets every word (the arrays keep their size). */

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { isMixedCharset } from '../message/scripts.js';
 import { clearWordMemos, WORD_MEMO_MAX, type WordStemTokenizer } from './language.js';
 import { T, type TypedTokens } from './tokenizer.js';
-import { wordHash } from './word-memo.js';
+import { foldedWordHash, wordHash } from './word-memo.js';
 import { byteToken, intern, internKind, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounter } from './tokens.js';
 
 type Cure = (input: string) => { toString(): string };
@@ -108,12 +108,21 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
       const s = t.src;
       const a = t.start;
       const b = t.end;
-      const h = wordHash(s, a, b);
-      let tokens = memo.get(s, a, b, h);
+      // A word of ASCII letters is never cured: its tokens are those of its lower-cased form, so it is
+      // kept once for all its spellings (`The`, `the`, `THE`); other words are kept as they are.
+      let ascii = true;
+      for (let k = a; k < b; k++) {
+        if (s.charCodeAt(k) >= 0x80) {
+          ascii = false;
+          break;
+        }
+      }
+      const h = ascii ? foldedWordHash(s, a, b) : wordHash(s, a, b);
+      let tokens = memo.get(s, a, b, h, ascii);
       if (tokens === undefined) {
         const all = wordTokens(t.text, stems);
         if (memo.size >= WORD_MEMO_MAX) memo.clear();
-        memo.set(s, a, b, h, all);
+        memo.set(s, a, b, h, all, ascii);
         tokens = all.length === 1 ? all[0]! : all;
       }
       if (typeof tokens === 'number') map.add(tokens);

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { prng } from '../../src/classifier/train.js';
 import { InternTable, MAX_SLOT_VALUE } from '../../src/classifier/intern-table.js';
-import { MAX_PROBE, MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
+import { foldedWordHash, MAX_PROBE, MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
 import { separatorReplacer } from '../../src/classifier/eld-scores.js';
 import { internBoundary, TokCounter } from '../../src/classifier/tokens.js';
 import { T, TypedTokens, typesTokenize } from '../../src/classifier/tokenizer.js';
@@ -64,6 +64,41 @@ describe('WordMemo', () => {
     }
     expect(wrong.slice(0, 5)).toEqual([]);
   }, 20_000);
+
+  it('keeps a folded word once for all spellings of its ASCII letters, apart from the same word kept as it is', () => {
+    const memo = new WordMemo();
+    const fold = (w: string): number => foldedWordHash(w, 0, w.length);
+    expect(fold('The')).toBe(fold('tHE'));
+    expect(fold('the')).toBe(wordHash('the', 0, 3)); // lower-case words hash as they are
+    memo.set('>>The<<', 2, 5, foldedWordHash('>>The<<', 2, 5), [1], true);
+    for (const w of ['the', 'THE', 'tHe']) expect(memo.get(w, 0, 3, fold(w), true), w).toBe(1);
+    expect(memo.size).toBe(1);
+    memo.set('THE', 0, 3, fold('THE'), [2], true); // already kept: no second entry
+    expect(memo.size).toBe(1);
+    expect(memo.get('the', 0, 3, fold('the'), true)).toBe(1);
+    // An unfolded key of the same characters and hash is another key, both ways.
+    expect(memo.get('the', 0, 3, wordHash('the', 0, 3))).toBeUndefined();
+    memo.set('the', 0, 3, wordHash('the', 0, 3), [3]);
+    expect(memo.get('the', 0, 3, wordHash('the', 0, 3))).toBe(3);
+    expect(memo.get('the', 0, 3, fold('the'), true)).toBe(1);
+    expect(memo.get('The', 0, 3, wordHash('The', 0, 3))).toBeUndefined();
+    // Only A–Z fold: other characters must match exactly.
+    memo.set('ab[c', 0, 4, fold('ab[c'), [4], true);
+    expect(memo.get('AB[C', 0, 4, fold('AB[C'), true)).toBe(4);
+    expect(memo.get('ab{c', 0, 4, fold('ab{c'), true)).toBeUndefined();
+    // Random words: every spelling finds its word, across growth.
+    const rnd = mulberry32(5);
+    const words = new Set<string>();
+    while (words.size < 20_000) words.add(randomString(rnd, [...'abcdefghijklmnopqrstuvwxyz'], 1, 12));
+    const m2 = new WordMemo();
+    const list = [...words];
+    list.forEach((w, i) => m2.set(w, 0, w.length, fold(w), [i], true));
+    const wrong = list.filter((w, i) => {
+      const spelled = [...w].map((c) => (rnd() < 0.5 ? c.toUpperCase() : c)).join('');
+      return m2.get(spelled, 0, spelled.length, fold(spelled), true) !== i;
+    });
+    expect(wrong.slice(0, 5)).toEqual([]);
+  });
 
   it('tells apart words of one hash value by their characters, prefixes included', () => {
     const memo = new WordMemo();
