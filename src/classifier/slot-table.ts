@@ -32,13 +32,15 @@ export function wordHash(s: string, start: number, end: number): number {
   return h;
 }
 
+/** A UTF-16 code unit with ASCII upper-case letters lower-cased (how a folded key is hashed, kept and compared). */
+function foldAscii(c: number): number {
+  return c >= 65 && c <= 90 ? c | 32 : c;
+}
+
 /** {@link wordHash} of `s[start, end)` with ASCII upper-case letters lower-cased (a folded key, see {@link SlotTable.find}). */
 export function foldedWordHash(s: string, start: number, end: number): number {
   let h = BASIS;
-  for (let i = start; i < end; i++) {
-    const c = s.charCodeAt(i);
-    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c | 32 : c), 0x01000193);
-  }
+  for (let i = start; i < end; i++) h = Math.imul(h ^ foldAscii(s.charCodeAt(i)), 0x01000193);
   return h;
 }
 
@@ -72,12 +74,8 @@ export class SlotTable {
       if (slots[q] === h && slots[q + 2] === lenField) {
         const off = off1 - 1;
         let k = 0;
-        if (fold) {
-          for (; k < len; k++) {
-            const c = s.charCodeAt(start + k);
-            if (pool[off + k] !== (c >= 65 && c <= 90 ? c | 32 : c)) break;
-          }
-        } else while (k < len && pool[off + k] === s.charCodeAt(start + k)) k++;
+        if (fold) while (k < len && pool[off + k] === foldAscii(s.charCodeAt(start + k))) k++;
+        else while (k < len && pool[off + k] === s.charCodeAt(start + k)) k++;
         if (k === len) return i;
       }
       i = (i + 1) & this.mask;
@@ -132,7 +130,7 @@ export class SlotTable {
     const pool = this.pool;
     for (let k = 0; k < len; k++) {
       const c = s.charCodeAt(start + k);
-      pool[this.poolLen + k] = fold && c >= 65 && c <= 90 ? c | 32 : c;
+      pool[this.poolLen + k] = fold ? foldAscii(c) : c;
     }
     this.slots[q] = h;
     this.slots[q + 1] = this.poolLen + 1;
