@@ -196,15 +196,38 @@ describe('English stems (porter2 stands for snowball-stemmers\' english)', () =>
   });
 });
 
+/** The corpus's distinct lower-cased words (every 12th message), read once for the stemmer comparisons. */
+let corpusWords: Promise<string[]> | undefined;
+function loadCorpusWords(): Promise<string[]> {
+  return (corpusWords ??= import('../helpers/corpus.js').then(({ loadCorpus }) => {
+    const words = new Set<string>();
+    for (const m of loadCorpus({ step: 12 })) for (const w of m.raw.toString('latin1').toLowerCase().match(/\p{Alphabetic}+/gu) ?? []) words.add(w);
+    return [...words];
+  }));
+}
+
+/**
+ * Words to compare a stemmer with its reference on: the corpus's first 12,000, then 5,000 random words of
+ * 2 to `maxLen` characters drawn from `letters` (a language's letters and common endings) by `rnd`.
+ */
+function stemmerSample(corpus: readonly string[], letters: string, rnd: () => number, maxLen: number): string[] {
+  const chars = [...letters];
+  const list = corpus.slice(0, 12_000);
+  for (let i = 0; i < 5_000; i++) {
+    let w = '';
+    for (let n = 2 + Math.floor(rnd() * (maxLen - 1)); n > 0; n--) w += chars[Math.floor(rnd() * chars.length)];
+    list.push(w);
+  }
+  return list;
+}
+
 describe('@orama/stemmers stands for snowball-stemmers where language.ts uses it', () => {
   it('gives the same stems on the corpus\'s first 12,000 words and on random words of each language\'s letters', async () => {
     const { createRequire } = await import('node:module');
     const { ORAMA_STEMMERS } = await import('../../src/classifier/language.js');
     const require = createRequire(import.meta.url);
     const snowball = require('snowball-stemmers') as { newStemmer(n: string): { stem(w: string): string } };
-    const { loadCorpus } = await import('../helpers/corpus.js');
-    const words = new Set<string>();
-    for (const m of loadCorpus({ step: 12 })) for (const w of m.raw.toString('latin1').toLowerCase().match(/\p{Alphabetic}+/gu) ?? []) words.add(w);
+    const words = await loadCorpusWords();
     const letters: Record<string, string> = {
       german: 'abcdefghijklmnopqrstuvwxyzäöüßeenernsenungheitkeit', turkish: 'abcçdefgğhıijklmnoöprsştuüvyzlarlerımızdan',
       spanish: 'abcdefghijklmnñopqrstuvwxyzáéíóúüacionesmente', italian: 'abcdefghilmnopqrstuvzàèéìíîòóùúazionemente',
@@ -216,13 +239,7 @@ describe('@orama/stemmers stands for snowball-stemmers where language.ts uses it
     let seed = 1;
     const rnd = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
     for (const lang of ORAMA_STEMMERS) {
-      const chars = [...letters[lang]!];
-      const list = [...words].slice(0, 12_000);
-      for (let i = 0; i < 5_000; i++) {
-        let w = '';
-        for (let n = 2 + Math.floor(rnd() * 12); n > 0; n--) w += chars[Math.floor(rnd() * chars.length)];
-        list.push(w);
-      }
+      const list = stemmerSample(words, letters[lang]!, rnd, 13);
       const reference = snowball.newStemmer(lang);
       const { stemmer } = require(`@orama/stemmers/${lang}`) as { stemmer(w: string): string };
       expect(list.filter((w) => stemmer(w) !== reference.stem(w)), lang).toEqual([]);
@@ -236,9 +253,7 @@ describe('snowball-stemmer.jsx stands for snowball-stemmers where language.ts us
     const { JSX_STEMMERS } = await import('../../src/classifier/language.js');
     const require = createRequire(import.meta.url);
     const snowball = require('snowball-stemmers') as { newStemmer(n: string): { stem(w: string): string } };
-    const { loadCorpus } = await import('../helpers/corpus.js');
-    const words = new Set<string>();
-    for (const m of loadCorpus({ step: 12 })) for (const w of m.raw.toString('latin1').toLowerCase().match(/\p{Alphabetic}+/gu) ?? []) words.add(w);
+    const words = await loadCorpusWords();
     const letters: Record<string, string> = {
       french: 'abcdefghijklmnopqrstuvwxyzàâæçéèêëîïôœùûüÿementsaientionsqu', finnish: 'abcdefghijklmnopqrstuvwxyzåäöissaanssaäänllähän',
       danish: 'abcdefghijklmnopqrstuvwxyzæøåerneheden', russian: 'абвгдеёжзийклмнопрстуфхцчшщъыьэюяостьениями',
@@ -246,23 +261,17 @@ describe('snowball-stemmer.jsx stands for snowball-stemmers where language.ts us
     expect([...JSX_STEMMERS].sort()).toEqual(Object.keys(letters).sort());
     let seed = 7;
     const rnd = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    // The stemmer language.ts builds for the language, reached through a text detected as it.
+    const sample: Record<string, string> = {
+      french: 'Bonjour à tous, nous vous remercions de votre confiance et de votre fidélité depuis des années',
+      finnish: 'Hyvää päivää kaikille, kiitämme teitä luottamuksesta ja uskollisuudesta vuosien ajan',
+      danish: 'Goddag allesammen, vi takker jer for jeres tillid og loyalitet gennem mange år her i landet',
+      russian: 'Добрый день всем, мы благодарим вас за доверие и верность на протяжении многих лет',
+    };
+    await loadLanguageDetector();
     for (const lang of JSX_STEMMERS) {
-      const chars = [...letters[lang]!];
-      const list = [...words].slice(0, 12_000);
-      for (let i = 0; i < 5_000; i++) {
-        let w = '';
-        for (let n = 2 + Math.floor(rnd() * 14); n > 0; n--) w += chars[Math.floor(rnd() * chars.length)];
-        list.push(w);
-      }
+      const list = stemmerSample(words, letters[lang]!, rnd, 15);
       const reference = snowball.newStemmer(lang);
-      // The stemmer language.ts builds for the language, reached through a text detected as it.
-      const sample: Record<string, string> = {
-        french: 'Bonjour à tous, nous vous remercions de votre confiance et de votre fidélité depuis des années',
-        finnish: 'Hyvää päivää kaikille, kiitämme teitä luottamuksesta ja uskollisuudesta vuosien ajan',
-        danish: 'Goddag allesammen, vi takker jer for jeres tillid og loyalitet gennem mange år her i landet',
-        russian: 'Добрый день всем, мы благодарим вас за доверие и верность на протяжении многих лет',
-      };
-      await loadLanguageDetector();
       const tok = new WordStemTokenizer(sample[lang]!);
       expect(tok.lang, lang).toBe({ french: 'fra', finnish: 'fin', danish: 'dan', russian: 'rus' }[lang]);
       // Stop words give no stem: compare the rest.
