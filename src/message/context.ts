@@ -5,7 +5,7 @@
  */
 import type { Value } from '../expr/value.js';
 import { emailAddress, hostname, parseIp, type EmailAddress } from './hostname.js';
-import { canonicalName, headerTag, isNamed, parseReceived, type RawHeader, type ReceivedInfo } from './headers.js';
+import { canonicalName, headerTag, isNamed, type RawHeader } from './headers.js';
 import { mailboxesOf } from './addresses.js';
 import { parseUnstructured } from './rfc2047.js';
 import { threadName } from './thread.js';
@@ -139,19 +139,6 @@ export class MessageContext {
     return this.subjectMemo;
   }
   private subjectMemo: string | undefined;
-
-  private receivedMemo: { header: RawHeader; info: ReceivedInfo }[] | undefined;
-
-  /** The parsed `Received:` headers, in order (shared by the Domain and Ip scopes), computed once. */
-  received(): readonly { header: RawHeader; info: ReceivedInfo }[] {
-    if (this.receivedMemo === undefined) {
-      this.receivedMemo = [];
-      for (const h of this.headers) {
-        if (isNamed(h.name, 'received')) this.receivedMemo.push({ header: h, info: parseReceived(h.raw, parseIp) });
-      }
-    }
-    return this.receivedMemo;
-  }
 
   /** Subject tokens (original case), computed once. */
   subjectTokens(): ReturnType<typeof tokenize> {

@@ -8,9 +8,10 @@ import type { Value } from '../expr/value.js';
 import type { MessageContext, Recipient } from './context.js';
 import { mailboxesOf } from './addresses.js';
 import {
-  canonicalName, dateToRfc3339, decodeText, firstId, headerKind, parseAddresses, parseContentType, parseIds,
+  canonicalName, dateToRfc3339, decodeText, firstId, headerKind, isNamed, parseAddresses, parseContentType, parseIds,
   type RawHeader,
 } from './headers.js';
+import { parsedReceived } from './received.js';
 import { parseUnstructured } from './rfc2047.js';
 import {
   emailAddress, emailKey, hostname, isValidEmail, parseIp, sldOrDefault, type EmailAddress, type Hostname,
@@ -404,15 +405,15 @@ function visitHosts(ctx: MessageContext, add: (d: string, loc: Location, host: H
     if (h.sld !== undefined) add(h.fqdn, loc, h);
   };
   // Header order: Received hosts and the Message-ID right side interleave as the headers do. The
-  // parsed Received headers are in header order, so one cursor pairs them with their headers.
-  const received = ctx.received();
-  let next = 0;
+  // Received hosts are mail-parser's (the parse the received module reads, done once per header), so
+  // the set holds what Stalwart's holds, quirks included (a host after a fold that several blanks
+  // indent is a lone blank, a host after a tab fold keeps the tab).
   for (const h of ctx.headers) {
-    const r = next < received.length && received[next]!.header === h ? received[next++]!.info : undefined;
-    if (r !== undefined) {
-      withSld(r.from, 'received');
-      withSld(r.helo, 'received');
-      withSld(r.by, 'received');
+    if (isNamed(h.name, 'received')) {
+      const r = parsedReceived(h);
+      withSld(r.from?.name, 'received');
+      withSld(r.helo?.name, 'received');
+      withSld(r.by?.name, 'received');
     } else if (h.name.length === 10 && h.name.toLowerCase() === 'message-id') {
       const id = firstId(h.raw) ?? '';
       const at = id.lastIndexOf('@');
@@ -465,8 +466,11 @@ export function extractIps(ctx: MessageContext): ScopeElement[] {
   ipSets.set(ctx, set);
   const add = (ip: string, loc: Location): void => set.add(ip, () => new IpElement(ctx, loc, ip));
   add(ctx.remoteIp, 'tcp');
-  for (const { info: r } of ctx.received()) {
-    for (const s of [r.fromIp, r.from, r.helo, r.by]) {
+  for (const h of ctx.headers) {
+    if (!isNamed(h.name, 'received')) continue;
+    // mail-parser's from IP, then the from, helo and by hosts that it parsed as IP addresses.
+    const r = parsedReceived(h);
+    for (const s of [r.fromIp, r.from?.ip, r.helo?.ip, r.by?.ip]) {
       const ip = s === undefined ? undefined : parseIp(s);
       if (ip !== undefined && !isLoopback(ip)) add(ip, 'received');
     }

@@ -246,3 +246,46 @@ describe('recipients, groups, PTR and References', () => {
     expect(headers[5]!.variable('value')).toBe('first\r\n  second');
   });
 });
+
+describe('Received hosts in the Domain and IP sets are mail-parser\'s parse (what Stalwart collects)', () => {
+  const raw = Buffer.from(
+    [
+      // A `by` host on a tab-folded line keeps the tab (mail-parser counts the folding blank as part of the word).
+      'Received: from a.example.com (a.example.com [198.51.100.9]) by\r\n\tb.example.net with ESMTP; Tue, 3 Sep 2024 10:15:02 +0200',
+      // A fold indented by several blanks gives a lone-blank word: the `by` host is lost.
+      'Received: from c.example.org (HELO d.example.org) (203.0.113.5) by\r\n    e.example.com with SMTP; Tue, 3 Sep 2024 10:14:02 +0200',
+      // IP literals go to the IP set, never to the Domain set.
+      'Received: from [192.0.2.77] (helo=f.example.org) by [2001:db8::9] with SMTP; Tue, 3 Sep 2024 10:13:02 +0200',
+      'Message-ID: <1@g.example.com>',
+      'From: x@example.com',
+      'Subject: hi',
+      '',
+      'body',
+      '',
+    ].join('\r\n'),
+  );
+
+  it('collects the parsed names with an sld, in header order, quirks included', async () => {
+    const m = await analyzeMessage(raw, { remoteIp: '192.0.2.1' });
+    expect(table(m, 'Domain', ['value'])).toEqual([
+      ['received', 'a.example.com'],
+      ['received', '\tb.example.net'],
+      ['received', 'c.example.org'],
+      ['received', 'd.example.org'],
+      ['received', 'f.example.org'],
+      ['message_id', 'g.example.com'],
+      ['from', 'example.com'],
+    ]);
+  });
+
+  it('collects the from IP and the IP-literal hosts', async () => {
+    const m = await analyzeMessage(raw, { remoteIp: '192.0.2.1' });
+    expect(table(m, 'Ip', ['value'])).toEqual([
+      ['tcp', '192.0.2.1'],
+      ['received', '198.51.100.9'],
+      ['received', '203.0.113.5'],
+      ['received', '192.0.2.77'],
+      ['received', '2001:db8::9'],
+    ]);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dateToRfc3339, firstId, headerTag, isNamed, parseContentType, parseIds, parseReceived, splitHeaders } from '../../src/message/headers.js';
+import { dateToRfc3339, firstId, headerTag, isNamed, parseContentType, parseIds, splitHeaders } from '../../src/message/headers.js';
 import { scanHtml } from '../../src/message/html.js';
 import ipaddr from '../../src/dns/ipaddr.js';
 import { emailAddress, hostname, ipv4Value, parseIp } from '../../src/message/hostname.js';
@@ -138,11 +138,8 @@ describe('headers', () => {
       .toEqual(['2006-01-02T15:04:05-07:00', '2006-01-02T15:04:00-05:00', '2023-12-31T23:59:59Z', '']);
   });
 
-  it('parses Content-Type attributes and Received hosts', () => {
+  it('parses Content-Type attributes', () => {
     expect(parseContentType(' Text/HTML; charset="UTF-8"; format=flowed')).toEqual({ value: 'text/html', attributes: ['charset=UTF-8', 'format=flowed'] });
-    const r = parseReceived(' from Mail.A.example (HELO Mx.B.Example) ([198.51.100.2]) by C.example.com with SMTP', parseIp);
-    expect({ from: r.from, helo: r.helo, by: r.by, fromIp: r.fromIp }).toEqual({ from: 'mail.a.example', helo: 'mx.b.example', by: 'c.example.com', fromIp: '198.51.100.2' });
-    expect(parseReceived(' by c.example.com with SMTP', parseIp).fromIp).toBeUndefined(); // no from clause: no IP
   });
 
   it('names X_HDR tags like analysis/headers.rs', () => {
