@@ -122,6 +122,15 @@ export class TypedTokens {
    * again (no rescan per word).
    */
   private plainUntil = -1;
+  /**
+   * The span (up to white space) that holds the last word tried for a composite token: where it stops,
+   * and the last position in it of each composite trigger (`://`; `@` or `.` before a word character),
+   * −1 for none. A later word of the span then knows its triggers without scanning the rest again.
+   */
+  private spanStop = -1;
+  private lastColon = -1;
+  private lastAt = -1;
+  private lastDot = -1;
 
   /**
    * `numbers`: recognise `-N` and `N.N` as numbers (Stalwart's default options). `spaces`: give Space
@@ -164,67 +173,109 @@ export class TypedTokens {
   next(): boolean {
     const s = this.src;
     const n = s.length;
-    const numbers = this.numbers;
     let i = this.i;
     while (i < n) {
       const c0 = s.charCodeAt(i);
-      // ASCII characters are classified by table; others by their code point's properties.
-      let isWord: boolean;
-      let cp = c0;
-      let ch = '';
-      if (c0 < 0x80) isWord = ASCII_CLASS[c0] === 1;
-      else {
-        cp = s.codePointAt(i)!;
-        ch = String.fromCodePoint(cp);
-        isWord = WORD_CHAR_RE.test(ch);
-      }
-      if (!isWord) {
-        if (ch === '') ch = s[i]!;
-        if (c0 < 0x80 ? ASCII_CLASS[c0] === 2 : WS_RE.test(ch)) {
+      if (c0 < 0x80) {
+        // ASCII, most of a text: classified by table, and no string is cut for a character (a
+        // punctuation token's text is cut only when read, as a word's).
+        const cls = ASCII_CLASS[c0]!;
+        if (cls === 1) return this.word(i);
+        if (cls === 2) {
           // A run of white space is one Space token.
-          if (this.spaces && (!this.any || this.type !== T.Space)) return this.emit(T.Space, ' ', i, i + ch.length);
-        } else if (numbers && c0 === 45 && i + 1 < n && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57 && (i === 0 || !isWordChar(s[i - 1]!))) {
+          if (this.spaces && (!this.any || this.type !== T.Space)) return this.emit(T.Space, ' ', i, i + 1);
+          i++;
+          continue;
+        }
+        if (c0 === 45 && this.numbers && i + 1 < n && s.charCodeAt(i + 1) >= 48 && s.charCodeAt(i + 1) <= 57 && (i === 0 || !isWordChar(s[i - 1]!))) {
           const m = matchAt(NUMBER_RE, s, i);
           if (m !== null) return this.emit(m[0].includes('.') ? T.Float : T.Integer, m[0], i, i + m[0].length);
-          return this.emit(T.Punctuation, ch, i, i + ch.length);
-        } else {
-          return this.emit(cp < 0x80 ? T.Punctuation : T.Other, ch, i, i + ch.length);
         }
+        return this.emitRange(T.Punctuation, i, i + 1);
+      }
+      // Others by their code point's properties.
+      const cp = s.codePointAt(i)!;
+      const ch = String.fromCodePoint(cp);
+      if (WORD_CHAR_RE.test(ch)) return this.word(i);
+      if (WS_RE.test(ch)) {
+        if (this.spaces && (!this.any || this.type !== T.Space)) return this.emit(T.Space, ' ', i, i + ch.length);
         i += ch.length;
         continue;
       }
-      // The raw word first: when white space (or the end) follows it, its span holds no `:`, `@` or `.`
-      // and no composite token can start here (most words), so none is tried.
-      let j = i;
-      let letters = false;
-      let digits = false;
-      while (j < n) {
-        const c2 = s.charCodeAt(j);
-        if (c2 < 0x80) {
-          if (ASCII_CLASS[c2] !== 1) break;
-          if (c2 <= 57) digits = true;
-          else letters = true;
-          j++;
-          continue;
-        }
-        const w = String.fromCodePoint(s.codePointAt(j)!);
-        if (!WORD_CHAR_RE.test(w)) break;
-        letters = true;
-        j += w.length;
-      }
-      if (i >= this.plainUntil && j < n && !isSpanEnd(s.charCodeAt(j))) {
-        const composite = tryComposite(s, i);
-        if (typeof composite === 'number') this.plainUntil = composite;
-        else if (composite !== undefined) return this.emit(composite.type, composite.text, i, i + composite.text.length);
-      }
-      if (!letters && numbers) {
-        const f = matchAt(FLOAT_RE, s, i);
-        if (f !== null) return this.emit(T.Float, f[0], i, i + f[0].length);
-      }
-      return this.emitRange(letters ? (digits ? T.Alphanumeric : T.Alphabetic) : T.Integer, i, j);
+      return this.emit(T.Other, ch, i, i + ch.length);
     }
     this.i = i;
     return false;
+  }
+
+  /** The token at `i`, where a word character starts a word (or a composite token, or a number). */
+  private word(i: number): true {
+    const s = this.src;
+    const n = s.length;
+    // The raw word first: when white space (or the end) follows it, its span holds no `:`, `@` or `.`
+    // and no composite token can start here (most words), so none is tried.
+    let j = i;
+    let letters = false;
+    let digits = false;
+    while (j < n) {
+      const c2 = s.charCodeAt(j);
+      if (c2 < 0x80) {
+        if (ASCII_CLASS[c2] !== 1) break;
+        if (c2 <= 57) digits = true;
+        else letters = true;
+        j++;
+        continue;
+      }
+      const w = String.fromCodePoint(s.codePointAt(j)!);
+      if (!WORD_CHAR_RE.test(w)) break;
+      letters = true;
+      j += w.length;
+    }
+    if (i >= this.plainUntil && j < n && !isSpanEnd(s.charCodeAt(j))) {
+      const composite = this.composite(i);
+      if (typeof composite === 'number') this.plainUntil = composite;
+      else if (composite !== undefined) return this.emit(composite.type, composite.text, i, i + composite.text.length);
+    }
+    if (!letters && this.numbers) {
+      const f = matchAt(FLOAT_RE, s, i);
+      if (f !== null) return this.emit(T.Float, f[0], i, i + f[0].length);
+    }
+    return this.emitRange(letters ? (digits ? T.Alphanumeric : T.Alphabetic) : T.Integer, i, j);
+  }
+
+  /** {@link tryComposite} at `i`, with the triggers of the span read from {@link scanSpan} (one scan per span). */
+  private composite(i: number): TypedToken | number | undefined {
+    if (i >= this.spanStop) this.scanSpan(i);
+    const end = this.spanStop;
+    // tryComposite looks at most SPAN_MAX characters ahead: a longer span is left to it.
+    if (end - i >= SPAN_MAX) return tryComposite(this.src, i);
+    const colon = this.lastColon >= i;
+    const at = this.lastAt >= i;
+    const dot = this.lastDot >= i;
+    if (!colon && !at && !dot) return end;
+    return compositeAt(this.src, i, colon, at, dot);
+  }
+
+  /** Finds the span from `i` to the next white space (or the end) and the last position of each trigger in it. */
+  private scanSpan(i: number): void {
+    const s = this.src;
+    const n = s.length;
+    let lastColon = -1;
+    let lastAt = -1;
+    let lastDot = -1;
+    let k = i;
+    for (; k < n; k++) {
+      const c = s.charCodeAt(k);
+      if (isSpanEnd(c)) break;
+      const t = trigger(s, k, c);
+      if (t === 58) lastColon = k;
+      else if (t === 64) lastAt = k;
+      else if (t === 46) lastDot = k;
+    }
+    this.spanStop = k;
+    this.lastColon = lastColon;
+    this.lastAt = lastAt;
+    this.lastDot = lastDot;
   }
 }
 
@@ -235,6 +286,9 @@ export function typesTokenize(text: string, numbers: boolean): TypedToken[] {
   while (c.next()) out.push({ type: c.type, text: c.text });
   return out;
 }
+
+/** Characters a composite token is looked for ahead of a word at most (to the next white space). */
+const SPAN_MAX = 600;
 
 /** Does this character end a span (see {@link spanEnd})? */
 function isSpanEnd(c: number): boolean {
@@ -257,25 +311,35 @@ function tryComposite(s: string, i: number): TypedToken | number | undefined {
   // Cheap tests first: before the next white space, a URL with a scheme needs `://`, an e-mail an `@`
   // followed by a host (a word character), a host name or IP address a `.` followed by a label (a word
   // character). A sentence's last word (`word.`) needs no pattern run.
-  const end = spanEnd(s, i, 600);
+  const end = spanEnd(s, i, SPAN_MAX);
   let colon = false;
   let at = false;
   let dot = false;
   for (let k = i; k < end; k++) {
-    const c = s.charCodeAt(k);
-    if (c === 58) {
-      if (s.charCodeAt(k + 1) === 47 && s.charCodeAt(k + 2) === 47) colon = true;
-    } else if (c === 64 || c === 46) {
-      const next = s.charCodeAt(k + 1);
-      // NaN past the end: no word character follows.
-      const word = next < 0x80 ? ASCII_CLASS[next] === 1 : next >= 0x80 && isWordChar(String.fromCodePoint(s.codePointAt(k + 1)!));
-      if (word) {
-        if (c === 64) at = true;
-        else dot = true;
-      }
-    }
+    const t = trigger(s, k, s.charCodeAt(k));
+    if (t === 58) colon = true;
+    else if (t === 64) at = true;
+    else if (t === 46) dot = true;
   }
-  if (!colon && !at && !dot) return end < i + 600 ? end : undefined;
+  if (!colon && !at && !dot) return end < i + SPAN_MAX ? end : undefined;
+  return compositeAt(s, i, colon, at, dot);
+}
+
+/**
+ * Is the character `c` at `k` a composite trigger? 58 for the `:` of `://`, 64 for an `@` and 46 for a
+ * `.` followed by a word character, else 0.
+ */
+function trigger(s: string, k: number, c: number): number {
+  if (c === 58) return s.charCodeAt(k + 1) === 47 && s.charCodeAt(k + 2) === 47 ? 58 : 0;
+  if (c !== 64 && c !== 46) return 0;
+  const next = s.charCodeAt(k + 1);
+  // NaN past the end: no word character follows.
+  const word = next < 0x80 ? ASCII_CLASS[next] === 1 : next >= 0x80 && isWordChar(String.fromCodePoint(s.codePointAt(k + 1)!));
+  return word ? c : 0;
+}
+
+/** The composite token at `i` given which triggers lie ahead of it in its span (see {@link tryComposite}). */
+function compositeAt(s: string, i: number, colon: boolean, at: boolean, dot: boolean): TypedToken | undefined {
   // 1. URL with a scheme.
   const sch = colon ? matchAt(SCHEME_RE, s, i) : null;
   if (sch !== null) {
