@@ -371,6 +371,28 @@ describe('TypedTokens', () => {
     }
     expect(failures).toEqual([]);
   }, 20_000);
+
+  it('finds composite tokens wherever they start in a span (its triggers are read once per span)', () => {
+    const kinds = (text: string): string[] => collect(text, false, false).map((t) => `${T[t.type]} ${t.text}`);
+    // Words before, between and after the triggers of one span (no white space in it).
+    expect(kinds('see,x.example.com/a,then@user@mail.example.org,end.')).toEqual([
+      'Alphabetic see', 'Punctuation ,', 'UrlNoScheme x.example.com/a,then@user@mail.example.org,end', 'Punctuation .',
+    ]);
+    expect(kinds('a,b,c,http://d.example.net/e')).toEqual([
+      'Alphabetic a', 'Punctuation ,', 'Alphabetic b', 'Punctuation ,', 'Alphabetic c', 'Punctuation ,', 'Url http://d.example.net/e',
+    ]);
+    expect(kinds('one(two)user@example.com;three')).toEqual([
+      'Alphabetic one', 'Punctuation (', 'Alphabetic two', 'Punctuation )', 'Email user@example.com', 'Punctuation ;', 'Alphabetic three',
+    ]);
+    // After the span's last trigger, the words are plain.
+    expect(kinds('x.example.com,after,more')).toEqual(['UrlNoScheme x.example.com', 'Punctuation ,', 'Alphabetic after', 'Punctuation ,', 'Alphabetic more']);
+    // A span longer than the look-ahead (600 characters): a trigger is seen only within 600 characters of a word.
+    const long = `${'ab,'.repeat(250)}host.example.com`;
+    const toks = kinds(long);
+    expect(toks.at(-1)).toBe('UrlNoScheme host.example.com');
+    expect(toks.filter((t) => t.startsWith('Alphabetic ab')).length).toBe(250);
+    expect(kinds(`start,${'ab,'.repeat(250)}host.example.com`)[0]).toBe('Alphabetic start');
+  });
 });
 
 describe('collapsedLength (language detection\'s letter count)', () => {
