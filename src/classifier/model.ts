@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
 import { xxh3Compact, xxh3CompactString } from './xxh3.js';
-import { hashInput, keepHash, keptHash, tokenBytes, tokKey, type Tok, type TokCounter, type TokenMap } from './tokens.js';
+import { hashInput, keepHash, keptHash, onInternReset, tokenBytes, tokKey, type Tok, type TokCounter, type TokenMap } from './tokens.js';
 
 /** Stalwart's `FtrlParameters` (defaults: 2^20 weights, α 2, β 1, λ₁ 0.001, λ₂ 0.0001). */
 export interface FtrlParameters {
@@ -114,48 +114,88 @@ const LOG1P = Float64Array.from({ length: 256 }, (_, c) => Math.log1p(c));
 
 /** Entries of the reused buffers of {@link predictCounts}; a message with more gets buffers of its own. */
 const SCRATCH_MAX = 65_536;
-let scratchIdx = new Uint32Array(1024);
+let scratchW = new Float32Array(1024);
 let scratchVal = new Float64Array(1024);
 
 /**
- * `model.predict(vectorizeCounts(counts, model.bits, opts))`, the same number to the last bit (the same
- * operations in the same order), without two typed arrays per prediction: the features go to buffers
- * that are reused (the classify path predicts once per message or recipient).
+ * Per model, each interned token's signed weight (its weight, negated when its hash's sign bit is set;
+ * NaN until first read), indexed by token id. A token seen in an earlier message then costs one read
+ * from an array in token order (frequent tokens have small ids, so they share a few pages) instead of
+ * two random reads, its kept hash and the weight in the model's 2^bits array: most of prediction's time
+ * on a message, after the rest of the analysis has evicted both from the CPU caches and the TLB.
+ * Dropped with its model; emptied when the intern table restarts (ids then name other tokens).
+ */
+const tokenWeights = new WeakMap<ClassifierModel, Float32Array>();
+let internEpoch = 0;
+const epochOf = new WeakMap<Float32Array, number>();
+onInternReset(() => {
+  internEpoch++;
+});
+
+function tokenWeightsOf(model: ClassifierModel, maxTok: number): Float32Array {
+  let w = tokenWeights.get(model);
+  if (w === undefined || epochOf.get(w) !== internEpoch) {
+    w = new Float32Array(Math.max(4096, 2 * maxTok)).fill(NaN);
+  } else if (maxTok >= w.length) {
+    const grown = new Float32Array(Math.max(2 * w.length, 2 * maxTok)).fill(NaN);
+    grown.set(w);
+    w = grown;
+  } else return w;
+  tokenWeights.set(model, w);
+  epochOf.set(w, internEpoch);
+  return w;
+}
+
+/**
+ * `model.predict(vectorizeCounts(counts, model.bits, opts))`, the same number to the last bit: the same
+ * products in the same order (a weight negated times a value is the weight times the negated value,
+ * exactly), from each token's signed weight kept per model (see {@link tokenWeights}), and without two
+ * typed arrays per prediction: the features go to buffers that are reused (the classify path predicts
+ * once per message or recipient).
  */
 export function predictCounts(model: ClassifierModel, counts: TokCounter, opts: VectorizeOptions = {}): number {
   const { accountId, logScale = true, l2 = true } = opts;
   if (accountId !== undefined || model.bits > TOK_HASH_BITS) return model.predict(vectorizeCounts(counts, model.bits, opts));
   const { toks, counts: ns } = counts;
   const n = toks.length;
-  let idx = scratchIdx;
+  let sw = scratchW;
   let val = scratchVal;
-  if (n > idx.length) {
-    const size = Math.max(n, 2 * idx.length);
-    idx = new Uint32Array(size);
+  if (n > sw.length) {
+    const size = Math.max(n, 2 * sw.length);
+    sw = new Float32Array(size);
     val = new Float64Array(size);
     if (size <= SCRATCH_MAX) {
-      scratchIdx = idx;
+      scratchW = sw;
       scratchVal = val;
     }
   }
+  let maxTok = 0;
+  for (let i = 0; i < n; i++) if (toks[i]! > maxTok) maxTok = toks[i]!;
+  const kept = tokenWeightsOf(model, maxTok);
+  const weights = model.weights;
   const mask = 2 ** model.bits - 1;
   let sum = 0;
   for (let i = 0; i < n; i++) {
+    const tok = toks[i]!;
+    let w = kept[tok]!;
+    if (w !== w) {
+      const h = tokHash(tok);
+      w = weights[Math.floor(h / 2) & mask]!;
+      if (h % 2 === 1) w = -w;
+      kept[tok] = w;
+    }
+    sw[i] = w;
     const c = ns[i]!;
     const v = logScale ? (LOG1P[c] ?? Math.log1p(c)) : c;
-    const h = tokHash(toks[i]!);
-    idx[i] = Math.floor(h / 2) & mask;
-    const w = h % 2 === 1 ? -v : v;
-    val[i] = w;
-    sum += w * w;
+    val[i] = v;
+    sum += v * v;
   }
   if (l2 && sum > 0) {
     const norm = Math.sqrt(sum);
     for (let i = 0; i < n; i++) val[i]! /= norm;
   }
-  const weights = model.weights;
   let z = model.bias;
-  for (let k = 0; k < n; k++) z += weights[idx[k]!]! * val[k]!;
+  for (let k = 0; k < n; k++) z += sw[k]! * val[k]!;
   return sigmoid(z);
 }
 

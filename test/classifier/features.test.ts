@@ -153,6 +153,30 @@ describe('token details', () => {
     internBoundary(0); // memos now hold tokens of the old table: they must have been emptied
     await check();
   });
+
+  it('keeps each token\'s weight per model, right across messages and intern table restarts', async () => {
+    const texts = [
+      'From: a@b.example\r\nSubject: cheap pills\r\n\r\nBuy cheap pills now, cheap cheap\r\n',
+      'From: c@d.example\r\nSubject: minutes of the meeting\r\n\r\nThe meeting moved to Tuesday; pills not included\r\n',
+    ];
+    const ms = await Promise.all(texts.map(async (t) => messageContextOf(await analyzeMessage(t))));
+    let seed = 3;
+    const w = Float32Array.from({ length: 2 ** 16 }, () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5);
+    const model = new ClassifierModel(16, w, -0.2, 0);
+    const other = new ClassifierModel(16, w.map((x) => -x), 0.3, 0);
+    // Message A, then B (sharing tokens with A), then A again; a restart between rounds, and the other
+    // message first in the next round, give the ids to other tokens, which must not read the weights
+    // kept for the old ones.
+    for (let round = 0; round < 3; round++) {
+      const [x, y] = round % 2 === 0 ? [ms[0]!, ms[1]!] : [ms[1]!, ms[0]!];
+      for (const m of [x, y, x]) {
+        const map = await buildTokens(m, trainFacts(m), () => false);
+        const counts = await buildTokenCounts(m, trainFacts(m), () => false);
+        for (const mdl of [model, other]) expect(predictCounts(mdl, counts)).toBe(mdl.predict(vectorize(map, 16)));
+      }
+      internBoundary(0);
+    }
+  });
 });
 
 describe('the Domain set\'s host entries (extractHostDomains) stand for the set filtered to hosts', () => {
