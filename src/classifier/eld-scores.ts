@@ -64,6 +64,9 @@ export async function loadEldScorer(): Promise<((text: string) => EldDetection |
   }
 }
 
+/** Stored scores below this are kept in an n-gram's slot with its language (eld's are 6–207). */
+const SCORE_SPAN = 1024;
+
 /** Slots of the per-call table of distinct n-grams (a text gives at most ~400: eld reads 380 bytes). */
 const CALL_SLOTS = 2048;
 
@@ -145,14 +148,18 @@ function scorer(t: EldTables): (text: string) => EldDetection | undefined {
   });
   const normalize = separatorReplacer(t.separators);
 
-  // eld's n-gram table as open addressing over typed arrays: key (k1, k2) → offset into `pairs`, which
-  // holds per n-gram its entry count, then language id and stored score pairs. Keys that eld's encoding
-  // cannot produce (longer than 6 characters, a character above 255) are left out: they never match.
+  // eld's n-gram table as open addressing over typed arrays: key (k1, k2) → its language scores. Keys that
+  // eld's encoding cannot produce (longer than 6 characters, a character above 255) are left out: they
+  // never match. The table is kept small (about 1.5 MB, load at most 2/3) and most n-grams need no second
+  // read: a detection runs once per text among the rest of a message's analysis, when these tables are out
+  // of the CPU caches and TLB, so the memory it touches, not its arithmetic, sets its cost.
   const keys = Object.keys(t.ngrams);
   let size = 1;
-  while (size < keys.length * 3) size <<= 1;
+  while (2 * size < keys.length * 3) size <<= 1;
   const mask = size - 1;
-  // One slot = [k1, k2, offset + 1 (0: empty)], interleaved so that a probe reads one cache line, not three.
+  // One slot = [k1, k2, info], interleaved so that a probe reads one cache line, not three. info: 0 for an
+  // empty slot; for an n-gram of one language (seven in ten), −1 − (language × SCORE_SPAN + stored score);
+  // else 1 + the offset in `pairs` of its entry count, then language id and stored score pairs.
   const table = new Int32Array(3 * size);
   const pairList: number[] = [];
   for (const key of keys) {
@@ -169,17 +176,25 @@ function scorer(t: EldTables): (text: string) => EldDetection | undefined {
     if (!ok) continue;
     k1 |= key.length << 24;
     const row = t.ngrams[key]!;
-    const off = pairList.length;
-    pairList.push(0);
-    for (const lang in row) {
-      pairList.push(Number(lang), row[lang]!);
-      pairList[off]!++;
+    const langs = Object.keys(row);
+    let info: number;
+    const only = langs.length === 1 ? row[langs[0]!]! : -1;
+    if (Number.isInteger(only) && only >= 0 && only < SCORE_SPAN && Number(langs[0]) < count) {
+      info = -1 - (Number(langs[0]) * SCORE_SPAN + only);
+    } else {
+      const off = pairList.length;
+      pairList.push(0);
+      for (const lang in row) {
+        pairList.push(Number(lang), row[lang]!);
+        pairList[off]!++;
+      }
+      info = off + 1;
     }
     let h = hashKeys(k1, k2, mask);
     while (table[3 * h + 2] !== 0) h = (h + 1) & mask;
     table[3 * h] = k1;
     table[3 * h + 1] = k2;
-    table[3 * h + 2] = off + 1;
+    table[3 * h + 2] = info;
   }
   const pairs = Int32Array.from(pairList);
 
@@ -227,6 +242,12 @@ function scorer(t: EldTables): (text: string) => EldDetection | undefined {
       const v = table[q + 2]!;
       if (v === 0) return;
       if (table[q] === k1 && table[q + 1] === k2) {
+        if (v < 0) {
+          const packed = -1 - v;
+          const lang = Math.floor(packed / SCORE_SPAN);
+          scores[lang]! += packed - lang * SCORE_SPAN + BASE_NGRAM_SCORE;
+          return;
+        }
         const end = v + 2 * pairs[v - 1]!;
         for (let i = v; i < end; i += 2) scores[pairs[i]!]! += pairs[i + 1]! + BASE_NGRAM_SCORE;
         return;
