@@ -88,8 +88,8 @@ export interface SpamClassifierOptions {
   trustedDomains?: readonly string[];
   /**
    * Load the stemmers, stop words, segmenters and native addons when the first model is loaded instead
-   * of on first use: about 0.3 s and 70 MB per thread (jieba's dictionary: 55 MB), paid at start rather
-   * than by the first messages of each language. Default false (a one-shot `classify` of a few messages
+   * of on first use, and have V8 compile each stemmer (400 random words each): about 1–1.5 s and 70 MB per
+   * thread (jieba's dictionary: 55 MB), paid at start rather than by the first messages of each language. Default false (a one-shot `classify` of a few messages
    * would pay for languages it never meets); `liveClassifier`, for long-running servers, turns it on.
    */
   preload?: boolean;
