@@ -183,6 +183,13 @@ export const STEMMER_LETTERS: Readonly<Record<string, string>> = {
 /** Random words a stemmer stems at warm-up (see {@link preloadLanguageResources}). */
 const WARM_UP_WORDS = 400;
 
+/** A random word of `min` to `max` characters drawn from `chars` by `rnd` (warm-up and test words). */
+export function randomWord(chars: readonly string[], rnd: () => number, min: number, max: number): string {
+  let w = '';
+  for (let n = min + Math.floor(rnd() * (max - min + 1)); n > 0; n--) w += chars[Math.floor(rnd() * chars.length)];
+  return w;
+}
+
 /**
  * Loads the language detector, every stemmer and stop-word list, jieba's dictionary and TinySegmenter
  * now rather than on first use, so that no message pays for a load (jieba's dictionary alone takes
@@ -202,11 +209,7 @@ export async function preloadLanguageResources(): Promise<void> {
     if (l.stem === undefined) continue;
     const s = stemmer(l.stem);
     const letters = [...(STEMMER_LETTERS[l.stem] ?? 'abcdefghijklmnopqrstuvwxyz')];
-    for (let k = 0; k < WARM_UP_WORDS; k++) {
-      let w = '';
-      for (let n = 3 + Math.floor(rnd() * 10); n > 0; n--) w += letters[Math.floor(rnd() * letters.length)];
-      s.stem(w);
-    }
+    for (let k = 0; k < WARM_UP_WORDS; k++) s.stem(randomWord(letters, rnd, 3, 12));
   }
   loadJieba();
   loadTiny();

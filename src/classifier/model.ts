@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
 import { xxh3Compact, xxh3CompactString } from './xxh3.js';
-import { hashInput, keepHash, keptHash, onInternReset, tokenBytes, tokKey, type Tok, type TokCounter, type TokenMap } from './tokens.js';
+import { hashInput, internedCount, keepHash, keptHash, onInternReset, tokenBytes, tokKey, type Tok, type TokCounter, type TokenMap } from './tokens.js';
 
 /** Stalwart's `FtrlParameters` (defaults: 2^20 weights, α 2, β 1, λ₁ 0.001, λ₂ 0.0001). */
 export interface FtrlParameters {
@@ -125,24 +125,21 @@ let scratchVal = new Float64Array(1024);
  * on a message, after the rest of the analysis has evicted both from the CPU caches and the TLB.
  * Dropped with its model; emptied when the intern table restarts (ids then name other tokens).
  */
-const tokenWeights = new WeakMap<ClassifierModel, Float32Array>();
+const tokenWeights = new WeakMap<ClassifierModel, { epoch: number; w: Float32Array }>();
+/** Intern table restarts so far (kept weights of an earlier table name other tokens). */
 let internEpoch = 0;
-const epochOf = new WeakMap<Float32Array, number>();
 onInternReset(() => {
   internEpoch++;
 });
 
-function tokenWeightsOf(model: ClassifierModel, maxTok: number): Float32Array {
-  let w = tokenWeights.get(model);
-  if (w === undefined || epochOf.get(w) !== internEpoch) {
-    w = new Float32Array(Math.max(4096, 2 * maxTok)).fill(NaN);
-  } else if (maxTok >= w.length) {
-    const grown = new Float32Array(Math.max(2 * w.length, 2 * maxTok)).fill(NaN);
-    grown.set(w);
-    w = grown;
-  } else return w;
-  tokenWeights.set(model, w);
-  epochOf.set(w, internEpoch);
+/** The model's kept weights, sized for every token interned so far. */
+function tokenWeightsOf(model: ClassifierModel): Float32Array {
+  const need = internedCount();
+  const kept = tokenWeights.get(model);
+  if (kept !== undefined && kept.epoch === internEpoch && need <= kept.w.length) return kept.w;
+  const w = new Float32Array(Math.max(4096, 2 * need)).fill(NaN);
+  if (kept !== undefined && kept.epoch === internEpoch) w.set(kept.w);
+  tokenWeights.set(model, { epoch: internEpoch, w });
   return w;
 }
 
@@ -169,9 +166,7 @@ export function predictCounts(model: ClassifierModel, counts: TokCounter, opts: 
       scratchVal = val;
     }
   }
-  let maxTok = 0;
-  for (let i = 0; i < n; i++) if (toks[i]! > maxTok) maxTok = toks[i]!;
-  const kept = tokenWeightsOf(model, maxTok);
+  const kept = tokenWeightsOf(model);
   const weights = model.weights;
   const mask = 2 ** model.bits - 1;
   let sum = 0;

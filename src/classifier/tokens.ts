@@ -151,6 +151,11 @@ export function tokKey(t: Tok): string {
   return keys[t]!;
 }
 
+/** Tokens interned so far: every id handed out is below it. */
+export function internedCount(): number {
+  return keys.length;
+}
+
 /** The kept unsalted hash of a token (−1: not computed yet). */
 export function keptHash(t: Tok): number {
   return hashes[t]!;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildTokens, compareTokens, tokenJson, trainFacts, type TokenMap } from '../../src/classifier/index.js';
-import { WordStemTokenizer, detectLanguage, loadLanguageDetector } from '../../src/classifier/language.js';
+import { randomWord, WordStemTokenizer, detectLanguage, loadLanguageDetector } from '../../src/classifier/language.js';
 import { T, typesTokenize } from '../../src/classifier/tokenizer.js';
 import { buildTokenCounts } from '../../src/classifier/features.js';
 import { ClassifierModel, predictCounts, vectorize, vectorizeCounts } from '../../src/classifier/model.js';
@@ -237,11 +237,7 @@ function loadCorpusWords(): Promise<string[]> {
 function stemmerSample(corpus: readonly string[], letters: string, rnd: () => number, maxLen: number): string[] {
   const chars = [...letters];
   const list = corpus.slice(0, 12_000);
-  for (let i = 0; i < 5_000; i++) {
-    let w = '';
-    for (let n = 2 + Math.floor(rnd() * (maxLen - 1)); n > 0; n--) w += chars[Math.floor(rnd() * chars.length)];
-    list.push(w);
-  }
+  for (let i = 0; i < 5_000; i++) list.push(randomWord(chars, rnd, 2, maxLen));
   return list;
 }
 
