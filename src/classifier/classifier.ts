@@ -10,7 +10,7 @@ import type { Session } from '../analysis/types.js';
 import { isSyncLookup } from '../expr/functions/store.js';
 import type { LookupRegistry, LookupStore } from '../lookup/types.js';
 import type { MessageContext } from '../message/context.js';
-import { buildTokenCounts, preloadClassifierResources, type TokenFacts, type TrustCheck } from './features.js';
+import { preloadClassifierResources, withTokenCounts, type TokenFacts, type TrustCheck } from './features.js';
 import { predictCounts, type ClassifierModel } from './model.js';
 import type { ClassifierStore } from './store.js';
 import { DEFAULT_SETTINGS, trainRun, type ClassifierSettings, type TrainOptions, type TrainReport } from './train.js';
@@ -203,9 +203,10 @@ export class SpamClassifier implements EngineClassifier {
   async confidence(m: MessageContext, facts: TokenFacts, trusted: TrustCheck, account?: number): Promise<number | undefined> {
     const cur = this.current;
     if (cur === undefined) return undefined;
-    const map = await buildTokenCounts(m, facts, trusted);
     const s = this.settings;
-    return predictCounts(cur.model, map, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize });
+    return withTokenCounts(m, facts, trusted, (map) =>
+      predictCounts(cur.model, map, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize }),
+    );
   }
 
   async classify(input: ClassifierInput): Promise<ClassifierVerdict | undefined> {
@@ -220,22 +221,25 @@ export class SpamClassifier implements EngineClassifier {
       asn: session.asn,
       envFrom: session.mailFrom,
     };
-    const map = await buildTokenCounts(message, facts, trusted);
     const s = this.settings;
-    const predict = (account?: number): number =>
-      predictCounts(cur.model, map, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize });
-    // Per recipient: local accounts get their personalised prediction; with no local recipient one
-    // global prediction stands for all. No recipient at all (a library call without a session): one
-    // global prediction too (Stalwart always has recipients).
-    const confidences: number[] = [];
     const accountOf = this.opts.accountOf;
-    if (accountOf !== undefined) {
-      for (const r of session.rcptTo) {
-        const a = accountOf(r);
-        if (a !== undefined) confidences.push(predict(a));
+    // Predictions read the counts' token ids, so they run where the counts are built (withTokenCounts).
+    const confidences = await withTokenCounts(message, facts, trusted, (map) => {
+      const predict = (account?: number): number =>
+        predictCounts(cur.model, map, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize });
+      // Per recipient: local accounts get their personalised prediction; with no local recipient one
+      // global prediction stands for all. No recipient at all (a library call without a session): one
+      // global prediction too (Stalwart always has recipients).
+      const out: number[] = [];
+      if (accountOf !== undefined) {
+        for (const r of session.rcptTo) {
+          const a = accountOf(r);
+          if (a !== undefined) out.push(predict(a));
+        }
       }
-    }
-    if (confidences.length === 0) confidences.push(predict());
+      if (out.length === 0) out.push(predict());
+      return out;
+    });
     const avg = confidences.reduce((x, y) => x + y, 0) / confidences.length;
     return { confidence: avg, tag: probTag(avg), generation: cur.generation };
   }

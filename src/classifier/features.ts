@@ -68,18 +68,30 @@ export function preloadClassifierResources(): Promise<void> {
 }
 
 /** Builds the token map of an analysed message. Never throws for a bad message (limits bound the work). */
-export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
-  const counts = await buildTokenCounts(m, facts, trusted);
-  const map: TokenMap = new Map();
-  for (let i = 0; i < counts.toks.length; i++) map.set(counts.key(i), counts.counts[i]!);
-  return map;
+export function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
+  return withTokenCounts(m, facts, trusted, (counts) => {
+    const map: TokenMap = new Map();
+    for (let i = 0; i < counts.toks.length; i++) map.set(counts.key(i), counts.counts[i]!);
+    return map;
+  });
 }
 
 /**
  * {@link buildTokens} with interned tokens (the classify path: each token's hash is kept with it). The
- * counts are those of `buildTokens`, in the same order.
+ * counts are those of `buildTokens`, in the same order. Their ids are valid until the intern table
+ * restarts, which another message's build may do at any await: read them at once, or use
+ * {@link withTokenCounts}.
  */
-export async function buildTokenCounts(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokCounter> {
+export function buildTokenCounts(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokCounter> {
+  return withTokenCounts(m, facts, trusted, (counts) => counts);
+}
+
+/**
+ * Builds the interned token counts of a message and hands them to `use` in the same synchronous run: no
+ * other message's build can restart the intern table in between (the ids would then name other tokens),
+ * as it could while a caller awaited the counts. Resolves with what `use` returns.
+ */
+export async function withTokenCounts<T>(m: MessageContext, facts: TokenFacts, trusted: TrustCheck, use: (counts: TokCounter) => T): Promise<T> {
   if (!languageDetectorLoaded()) await loadLanguageDetector();
   const head = await factTokens(m, facts, trusted);
   // The rest has no await: the intern table may restart here, never while this message is half built.
@@ -87,7 +99,7 @@ export async function buildTokenCounts(m: MessageContext, facts: TokenFacts, tru
   const map = new TokCounter(0);
   head.replay(map);
   textTokens(m, map);
-  return map;
+  return use(map);
 }
 
 /**

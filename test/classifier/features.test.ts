@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTokens, compareTokens, tokenJson, trainFacts, type TokenMap } from '../../src/classifier/index.js';
 import { randomWord, WordStemTokenizer, detectLanguage, loadLanguageDetector } from '../../src/classifier/language.js';
 import { T, typesTokenize } from '../../src/classifier/tokenizer.js';
-import { buildTokenCounts } from '../../src/classifier/features.js';
+import { buildTokenCounts, withTokenCounts } from '../../src/classifier/features.js';
 import { ClassifierModel, predictCounts, vectorize, vectorizeCounts } from '../../src/classifier/model.js';
 import { intern, internBoundary, KIND, strToken, truncate16 } from '../../src/classifier/tokens.js';
 import { shapeToken } from '../../src/classifier/words.js';
@@ -152,6 +152,37 @@ describe('token details', () => {
     await check();
     internBoundary(0); // memos now hold tokens of the old table: they must have been emptied
     await check();
+  });
+
+  it('hands a message its counts before another message\'s build can restart the intern table', async () => {
+    const texts = ['http://a.example/x', 'http://b.example/y', 'http://c.example/z'].map(
+      (u, i) => `From: s${i}@d${i}.example\r\nSubject: offer ${i}\r\n\r\nSee ${u} for cheap pills number ${i}\r\n`,
+    );
+    const ms = await Promise.all(texts.map(async (t) => messageContextOf(await analyzeMessage(t))));
+    const expected = [];
+    for (const m of ms) expected.push([...(await buildTokens(m, trainFacts(m), () => false))]);
+    // Trust answers arrive asynchronously, some microtask turns later, and each restarts the intern table
+    // (as a full table does): builds interleave, and for some of these delays a restart lands between one
+    // message's build and its caller's next turn (reading counts after `await buildTokenCounts` then
+    // gets the keys of other tokens; this test caught that).
+    const stale: string[] = [];
+    for (let t0 = 0; t0 < 6; t0++) {
+      for (let t1 = 0; t1 < 6; t1++) {
+        const ticks = [t0, t1, 0];
+        const got = await Promise.all(
+          ms.map((m, i) => {
+            const restarting = async (): Promise<boolean> => {
+              for (let k = 0; k < ticks[i]!; k++) await null;
+              internBoundary(0);
+              return false;
+            };
+            return withTokenCounts(m, trainFacts(m), restarting, (c) => c.toks.map((_, j) => [c.key(j), c.counts[j]]));
+          }),
+        );
+        if (JSON.stringify(got) !== JSON.stringify(expected)) stale.push(`${t0},${t1}`);
+      }
+    }
+    expect(stale).toEqual([]);
   });
 
   it('keeps each token\'s weight per model, right across messages and intern table restarts', async () => {
