@@ -68,7 +68,7 @@ export async function loadEldScorer(): Promise<((text: string) => EldDetection |
 const SCORE_SPAN = 1024;
 
 /** Slots of the per-call table of distinct n-grams (a text gives at most ~400: eld reads 380 bytes). */
-const CALL_SLOTS = 2048;
+const CALL_SLOTS = 1024;
 
 /**
  * An n-gram (at most 6 characters, each below 256: ASCII or a dictionary character) as two int32 keys:
@@ -81,6 +81,21 @@ function hashKeys(k1: number, k2: number, mask: number): number {
 }
 
 /**
+ * The one-character form of eld's separator pattern (see {@link separatorReplacer}) and its answer per
+ * ASCII character (1: separator); `undefined` when the pattern is not of the shape this code reads.
+ */
+function separatorClass(separators: RegExp): { one: RegExp; ascii: Uint8Array } | undefined {
+  const src = separators.source;
+  const tail = String.raw`+(?<![\x27\x60\u2019])`;
+  const cls = src.endsWith(tail) && src.startsWith('[^') ? src.slice(0, -tail.length) : undefined;
+  if (cls === undefined || !separators.flags.includes('u') || !separators.flags.includes('g') || cls.indexOf(']') !== cls.length - 1) return undefined;
+  const one = new RegExp(`^${cls}$`, 'u');
+  const ascii = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) ascii[c] = one.test(String.fromCharCode(c)) ? 1 : 0;
+  return { one, ascii };
+}
+
+/**
  * `text.replace(separators, ' ')` for eld's separator pattern, `[^letters]+(?<![\x27\x60\u2019])` with
  * the `g` and `u` flags, without running that pattern over the text: its character class has hundreds
  * of ranges, and its compiled code is large and cold when a message needs it once. A character is a
@@ -89,15 +104,9 @@ function hashKeys(k1: number, k2: number, mask: number): number {
  * the regex give them back). Falls back to the regex itself when the pattern is not of that shape.
  */
 export function separatorReplacer(separators: RegExp): (text: string) => string {
-  const src = separators.source;
-  const tail = String.raw`+(?<![\x27\x60\u2019])`;
-  const cls = src.endsWith(tail) && src.startsWith('[^') ? src.slice(0, -tail.length) : undefined;
-  if (cls === undefined || !separators.flags.includes('u') || !separators.flags.includes('g') || cls.indexOf(']') !== cls.length - 1) {
-    return (text) => text.replace(separators, ' ');
-  }
-  const one = new RegExp(`^${cls}$`, 'u');
-  const ascii = new Uint8Array(128);
-  for (let c = 0; c < 128; c++) ascii[c] = one.test(String.fromCharCode(c)) ? 1 : 0;
+  const sc = separatorClass(separators);
+  if (sc === undefined) return (text) => text.replace(separators, ' ');
+  const { one, ascii } = sc;
   const other = new Map<number, boolean>();
   const isSep = (cp: number): boolean => {
     if (cp < 128) return ascii[cp] === 1;
@@ -137,6 +146,9 @@ export function separatorReplacer(separators: RegExp): (text: string) => string 
   };
 }
 
+/** Where the touch pass's reads go, so that they are not optimised away. */
+let sink = 0;
+
 function scorer(t: EldTables): (text: string) => EldDetection | undefined {
   const codes = Object.keys(t.languages).map(Number);
   const count = codes.length;
@@ -147,6 +159,7 @@ function scorer(t: EldTables): (text: string) => EldDetection | undefined {
     return ch.charCodeAt(0);
   });
   const normalize = separatorReplacer(t.separators);
+  const asciiSep = separatorClass(t.separators)?.ascii;
 
   // eld's n-gram table as open addressing over typed arrays: key (k1, k2) → its language scores. Keys that
   // eld's encoding cannot produce (longer than 6 characters, a character above 255) are left out: they
@@ -199,16 +212,20 @@ function scorer(t: EldTables): (text: string) => EldDetection | undefined {
   const pairs = Int32Array.from(pairList);
 
   const scores = new Float64Array(count);
-  const ck1 = new Int32Array(CALL_SLOTS);
-  const ck2 = new Int32Array(CALL_SLOTS);
-  const cstamp = new Int32Array(CALL_SLOTS);
+  /** Per-call set of the n-grams seen: [stamp, k1, k2] per slot, interleaved (one cache line per probe). */
+  const calls = new Int32Array(3 * CALL_SLOTS);
   let stamp = 0;
+  /** The call's distinct n-grams in order (keys, then their table slot), at most CALL_SLOTS / 2. */
+  const nk1 = new Int32Array(CALL_SLOTS);
+  const nk2 = new Int32Array(CALL_SLOTS);
+  const nslot = new Int32Array(CALL_SLOTS);
   let numNgrams = 0;
   /** The current word's characters (eld reads the first 70 of a word). */
   const word = new Uint8Array(70);
   let wordLen = 0;
 
-  // One n-gram: an optional leading space, word[a..b), an optional trailing space. Counted once per call.
+  // One n-gram: an optional leading space, word[a..b), an optional trailing space. Counted once per call;
+  // its table probe waits for the end of the text (see `scoreNgrams`).
   const ngram = (lead: boolean, a: number, b: number, trail: boolean): void => {
     let k1 = 0;
     let k2 = 0;
@@ -228,32 +245,60 @@ function scorer(t: EldTables): (text: string) => EldDetection | undefined {
     }
     k1 |= n << 24;
     let h = hashKeys(k1, k2, CALL_SLOTS - 1);
-    while (cstamp[h] === stamp) {
-      if (ck1[h] === k1 && ck2[h] === k2) return;
+    while (calls[3 * h] === stamp) {
+      if (calls[3 * h + 1] === k1 && calls[3 * h + 2] === k2) return;
       h = (h + 1) & (CALL_SLOTS - 1);
     }
-    cstamp[h] = stamp;
-    ck1[h] = k1;
-    ck2[h] = k2;
+    calls[3 * h] = stamp;
+    calls[3 * h + 1] = k1;
+    calls[3 * h + 2] = k2;
+    nk1[numNgrams] = k1;
+    nk2[numNgrams] = k2;
     numNgrams++;
-    h = hashKeys(k1, k2, mask);
-    for (;;) {
-      const q = 3 * h;
-      const v = table[q + 2]!;
-      if (v === 0) return;
-      if (table[q] === k1 && table[q + 1] === k2) {
-        if (v < 0) {
-          const packed = -1 - v;
-          const lang = Math.floor(packed / SCORE_SPAN);
-          scores[lang]! += packed - lang * SCORE_SPAN + BASE_NGRAM_SCORE;
-          return;
-        }
-        const end = v + 2 * pairs[v - 1]!;
-        for (let i = v; i < end; i += 2) scores[pairs[i]!]! += pairs[i + 1]! + BASE_NGRAM_SCORE;
-        return;
-      }
-      h = (h + 1) & mask;
+  };
+  // The table probes of all the call's n-grams, in three tight passes: the first only reads each n-gram's
+  // home slot. Its loads do not depend on each other, so the CPU has many cache misses in flight at once
+  // instead of one per n-gram: the table is out of the caches when a message needs it (a whole detection
+  // took 48–61 µs after a 16 MB sweep of the caches against 8–12 µs warm; 34–38 µs with these passes and
+  // the ASCII pass below). Scores are sums of integers: the order of the additions does not change them.
+  const scoreNgrams = (): void => {
+    let touch = 0;
+    for (let i = 0; i < numNgrams; i++) {
+      const h = hashKeys(nk1[i]!, nk2[i]!, mask);
+      nslot[i] = h;
+      touch |= table[3 * h + 2]!;
     }
+    for (let i = 0; i < numNgrams; i++) {
+      const k1 = nk1[i]!;
+      const k2 = nk2[i]!;
+      let h = nslot[i]!;
+      let info = 0;
+      for (;;) {
+        const q = 3 * h;
+        const v = table[q + 2]!;
+        if (v === 0) break;
+        if (table[q] === k1 && table[q + 1] === k2) {
+          info = v;
+          break;
+        }
+        h = (h + 1) & mask;
+      }
+      nslot[i] = info;
+      if (info > 0) touch |= pairs[info - 1]!;
+    }
+    for (let i = 0; i < numNgrams; i++) {
+      const v = nslot[i]!;
+      if (v === 0) continue;
+      if (v < 0) {
+        const packed = -1 - v;
+        const lang = Math.floor(packed / SCORE_SPAN);
+        scores[lang]! += packed - lang * SCORE_SPAN + BASE_NGRAM_SCORE;
+        continue;
+      }
+      const end = v + 2 * pairs[v - 1]!;
+      for (let j = v; j < end; j += 2) scores[pairs[j]!]! += pairs[j + 1]! + BASE_NGRAM_SCORE;
+    }
+    sink ^= touch;
   };
   // eld's getByteNgrams: 4-byte n-grams at a stride of 3 (the first with a leading space), then the
   // word's last 4 bytes with a trailing space (a word of 3 bytes or less: all of it, padded both sides).
@@ -269,17 +314,18 @@ function scorer(t: EldTables): (text: string) => EldDetection | undefined {
     wordLen++;
   };
 
-  return (input: string): EldDetection | undefined => {
-    // eld's textProcessor and strToUtf8Bytes: separators → space, trim, lower-case, then each UTF-8
-    // byte as a dictionary character, words cut at spaces, the text cut after 350/380 bytes.
-    const str = normalize(input.substring(0, 1000)).trim().toLowerCase();
-    scores.fill(0);
+  const start = (): void => {
     numNgrams = 0;
     wordLen = 0;
     if (++stamp === 0x7fffffff) {
       stamp = 1;
-      cstamp.fill(0);
+      calls.fill(0);
     }
+  };
+  // eld's textProcessor and strToUtf8Bytes: separators → space, trim, lower-case, then each UTF-8 byte
+  // as a dictionary character, words cut at spaces, the text cut after 350/380 bytes.
+  const bytePass = (str: string): void => {
+    start();
     let bytes = 0;
     for (let i = 0; i < str.length; i++) {
       let c = str.charCodeAt(i);
@@ -310,6 +356,57 @@ function scorer(t: EldTables): (text: string) => EldDetection | undefined {
       if (bytes > ENFORCE_CUT_AFTER) break;
     }
     if (wordLen > 0) endWord();
+  };
+  // The same for a text of ASCII characters only (most mail), in one pass over it without the three
+  // strings normalising, trimming and lower-casing build: each maximal run of separators but the
+  // apostrophes that end it is one space, spaces at either end are dropped. False (and nothing counted)
+  // at the first non-ASCII character: the caller then takes the general way.
+  const asciiPass = (str: string): boolean => {
+    if (asciiSep === undefined) return false;
+    for (let i = 0; i < str.length; i++) if (str.charCodeAt(i) >= 0x80) return false;
+    start();
+    let bytes = 0;
+    let started = false;
+    let space = false;
+    const n = str.length;
+    let i = 0;
+    while (i < n) {
+      let c = str.charCodeAt(i);
+      if (asciiSep[c] === 1) {
+        // A run of separators [i, j); [i, e) becomes one space, the apostrophes [e, j) stay.
+        let e = i;
+        let j = i;
+        while (j < n && asciiSep[(c = str.charCodeAt(j))] === 1) {
+          j++;
+          if (c !== 0x27 && c !== 0x60) e = j;
+        }
+        if (e > i && started) space = true;
+        i = e;
+        if (i === j) continue;
+        c = str.charCodeAt(i);
+      }
+      if (space) {
+        space = false;
+        if (wordLen > 0) endWord();
+        if (bytes > CUT_AFTER) return true;
+        bytes++;
+        if (bytes > ENFORCE_CUT_AFTER) return true;
+      }
+      push(c >= 65 && c <= 90 ? c | 32 : c);
+      started = true;
+      bytes++;
+      if (bytes > ENFORCE_CUT_AFTER) break;
+      i++;
+    }
+    if (wordLen > 0) endWord();
+    return true;
+  };
+
+  return (input: string): EldDetection | undefined => {
+    scores.fill(0);
+    const text = input.length > 1000 ? input.substring(0, 1000) : input;
+    if (!asciiPass(text)) bytePass(normalize(text).trim().toLowerCase());
+    scoreNgrams();
     // eld's getMaxLang (first strict maximum), then orderAndScale's two first entries: a stable sort by
     // descending scaled score is, for its head, the first maximum and then the first maximum of the rest.
     let winner = -1;
