@@ -10,6 +10,7 @@
  * go to a Map beside them, so a crafted value costs a Map lookup, never a long probe.
  */
 import { GAVE_UP, SlotTable, wordHash } from './slot-table.js';
+import { detach } from '../util/index.js';
 
 /** Longest value kept in the slots (UTF-16 code units); longer ones go to the overflow Map. */
 export const MAX_SLOT_VALUE = 64;
@@ -19,7 +20,7 @@ export class InternTable {
   /** Values the slots do not hold (too long, or a probe sequence too long). */
   private overflow: Map<string, number> | undefined;
   private readonly keepDropped = (value: string, id: number): void => {
-    (this.overflow ??= new Map()).set(value, id);
+    (this.overflow ??= new Map()).set(detach(value), id);
   };
 
   /** `hash`: the hash of a range of a string (tests pass a colliding one). */

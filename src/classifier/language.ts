@@ -18,6 +18,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { loadEldScorer, type EldDetection } from './eld-scores.js';
 import { WordMemo } from './word-memo.js';
+import { detach } from '../util/index.js';
 
 const require = createRequire(import.meta.url);
 
@@ -363,7 +364,7 @@ function tokenizerLang(text: string): string {
     const d = detectLanguage(t);
     lang = d === undefined || d.confidence < MIN_LANGUAGE_CONFIDENCE ? 'eng' : d.lang;
     if (detected.size >= DETECTED_MAX) detected.clear();
-    detected.set(t, lang);
+    detected.set(detach(t), lang);
   }
   return lang;
 }

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
 import { xxh3Compact, xxh3CompactString } from './xxh3.js';
 import { hashInput, internedCount, keepHash, keptHash, onInternReset, tokenBytes, tokKey, type Tok, type TokCounter, type TokenMap } from './tokens.js';
+import { detach } from '../util/index.js';
 
 /** Stalwart's `FtrlParameters` (defaults: 2^20 weights, α 2, β 1, λ₁ 0.001, λ₂ 0.0001). */
 export interface FtrlParameters {
@@ -57,7 +58,7 @@ function hash(key: string, token: string, salt: Buffer | undefined): number {
   if (h === undefined) {
     h = hashToken(token, salt);
     if (hashCache.size >= HASH_CACHE_MAX) hashCache.clear();
-    hashCache.set(key, h);
+    hashCache.set(detach(key), h);
   }
   return h;
 }

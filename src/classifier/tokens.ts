@@ -5,6 +5,7 @@
  * map is a plain `Map<string, number>`.
  */
 import { InternTable } from './intern-table.js';
+import { detach } from '../util/index.js';
 
 /** Token kinds; the number is the 2-byte big-endian prefix of the hashed key and the sort order. */
 export const KIND = {
@@ -135,7 +136,7 @@ export function internKind(kind: number, value: string): Tok {
   if (t < 0) {
     t = keys.length;
     if (t === hashes.length) grow();
-    keys.push(String.fromCharCode(kind) + value);
+    keys.push(detach(String.fromCharCode(kind) + value));
     m.add(value, t);
   }
   return t;

@@ -10,6 +10,7 @@ import { clearWordMemos, WORD_MEMO_MAX, type WordStemTokenizer } from './languag
 import { T, type TypedTokens } from './tokenizer.js';
 import { foldedWordHash, wordHash } from './word-memo.js';
 import { byteToken, intern, internKind, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounter } from './tokens.js';
+import { detach } from '../util/index.js';
 
 type Cure = (input: string) => { toString(): string };
 let cureFn: Cure | null | undefined;
@@ -142,7 +143,7 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
       if (tok === undefined) {
         tok = intern(shapeToken(w));
         if (shapeToks.size >= SHAPE_MEMO_MAX) shapeToks.clear();
-        shapeToks.set(w, tok);
+        shapeToks.set(detach(w), tok);
       }
       map.add(tok);
       return;

@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { DnsConfigError } from './errors.js';
 import { DNS_TYPES, normalizeName, ptrQueryName } from './names.js';
 import type { DnsAnswer, DnsRecordMap, DnsType, MxRecord, Resolver } from './types.js';
+import { detach } from '../util/index.js';
 
 export interface SystemResolverOptions {
   /**
@@ -156,7 +157,7 @@ export class SystemResolver implements Resolver {
           ? this.opts.negativeTtlMs
           : this.opts.errorTtlMs;
     // A TTL of 0 means "do not cache" (RFC 1035 §3.2.1); lru-cache would read ttl 0 as "forever".
-    if (ttl >= 1) this.cache.set(key, answer, { ttl: Math.floor(ttl) });
+    if (ttl >= 1) this.cache.set(detach(key), answer, { ttl: Math.floor(ttl) });
   }
 
   /** One query to the servers, bounded by `timeoutMs` (queueing included) even if c-ares overruns its timers. */

@@ -1,6 +1,7 @@
 /** An LRU read cache in front of a lookup store (issue #3: "an LRU cache in front of reads"). */
 import { LRUCache } from 'lru-cache';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
+import { detach } from '../util/index.js';
 
 export interface CacheOptions {
   /** false turns the cache off (the store is used directly). Default true. */
@@ -60,7 +61,7 @@ export class CachedLookupStore implements LookupStore {
           this.inflight.delete(id);
           const negative = v === null || v === false;
           if (epoch === this.epoch && (!negative || this.negTtl > 0))
-            this.cache.set(id, { v }, { ttl: negative ? this.negTtl : this.ttl });
+            this.cache.set(detach(id), { v }, { ttl: negative ? this.negTtl : this.ttl });
           return { v };
         },
         (e) => {

@@ -7,6 +7,7 @@ import ipaddr from '../dns/ipaddr.js';
 import { LRUCache } from 'lru-cache';
 import { createRequire } from 'node:module';
 import type * as Tldts from 'tldts';
+import { detach } from '../util/index.js';
 // tldts is CommonJS without `exports`: `import` would first scan its 200 KB for export names (tens of ms
 // at start-up); `require` does not.
 const { parse: parseDomain } = createRequire(import.meta.url)('tldts') as typeof Tldts;
@@ -91,7 +92,8 @@ export function parseIp(s: string): string | undefined {
 export function hostname(input: string): Hostname {
   const hit = cache.get(input);
   if (hit !== undefined) return hit;
-  let s = input.toLowerCase();
+  // Kept process-wide: copies, not views into the message the input was cut from (util/strings.ts).
+  let s = detach(input.toLowerCase());
   let end = s.length;
   while (end > 0 && s.charCodeAt(end - 1) === 46) end--;
   if (end !== s.length) s = s.slice(0, end);
@@ -114,7 +116,7 @@ export function hostname(input: string): Hostname {
     }
     result = { fqdn: s, ip: undefined, sld: registrableDomain(s) };
   }
-  cache.set(input, result);
+  cache.set(detach(input), result);
   return result;
 }
 
@@ -125,7 +127,7 @@ export function registrableDomain(fqdn: string): string | undefined {
   if (hit !== undefined) return hit === '' ? undefined : hit;
   const r = parseDomain(fqdn, { allowPrivateDomains: true, extractHostname: false });
   const sld = r.isIp === true || r.domain === null || (r.isIcann !== true && r.isPrivate !== true) ? '' : r.domain;
-  sldCache.set(fqdn, sld);
+  sldCache.set(detach(fqdn), detach(sld));
   return sld === '' ? undefined : sld;
 }
 
