@@ -102,9 +102,9 @@ function separatorClass(separators: RegExp): { one: RegExp; ascii: Uint8Array } 
  * letter or not by a table (ASCII) or by the class alone (others, remembered); each maximal run of
  * non-letters becomes one space, except the apostrophes that end it, which stay (the lookbehind makes
  * the regex give them back). Falls back to the regex itself when the pattern is not of that shape.
+ * `sc`: the pattern's {@link separatorClass}, when the caller has it already.
  */
-export function separatorReplacer(separators: RegExp): (text: string) => string {
-  const sc = separatorClass(separators);
+export function separatorReplacer(separators: RegExp, sc = separatorClass(separators)): (text: string) => string {
   if (sc === undefined) return (text) => text.replace(separators, ' ');
   const { one, ascii } = sc;
   const other = new Map<number, boolean>();
@@ -158,8 +158,9 @@ function scorer(t: EldTables): (text: string) => EldDetection | undefined {
     if (ch.length !== 1 || ch.charCodeAt(0) > 255) throw new Error('eld dictionary character outside Latin-1');
     return ch.charCodeAt(0);
   });
-  const normalize = separatorReplacer(t.separators);
-  const asciiSep = separatorClass(t.separators)?.ascii;
+  const separators = separatorClass(t.separators);
+  const normalize = separatorReplacer(t.separators, separators);
+  const asciiSep = separators?.ascii;
 
   // eld's n-gram table as open addressing over typed arrays: key (k1, k2) → its language scores. Keys that
   // eld's encoding cannot produce (longer than 6 characters, a character above 255) are left out: they
