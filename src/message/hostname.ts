@@ -126,8 +126,10 @@ export function registrableDomain(fqdn: string): string | undefined {
   const hit = sldCache.get(fqdn);
   if (hit !== undefined) return hit === '' ? undefined : hit;
   const r = parseDomain(fqdn, { allowPrivateDomains: true, extractHostname: false });
-  const sld = r.isIp === true || r.domain === null || (r.isIcann !== true && r.isPrivate !== true) ? '' : r.domain;
-  sldCache.set(detach(fqdn), detach(sld));
+  // tldts cuts the domain out of `fqdn`: the copy is what the cache keeps and what the caller gets, so a
+  // caller that keeps it (hostname's cache) holds no view into the message either.
+  const sld = detach(r.isIp === true || r.domain === null || (r.isIcann !== true && r.isPrivate !== true) ? '' : r.domain);
+  sldCache.set(detach(fqdn), sld);
   return sld === '' ? undefined : sld;
 }
 
