@@ -18,7 +18,7 @@ import { Piscina } from 'piscina';
 import type { SpamRuleInput, ClassifyOptions, ClassifyResult } from '../engine/types.js';
 import type { RuleSetSpec } from './ruleset.js';
 import type { ReplyFormat } from './rspamd-reply.js';
-import type { ReplyVerdict, RuleSetUpdate, ScanReply, ScanTask, WorkerInit } from './worker.js';
+import type { ReplyVerdict, RuleSetUpdate, ScanReply, ScanTask, ThreadLoaded, WorkerInit } from './worker.js';
 
 export type { ReplyVerdict } from './worker.js';
 
@@ -76,6 +76,9 @@ function workerEntry(): { filename: string; execArgv: string[] } {
 
 let channelSeq = 0;
 
+/** How long {@link SpamEnginePool.close} waits at most for threads still loading their module (ms). */
+const CLOSE_LOAD_WAIT_MS = 10_000;
+
 function snapshot(spec: RuleSetSpec): RuleSetSpec {
   // Lists may be a Map (cloneable as is) or entries; normalise to entries for a stable shape.
   return {
@@ -103,6 +106,8 @@ export class SpamEnginePool {
   private closed = false;
   private running = 0;
   private drained: (() => void) | undefined;
+  /** Threads whose module has loaded (their {@link ThreadLoaded} message came), by `threadId`. */
+  private readonly loaded = new Set<number>();
 
   /** Starts the threads. Throws `Error` when the worker module cannot be found. */
   constructor(opts: SpamEnginePoolOptions) {
@@ -113,6 +118,12 @@ export class SpamEnginePool {
     const threads = Math.max(1, Math.floor(workers ?? availableParallelism()));
     const name = `spamrule-pool-${process.pid}-${++channelSeq}-${Math.random().toString(36).slice(2)}`;
     this.channel = new BroadcastChannel(name);
+    this.channel.onmessage = (ev: unknown) => {
+      const m = (ev as { data: RuleSetUpdate | ThreadLoaded }).data;
+      if ('loaded' in m) this.loaded.add(m.loaded);
+    };
+    // Listening must not keep the process alive: the threads do that while the pool is open.
+    (this.channel as unknown as { unref(): void }).unref();
     const { filename, execArgv } = workerEntry();
     const workerData: WorkerInit = { channel: name, gen: 0, spec: this.spec };
     this.piscina = new Piscina({
@@ -146,6 +157,11 @@ export class SpamEnginePool {
   /** Messages waiting for a free thread. */
   get queueSize(): number {
     return this.piscina.queueSize;
+  }
+
+  /** Threads that have loaded their module and built their engine (a thread restarted after a time-out counts again). */
+  get threadsLoaded(): number {
+    return this.loaded.size;
   }
 
   /** Messages being classified or waiting. */
@@ -226,11 +242,20 @@ export class SpamEnginePool {
     }
   }
 
-  /** Waits for the scans in flight, then stops the threads. */
+  /**
+   * Waits for the scans in flight and for threads still loading their module (up to 10 s), then stops
+   * the threads. A thread stopped while Node loads its module through `require` can abort the whole
+   * process on Node 20 (a fatal error in `loadESMFromCJS`, seen when a pool was closed right after its
+   * first message, before its other threads had loaded).
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (this.running > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    const until = Date.now() + CLOSE_LOAD_WAIT_MS;
+    while (Date.now() < until && this.piscina.threads.some((w) => !this.loaded.has(w.threadId))) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     this.channel.close();
     await this.piscina.destroy();
   }

@@ -6,7 +6,7 @@
  * resends the task with the rule set attached. So a change always applies to the next message,
  * also in a thread that was restarted after a timeout.
  */
-import { BroadcastChannel, workerData } from 'node:worker_threads';
+import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
@@ -24,6 +24,11 @@ export interface WorkerInit {
 export interface RuleSetUpdate {
   gen: number;
   spec: RuleSetSpec;
+}
+
+/** What a thread posts on the channel once its module has loaded (its `threadId`). */
+export interface ThreadLoaded {
+  loaded: number;
 }
 
 export interface ScanTask {
@@ -76,11 +81,13 @@ function install(gen: number, spec: RuleSetSpec): void {
 
 const channel = new BroadcastChannel(init.channel);
 channel.onmessage = (ev: unknown) => {
-  const u = (ev as { data: RuleSetUpdate }).data;
-  install(u.gen, u.spec);
+  const u = (ev as { data: RuleSetUpdate | ThreadLoaded }).data;
+  if ('spec' in u) install(u.gen, u.spec);
 };
 // The channel must not keep a finished thread alive; piscina's own port does that while it runs.
 (channel as unknown as { unref(): void }).unref();
+// The pool does not stop a thread before this: see SpamEnginePool.close.
+channel.postMessage({ loaded: threadId } satisfies ThreadLoaded);
 
 const UTF8 = new TextEncoder();
 

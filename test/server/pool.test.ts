@@ -85,6 +85,13 @@ describe('SpamEnginePool', () => {
     expect(tags).not.toContain('BEFORE');
   }, 90_000);
 
+  it('close() right after the constructor stops no thread before its module has loaded (Node 20 can abort the process then)', async () => {
+    const pool = new SpamEnginePool({ rules: [rule('X')], workers: 2 });
+    expect(pool.threadsLoaded).toBe(0);
+    await pool.close();
+    expect(pool.threadsLoaded).toBe(2);
+  }, 60_000);
+
   it('close() lets the scans in flight finish, then refuses with ScanError "closed"', async () => {
     const pool = new SpamEnginePool({ rules: [rule('X')], workers: 1 });
     const inFlight = pool.classify(marked);
