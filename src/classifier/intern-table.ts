@@ -6,10 +6,10 @@
  *
  * Unlike the word memo it never forgets a value: an id handed out must be found again, or one token
  * would get two ids and a message would count it twice apart. Values the slots cannot hold (longer than
- * {@link MAX_SLOT_VALUE} code units, or whose probe sequence would pass `MAX_PROBE`: crafted collisions)
- * go to a Map beside them, so a crafted value costs a Map lookup, never a long probe.
+ * {@link MAX_SLOT_VALUE} code units, whose probe sequence would pass `MAX_PROBE`: crafted collisions, or
+ * whose id passes the slots' `MAX_VALUE`: millions of tokens in one message) go to a Map beside them, so a crafted value costs a Map lookup, never a long probe.
  */
-import { GAVE_UP, SlotTable, wordHash } from './slot-table.js';
+import { GAVE_UP, MAX_VALUE, SlotTable, wordHash } from './slot-table.js';
 import { detach } from '../util/index.js';
 
 /** Longest value kept in the slots (UTF-16 code units); longer ones go to the overflow Map. */
@@ -32,22 +32,22 @@ export class InternTable {
     if (len <= MAX_SLOT_VALUE) {
       const t = this.table;
       const i = t.find(value, 0, len, this.hash(value, 0, len));
-      if (i >= 0) return t.slots[4 * i + 3]!;
+      if (i >= 0) return t.valueAt(i);
     }
     const o = this.overflow;
     return o === undefined ? -1 : (o.get(value) ?? -1);
   }
 
-  /** Records `value` → `id` (a value that has an id gets the new one). */
+  /** Records `value` → `id` (a value that has an id gets the new one; an id above the slots' MAX_VALUE, only for a value that has none). */
   add(value: string, id: number): void {
     const len = value.length;
-    if (len <= MAX_SLOT_VALUE) {
+    if (len <= MAX_SLOT_VALUE && id <= MAX_VALUE) {
       const t = this.table;
       t.reserve(this.keepDropped);
       const h = this.hash(value, 0, len);
       const i = t.find(value, 0, len, h);
       if (i >= 0) {
-        t.slots[4 * i + 3] = id;
+        t.setValue(i, id);
         return;
       }
       if (i !== GAVE_UP) {

@@ -1,12 +1,13 @@
 /**
  * The open-addressing table under the word memo (word-memo.ts) and the intern tables (intern-table.ts):
- * a string key (a range of a text) → a 32-bit value, in two typed arrays.
+ * a string key (a range of a text) → a 22-bit signed value, in two typed arrays.
  *
  * Why not a `Map<string, …>`: these tables hold tens to hundreds of thousands of keys, and a Map lookup
  * then costs several cache and TLB misses (hash table, key string, value object, all spread over the
  * heap), measured at 200–700 ns, and it needs the key cut out of the text first. Here a 16-byte slot holds
- * the key's hash, its length, its value and the offset of its characters in a pool; linear probing; the
- * key is compared in place against the text.
+ * the key's hash, its length, its value and either the key itself (up to 8 code units below 256: most
+ * words) or the offset of its characters in a pool; linear probing; the key is compared in place against
+ * the text.
  *
  * Bounded: a probe sequence longer than {@link MAX_PROBE} gives up (the owner decides what a key it cannot
  * hold costs: the word memo forgets it, the intern table keeps it in a Map), and {@link wordHash} starts
@@ -44,11 +45,52 @@ export function foldedWordHash(s: string, start: number, end: number): number {
   return h;
 }
 
-/** Length field of a folded key's slot: the length plus this flag (keys are far shorter). */
-const FOLDED = 0x40000000;
+/**
+ * A slot's second integer, `meta`: 0 for an empty slot, else bit 0 set, bit 1 a folded key, bit 2 a key
+ * kept in the slot itself ({@link INLINE_MAX}), bits 3–9 the key's length, bits 10–31 the value.
+ */
+const USED = 1;
+const FOLDED = 2;
+const INLINE = 4;
+const KEY_BITS = 0x3ff;
+const VALUE_SHIFT = 10;
+/** Values a slot holds (22 bits, signed): token ids, and the word memo's markers below 0. */
+export const MIN_VALUE = -(2 ** 21);
+export const MAX_VALUE = 2 ** 21 - 1;
+/** Longest key a slot can hold at all (its length has 7 bits). */
+export const MAX_KEY = 127;
+/**
+ * Keys of up to this many code units, each below 256, are kept in the slot's last 8 bytes, so finding
+ * one reads its slot and nothing else; longer keys are kept in the pool. Most words and stems are this
+ * short: a known word then costs one cache miss instead of two dependent ones (slot, then pool).
+ */
+const INLINE_MAX = 8;
+
+/** What {@link pack} packed last: a key's first 4 and next 4 characters as bytes, little-endian. */
+let packLo = 0;
+let packHi = 0;
+/** Packs the key `s[start, start + len)` (folded when `fold`) into {@link packLo}/{@link packHi}; false when it cannot be inlined. */
+function pack(s: string, start: number, len: number, fold: boolean): boolean {
+  if (len > INLINE_MAX) return false;
+  let lo = 0;
+  let hi = 0;
+  for (let k = 0; k < len; k++) {
+    let c = s.charCodeAt(start + k);
+    if (c > 255) return false;
+    if (fold) c = foldAscii(c);
+    if (k < 4) lo |= c << (8 * k);
+    else hi |= c << (8 * (k - 4));
+  }
+  packLo = lo;
+  packHi = hi;
+  return true;
+}
 
 export class SlotTable {
-  /** Per slot, 4 integers: the key's hash, its pool offset + 1 (0: empty slot), its length and its value. */
+  /**
+   * Per slot, 4 integers: the key's hash, `meta` (0: empty slot; see {@link USED}), then either the key's
+   * characters as bytes (an inline key) or its pool offset.
+   */
   slots = new Int32Array(4 * 1024);
   private mask = 1023;
   private pool = new Uint16Array(8192);
@@ -59,28 +101,61 @@ export class SlotTable {
   /**
    * The slot index of the key `s[start, end)` hashed `h`, or −1 − (a free slot's index) when absent, or
    * {@link GAVE_UP}. `fold`: the key is `s[start, end)` with ASCII upper-case letters lower-cased (hashed
-   * by {@link foldedWordHash}); folded and unfolded keys never match each other.
+   * by {@link foldedWordHash}); folded and unfolded keys never match each other. Keys longer than
+   * {@link MAX_KEY} are never found (the owners keep shorter ones only).
    */
   find(s: string, start: number, end: number, h: number, fold = false): number {
     const len = end - start;
-    const lenField = fold ? len | FOLDED : len;
+    const inline = pack(s, start, len, fold);
+    const lo = packLo;
+    const hi = packHi;
+    const key = USED | (fold ? FOLDED : 0) | (inline ? INLINE : 0) | (len << 3);
     const slots = this.slots;
-    const pool = this.pool;
     let i = (h ^ (h >>> 16)) & this.mask;
     for (let probe = 0; probe < MAX_PROBE; probe++) {
       const q = 4 * i;
-      const off1 = slots[q + 1]!;
-      if (off1 === 0) return -1 - i;
-      if (slots[q] === h && slots[q + 2] === lenField) {
-        const off = off1 - 1;
-        let k = 0;
-        if (fold) while (k < len && pool[off + k] === foldAscii(s.charCodeAt(start + k))) k++;
-        else while (k < len && pool[off + k] === s.charCodeAt(start + k)) k++;
-        if (k === len) return i;
+      const meta = slots[q + 1]!;
+      if (meta === 0) return -1 - i;
+      if (slots[q] === h && (meta & KEY_BITS) === key) {
+        if (inline) {
+          if (slots[q + 2] === lo && slots[q + 3] === hi) return i;
+        } else {
+          const pool = this.pool;
+          const off = slots[q + 2]!;
+          let k = 0;
+          if (fold) while (k < len && pool[off + k] === foldAscii(s.charCodeAt(start + k))) k++;
+          else while (k < len && pool[off + k] === s.charCodeAt(start + k)) k++;
+          if (k === len) return i;
+        }
       }
       i = (i + 1) & this.mask;
     }
     return GAVE_UP;
+  }
+
+  /** The value of the key in slot `i` (an index {@link find} answered). */
+  valueAt(i: number): number {
+    return this.slots[4 * i + 1]! >> VALUE_SHIFT;
+  }
+
+  /** Sets the value of the key in slot `i`. Throws `RangeError` outside [{@link MIN_VALUE}, {@link MAX_VALUE}]. */
+  setValue(i: number, value: number): void {
+    checkValue(value);
+    const q = 4 * i + 1;
+    this.slots[q] = (this.slots[q]! & KEY_BITS) | (value << VALUE_SHIFT);
+  }
+
+  /** The key of slot `q / 4` as a string. */
+  private keyAt(q: number): string {
+    const meta = this.slots[q + 1]!;
+    const len = (meta >>> 3) & MAX_KEY;
+    if ((meta & INLINE) !== 0) {
+      const codes: number[] = [];
+      for (let k = 0; k < len; k++) codes.push((this.slots[q + 2 + (k >> 2)]! >>> (8 * (k & 3))) & 255);
+      return String.fromCharCode(...codes);
+    }
+    const off = this.slots[q + 2]!;
+    return String.fromCharCode(...this.pool.subarray(off, off + len));
   }
 
   /**
@@ -102,8 +177,7 @@ export class SlotTable {
       for (let probe = 0; probe < MAX_PROBE && slots[4 * i + 1] !== 0; probe++) i = (i + 1) & mask;
       if (slots[4 * i + 1] !== 0) {
         if (onDrop !== undefined) {
-          const off = old[q + 1]! - 1;
-          onDrop(String.fromCharCode(...this.pool.subarray(off, off + (old[q + 2]! & ~FOLDED))), old[q + 3]!);
+          onDrop(this.keyAt(q), old[q + 1]! >> VALUE_SHIFT);
         }
         continue;
       }
@@ -117,26 +191,36 @@ export class SlotTable {
 
   /**
    * Stores the key `s[start, end)` hashed `h` with `value` in the free slot `free` (as {@link find}
-   * answered it: −1 − index); `fold` as for {@link find}.
+   * answered it: −1 − index); `fold` as for {@link find}. Throws `RangeError` for a key longer than
+   * {@link MAX_KEY} or a value outside [{@link MIN_VALUE}, {@link MAX_VALUE}].
    */
   insert(free: number, s: string, start: number, end: number, h: number, value: number, fold = false): void {
     const len = end - start;
+    if (len > MAX_KEY) throw new RangeError(`slot key of ${len} code units (at most ${MAX_KEY})`);
+    checkValue(value);
     const q = 4 * (-1 - free);
-    if (this.poolLen + len > this.pool.length) {
-      const grown = new Uint16Array(Math.max(2 * this.pool.length, this.poolLen + len));
-      grown.set(this.pool.subarray(0, this.poolLen));
-      this.pool = grown;
+    const slots = this.slots;
+    const inline = pack(s, start, len, fold);
+    if (inline) {
+      slots[q + 2] = packLo;
+      slots[q + 3] = packHi;
+    } else {
+      if (this.poolLen + len > this.pool.length) {
+        const grown = new Uint16Array(Math.max(2 * this.pool.length, this.poolLen + len));
+        grown.set(this.pool.subarray(0, this.poolLen));
+        this.pool = grown;
+      }
+      const pool = this.pool;
+      for (let k = 0; k < len; k++) {
+        const c = s.charCodeAt(start + k);
+        pool[this.poolLen + k] = fold ? foldAscii(c) : c;
+      }
+      slots[q + 2] = this.poolLen;
+      slots[q + 3] = 0;
+      this.poolLen += len;
     }
-    const pool = this.pool;
-    for (let k = 0; k < len; k++) {
-      const c = s.charCodeAt(start + k);
-      pool[this.poolLen + k] = fold ? foldAscii(c) : c;
-    }
-    this.slots[q] = h;
-    this.slots[q + 1] = this.poolLen + 1;
-    this.slots[q + 2] = fold ? len | FOLDED : len;
-    this.slots[q + 3] = value;
-    this.poolLen += len;
+    slots[q] = h;
+    slots[q + 1] = USED | (fold ? FOLDED : 0) | (inline ? INLINE : 0) | (len << 3) | (value << VALUE_SHIFT);
     this.size++;
   }
 
@@ -146,4 +230,8 @@ export class SlotTable {
     this.size = 0;
     this.poolLen = 0;
   }
+}
+
+function checkValue(value: number): void {
+  if (!(value >= MIN_VALUE && value <= MAX_VALUE && Number.isInteger(value))) throw new RangeError(`slot value ${value} outside [${MIN_VALUE}, ${MAX_VALUE}]`);
 }

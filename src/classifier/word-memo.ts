@@ -11,7 +11,7 @@
  * crafted cluster, see {@link MAX_PROBE}) is not kept either and only costs the work of a new word, and the
  * owner clears the memo when {@link size} reaches its limit.
  */
-import { GAVE_UP, SlotTable } from './slot-table.js';
+import { GAVE_UP, MAX_VALUE, MIN_VALUE, SlotTable } from './slot-table.js';
 import type { Tok } from './tokens.js';
 
 export { foldedWordHash, MAX_PROBE, wordHash } from './slot-table.js';
@@ -40,12 +40,15 @@ export class WordMemo {
     const t = this.table;
     const i = t.find(s, start, end, h, fold);
     if (i < 0) return undefined;
-    const v = t.slots[4 * i + 3]!;
+    const v = t.valueAt(i);
     if (v >= 0) return v;
     return v === NONE ? EMPTY : this.lists[-2 - v]!;
   }
 
-  /** Keeps the tokens of the word `s[start, end)` (no-op when too long, already kept or given up); `fold` as for {@link get}. */
+  /**
+   * Keeps the tokens of the word `s[start, end)` (no-op when too long, already kept or given up, or when
+   * its token id or list index does not fit a slot); `fold` as for {@link get}.
+   */
   set(s: string, start: number, end: number, h: number, toks: readonly Tok[], fold = false): void {
     if (end - start > MAX_WORD) return;
     const t = this.table;
@@ -57,8 +60,10 @@ export class WordMemo {
     else if (toks.length === 0) value = NONE;
     else {
       value = -2 - this.lists.length;
+      if (value < MIN_VALUE) return;
       this.lists.push(toks);
     }
+    if (value > MAX_VALUE) return;
     t.insert(i, s, start, end, h, value, fold);
   }
 
