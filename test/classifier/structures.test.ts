@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { prng } from '../../src/classifier/train.js';
 import { InternTable, MAX_SLOT_VALUE } from '../../src/classifier/intern-table.js';
 import { foldedWordHash, MAX_PROBE, MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
+import { MAX_KEY, MAX_VALUE, MIN_VALUE, SlotTable } from '../../src/classifier/slot-table.js';
 import { separatorReplacer } from '../../src/classifier/eld-scores.js';
 import { internBoundary, TokCounter } from '../../src/classifier/tokens.js';
 import { T, TypedTokens, typesTokenize } from '../../src/classifier/tokenizer.js';
@@ -182,6 +183,59 @@ describe('WordMemo', () => {
     });
     expect(memo.get('😂', 0, 2, wordHash('😂', 0, 2))).toBeUndefined();
   });
+});
+
+describe('SlotTable', () => {
+  /** ASCII folding as the table applies it (upper-case ASCII letters only). */
+  const foldAscii = (k: string): string => k.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+  it('keeps keys in the slot and in the pool alike (lengths 0-12, characters 255 and 256, folded or not), through growth', () => {
+    const rnd = mulberry32(11);
+    // ÿ is 255 (a byte), Ā is 256 (not): keys of up to 8 characters below 256 live in the slot.
+    const alphabet = ['a', 'b', 'Z', 'Q', 'ÿ', 'Ā', 'é', '😀', '0', '\u0000'];
+    const t = new SlotTable();
+    const stored = new Map<string, { key: string; fold: boolean; value: number }>();
+    for (let n = 0; stored.size < 20_000; n++) {
+      const key = randomString(rnd, alphabet, 0, 12);
+      const fold = rnd() < 0.5;
+      const id = `${fold ? 'F' : 'U'}${fold ? foldAscii(key) : key}`;
+      if (stored.has(id)) continue;
+      const value = n % 3 === 0 ? MAX_VALUE - n : n % 3 === 1 ? MIN_VALUE + n : n;
+      t.reserve();
+      const h = fold ? foldedWordHash(key, 0, key.length) : wordHash(key, 0, key.length);
+      const i = t.find(key, 0, key.length, h, fold);
+      expect(i).toBeLessThan(0);
+      t.insert(i, key, 0, key.length, h, value, fold);
+      stored.set(id, { key, fold, value });
+    }
+    const wrong: unknown[] = [];
+    for (const { key, fold, value } of stored.values()) {
+      // Found inside another text, and (folded keys) under any case of their ASCII letters.
+      const probe = fold ? key.replace(/[a-z]/g, (c) => c.toUpperCase()) : key;
+      const text = `xy${probe}zw`;
+      const h = fold ? foldedWordHash(text, 2, 2 + probe.length) : wordHash(text, 2, 2 + probe.length);
+      const i = t.find(text, 2, 2 + probe.length, h, fold);
+      if (i < 0 || t.valueAt(i) !== value) wrong.push({ key, fold, got: i < 0 ? i : t.valueAt(i), value });
+      // A folded key is never found as an unfolded one, nor the other way round (unless also stored so).
+      const other = `${fold ? 'U' : 'F'}${fold ? key : foldAscii(key)}`;
+      if (!stored.has(other) && (fold || foldAscii(key) === key)) {
+        const h2 = !fold ? foldedWordHash(key, 0, key.length) : wordHash(key, 0, key.length);
+        if (t.find(key, 0, key.length, h2, !fold) >= 0) wrong.push({ key, fold, crossed: true });
+      }
+    }
+    expect(wrong.slice(0, 5)).toEqual([]);
+    // Values change in place and keep their bounds.
+    const [first] = stored.values();
+    const h = first!.fold ? foldedWordHash(first!.key, 0, first!.key.length) : wordHash(first!.key, 0, first!.key.length);
+    const i = t.find(first!.key, 0, first!.key.length, h, first!.fold);
+    t.setValue(i, -7);
+    expect(t.valueAt(i)).toBe(-7);
+    expect(() => t.setValue(i, MAX_VALUE + 1)).toThrow(RangeError);
+    expect(() => t.setValue(i, MIN_VALUE - 1)).toThrow(RangeError);
+    expect(t.valueAt(i)).toBe(-7);
+    const long = 'x'.repeat(MAX_KEY + 1);
+    expect(() => t.insert(t.find(long, 0, long.length, 1), long, 0, long.length, 1, 0)).toThrow(RangeError);
+  }, 20_000);
 });
 
 describe('InternTable', () => {
