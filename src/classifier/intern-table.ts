@@ -38,6 +38,29 @@ export class InternTable {
     return o === undefined ? -1 : (o.get(value) ?? -1);
   }
 
+  /**
+   * The id of `value`; when it has none, records `value` → `id` and answers `id` (one hash and one probe
+   * sequence where {@link get} then {@link add} take two of each: a new token in the classify path).
+   */
+  getOrAdd(value: string, id: number): number {
+    const len = value.length;
+    if (len <= MAX_SLOT_VALUE && id <= MAX_VALUE) {
+      const t = this.table;
+      t.reserve(this.keepDropped);
+      const h = this.hash(value, 0, len);
+      const i = t.find(value, 0, len, h);
+      if (i >= 0) return t.valueAt(i);
+      if (i !== GAVE_UP) {
+        t.insert(i, value, 0, len, h, id);
+        return id;
+      }
+    }
+    const known = this.get(value);
+    if (known >= 0) return known;
+    this.keepDropped(value, id);
+    return id;
+  }
+
   /** Records `value` → `id` (a value that has an id gets the new one; an id above the slots' MAX_VALUE, only for a value that has none). */
   add(value: string, id: number): void {
     const len = value.length;

@@ -132,12 +132,11 @@ function grow(): void {
 /** The interned token of kind `kind` and value `value` (the token string {@link strToken} / {@link byteToken} build). */
 export function internKind(kind: number, value: string): Tok {
   const m = (interned[kind] ??= new InternTable());
-  let t = m.get(value);
-  if (t < 0) {
-    t = keys.length;
+  const id = keys.length;
+  const t = m.getOrAdd(value, id);
+  if (t === id) {
     if (t === hashes.length) grow();
     keys.push(detach(String.fromCharCode(kind) + value));
-    m.add(value, t);
   }
   return t;
 }

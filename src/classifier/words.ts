@@ -199,11 +199,18 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
   }
 }
 
-const HEX_RE = /^[0-9a-fA-F]+$/;
+/** Is `s` non-empty and all ASCII hex digits? (A loop: a regex costs microseconds on its first run after the caches were swept.) */
+function isHex(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 102))) return false;
+  }
+  return s.length > 0;
+}
 
 /** Stalwart's alphanumeric shape code (the ratio code is always `O`, as in Stalwart). */
 export function shapeToken(s: string): string {
-  if (HEX_RE.test(s)) return byteToken(KIND.number, [88 /* X */, Math.min(Buffer.byteLength(s, 'utf8'), 255)]);
+  if (isHex(s)) return byteToken(KIND.number, [88 /* X */, Math.min(s.length, 255)]);
   if (NON_ASCII_RE.test(s)) {
     const cured = cure(s) ?? s.toLowerCase();
     const letters = [...cured].filter((c) => ALPHA_CHAR_RE.test(c)).slice(0, 16).join('');

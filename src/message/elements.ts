@@ -337,7 +337,7 @@ export function extractEmails(ctx: MessageContext, warn: (s: string) => void): E
   const add = (e: EmailAddress, loc: Location, name: string | undefined): void =>
     set.add(emailKey(e), () => new EmailElement(ctx, loc, e, name));
   for (const h of ctx.headers) {
-    if (h.name.toLowerCase() !== 'disposition-notification-to') continue;
+    if (!isNamed(h.name, 'disposition-notification-to')) continue;
     for (const m of parseAddresses(h.raw)) add(emailAddress(m.address), 'dnt', undefined);
   }
   if (ctx.from !== undefined) add(ctx.from.email, 'from', ctx.from.name);
@@ -399,9 +399,13 @@ function buildDomains(ctx: MessageContext, emails: readonly EmailElement[]): Sco
 
 /** The Domain set's host names in its order (Received, Message-ID, EHLO, PTR), possibly repeated, each with its {@link hostname}. */
 function visitHosts(ctx: MessageContext, add: (d: string, loc: Location, host: Hostname) => void): void {
+  // Received headers repeat their names (a hop's `by` is the next hop's `from`): each distinct name is
+  // looked up once per message (the process-wide cache costs a few cache misses per lookup).
+  const seen = new Map<string, Hostname>();
   const withSld = (name: string | undefined, loc: Location): void => {
     if (name === undefined) return;
-    const h = hostname(name);
+    let h = seen.get(name);
+    if (h === undefined) seen.set(name, (h = hostname(name)));
     if (h.sld !== undefined) add(h.fqdn, loc, h);
   };
   // Header order: Received hosts and the Message-ID right side interleave as the headers do. The

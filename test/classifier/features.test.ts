@@ -71,6 +71,9 @@ describe('token details', () => {
     expect(tokenJson(shapeToken('xyz123'))).toEqual({ type: 'alphanumeric', code: [77, 53, 79, 49] }); // M5O1
     expect(tokenJson(shapeToken('abc123'))).toEqual({ type: 'number', code: [88, 6] }); // all hex digits
     expect(tokenJson(shapeToken('3CB95BA83AFB5B8'))).toEqual({ type: 'number', code: [88, 15] });
+    expect(tokenJson(shapeToken('09afAF'))).toEqual({ type: 'number', code: [88, 6] }); // both cases, both ends of the ranges
+    expect(tokenJson(shapeToken('9g9g')).type).toBe('alphanumeric'); // g is past f
+    expect(tokenJson(shapeToken('@1:1')).type).not.toBe('number'); // @ and : sit just outside A-F and 0-9
     expect(tokenJson(shapeToken('web2x'))).toEqual({ type: 'word', value: 'webx' });
     expect(tokenJson(shapeToken('mp3s'))).toEqual({ type: 'word', value: 'mps' });
   });

@@ -248,8 +248,11 @@ describe('InternTable', () => {
     expect(list.some((v) => v.length > MAX_SLOT_VALUE)).toBe(true);
     list.forEach((v, i) => {
       expect(t.get(v)).toBe(-1);
-      t.add(v, i);
+      if (i % 2 === 0) t.add(v, i);
+      else expect(t.getOrAdd(v, i)).toBe(i);
     });
+    // getOrAdd answers the id a value has, and records nothing then.
+    expect(list.every((v, i) => t.getOrAdd(v, i + 1_000_000) === i)).toBe(true);
     const wrong: unknown[] = [];
     list.forEach((v, i) => {
       // A copy built another way: the lookup compares characters, not string identity.
@@ -270,12 +273,15 @@ describe('InternTable', () => {
     expect(t.get(list[0]!)).toBe(3);
   }, 20_000);
 
-  it('never loses a value: past MAX_PROBE values of one hash the rest go beside the slots', () => {
+  it('never loses a value: past MAX_PROBE values of one hash the rest go beside the slots (add and getOrAdd)', () => {
     const t = new InternTable(() => 42);
     const values = Array.from({ length: MAX_PROBE * 3 }, (_, i) => `v${i}`);
     values.forEach((v, i) => t.add(v, i));
     values.forEach((v, i) => expect(t.get(v)).toBe(i));
+    values.forEach((v, i) => expect(t.getOrAdd(v, 5000 + i)).toBe(i));
     expect(t.get('v-1')).toBe(-1);
+    expect(t.getOrAdd('v-1', 4000)).toBe(4000);
+    expect(t.get('v-1')).toBe(4000);
     // Other values, colliding or not, are unaffected; adding a value again gives it the new id.
     t.add('v0', 1000);
     expect(t.get('v0')).toBe(1000);
