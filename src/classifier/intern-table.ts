@@ -43,17 +43,11 @@ export class InternTable {
    * sequence where {@link get} then {@link add} take two of each: a new token in the classify path).
    */
   getOrAdd(value: string, id: number): number {
-    const len = value.length;
-    if (len <= MAX_SLOT_VALUE && id <= MAX_VALUE) {
-      const t = this.table;
-      t.reserve(this.keepDropped);
-      const h = this.hash(value, 0, len);
-      const i = t.find(value, 0, len, h);
-      if (i >= 0) return t.valueAt(i);
-      if (i !== GAVE_UP) {
-        t.insert(i, value, 0, len, h, id);
-        return id;
-      }
+    const i = this.probe(value, id);
+    if (i >= 0) return this.table.valueAt(i);
+    if (i !== GAVE_UP) {
+      this.table.insert(i, value, 0, value.length, this.probedHash, id);
+      return id;
     }
     const known = this.get(value);
     if (known >= 0) return known;
@@ -63,22 +57,26 @@ export class InternTable {
 
   /** Records `value` → `id` (a value that has an id gets the new one; an id above the slots' MAX_VALUE, only for a value that has none). */
   add(value: string, id: number): void {
+    const i = this.probe(value, id);
+    if (i >= 0) this.table.setValue(i, id);
+    else if (i !== GAVE_UP) this.table.insert(i, value, 0, value.length, this.probedHash, id);
+    else this.keepDropped(value, id);
+  }
+
+  /** {@link probe}'s hash of the value it probed for. */
+  private probedHash = 0;
+
+  /**
+   * Where `value` is in the slots (after making room for one more), or −1 − a free slot (see
+   * `SlotTable.find`); {@link GAVE_UP} also when the slots cannot hold the value or `id`.
+   */
+  private probe(value: string, id: number): number {
     const len = value.length;
-    if (len <= MAX_SLOT_VALUE && id <= MAX_VALUE) {
-      const t = this.table;
-      t.reserve(this.keepDropped);
-      const h = this.hash(value, 0, len);
-      const i = t.find(value, 0, len, h);
-      if (i >= 0) {
-        t.setValue(i, id);
-        return;
-      }
-      if (i !== GAVE_UP) {
-        t.insert(i, value, 0, len, h, id);
-        return;
-      }
-    }
-    this.keepDropped(value, id);
+    if (len > MAX_SLOT_VALUE || id > MAX_VALUE) return GAVE_UP;
+    const t = this.table;
+    t.reserve(this.keepDropped);
+    const h = (this.probedHash = this.hash(value, 0, len));
+    return t.find(value, 0, len, h);
   }
 
   /** Forgets every value (the arrays keep their size). */
