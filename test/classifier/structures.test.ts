@@ -183,6 +183,15 @@ describe('WordMemo', () => {
     });
     expect(memo.get('😂', 0, 2, wordHash('😂', 0, 2))).toBeUndefined();
   });
+
+  it('does not keep a word whose token id a slot cannot hold (it costs the work of a new word again)', () => {
+    const memo = new WordMemo();
+    memo.set('huge', 0, 4, wordHash('huge', 0, 4), [MAX_VALUE + 1]);
+    memo.set('fits', 0, 4, wordHash('fits', 0, 4), [MAX_VALUE]);
+    expect(memo.get('huge', 0, 4, wordHash('huge', 0, 4))).toBeUndefined();
+    expect(memo.get('fits', 0, 4, wordHash('fits', 0, 4))).toBe(MAX_VALUE);
+    expect(memo.size).toBe(1);
+  });
 });
 
 describe('SlotTable', () => {
@@ -285,6 +294,11 @@ describe('InternTable', () => {
     // Other values, colliding or not, are unaffected; adding a value again gives it the new id.
     t.add('v0', 1000);
     expect(t.get('v0')).toBe(1000);
+    // Ids past what a slot holds (millions of tokens in one message) live beside the slots too.
+    const u = new InternTable();
+    u.add('big', MAX_VALUE + 5);
+    expect(u.getOrAdd('bigger', MAX_VALUE + 6)).toBe(MAX_VALUE + 6);
+    expect([u.get('big'), u.get('bigger'), u.getOrAdd('big', 1)]).toEqual([MAX_VALUE + 5, MAX_VALUE + 6, MAX_VALUE + 5]);
     t.add(values[MAX_PROBE + 1]!, 1001);
     expect(t.get(values[MAX_PROBE + 1]!)).toBe(1001);
   });
