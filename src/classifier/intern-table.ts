@@ -43,23 +43,27 @@ export class InternTable {
    * sequence where {@link get} then {@link add} take two of each: a new token in the classify path).
    */
   getOrAdd(value: string, id: number): number {
-    const i = this.probe(value, id);
+    const i = this.probe(value);
     if (i >= 0) return this.table.valueAt(i);
-    if (i !== GAVE_UP) {
+    // Not in the slots: it may still have an id beside them (given up on, or dropped by a growth).
+    const beside = this.overflow?.get(value);
+    if (beside !== undefined) return beside;
+    if (i !== GAVE_UP && id <= MAX_VALUE) {
       this.table.insert(i, value, 0, value.length, this.probedHash, id);
       return id;
     }
-    const known = this.get(value);
-    if (known >= 0) return known;
     this.keepDropped(value, id);
     return id;
   }
 
-  /** Records `value` → `id` (a value that has an id gets the new one; an id above the slots' MAX_VALUE, only for a value that has none). */
+  /**
+   * Records `value` → `id` (a value that has an id gets the new one). Throws `RangeError` for an id above
+   * the slots' `MAX_VALUE` when the value is in the slots (ids only grow while a table lasts).
+   */
   add(value: string, id: number): void {
-    const i = this.probe(value, id);
+    const i = this.probe(value);
     if (i >= 0) this.table.setValue(i, id);
-    else if (i !== GAVE_UP) this.table.insert(i, value, 0, value.length, this.probedHash, id);
+    else if (i !== GAVE_UP && id <= MAX_VALUE) this.table.insert(i, value, 0, value.length, this.probedHash, id);
     else this.keepDropped(value, id);
   }
 
@@ -68,11 +72,11 @@ export class InternTable {
 
   /**
    * Where `value` is in the slots (after making room for one more), or −1 − a free slot (see
-   * `SlotTable.find`); {@link GAVE_UP} also when the slots cannot hold the value or `id`.
+   * `SlotTable.find`), or {@link GAVE_UP} (also for a value too long for the slots).
    */
-  private probe(value: string, id: number): number {
+  private probe(value: string): number {
     const len = value.length;
-    if (len > MAX_SLOT_VALUE || id > MAX_VALUE) return GAVE_UP;
+    if (len > MAX_SLOT_VALUE) return GAVE_UP;
     const t = this.table;
     t.reserve(this.keepDropped);
     const h = (this.probedHash = this.hash(value, 0, len));

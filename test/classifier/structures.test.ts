@@ -299,6 +299,18 @@ describe('InternTable', () => {
     u.add('big', MAX_VALUE + 5);
     expect(u.getOrAdd('bigger', MAX_VALUE + 6)).toBe(MAX_VALUE + 6);
     expect([u.get('big'), u.get('bigger'), u.getOrAdd('big', 1)]).toEqual([MAX_VALUE + 5, MAX_VALUE + 6, MAX_VALUE + 5]);
+    // A value in the slots keeps its id when asked with an id past them, and a value given up on beside the
+    // slots keeps its id once the slots have room for it again.
+    u.add('small', 3);
+    expect(u.getOrAdd('small', MAX_VALUE + 7)).toBe(3);
+    expect(() => u.add('small', MAX_VALUE + 8)).toThrow(RangeError);
+    expect(t.getOrAdd(values[MAX_PROBE + 2]!, 7000)).toBe(MAX_PROBE + 2);
+    let collide = true;
+    const w = new InternTable((v, a, b) => (collide ? 42 : wordHash(v, a, b)));
+    for (let j = 0; j <= MAX_PROBE; j++) w.add(`c${j}`, j);
+    collide = false; // the value beside the slots now hashes where the slots have room
+    expect(w.getOrAdd(`c${MAX_PROBE}`, 999)).toBe(MAX_PROBE);
+    expect(w.get(`c${MAX_PROBE}`)).toBe(MAX_PROBE);
     t.add(values[MAX_PROBE + 1]!, 1001);
     expect(t.get(values[MAX_PROBE + 1]!)).toBe(1001);
   });
