@@ -7,7 +7,8 @@
  * Unlike the word memo it never forgets a value: an id handed out must be found again, or one token
  * would get two ids and a message would count it twice apart. Values the slots cannot hold (longer than
  * {@link MAX_SLOT_VALUE} code units, whose probe sequence would pass `MAX_PROBE`: crafted collisions, or
- * whose id passes the slots' `MAX_VALUE`: millions of tokens in one message) go to a Map beside them, so a crafted value costs a Map lookup, never a long probe.
+ * whose id passes the slots' `MAX_VALUE`: millions of tokens in one message) go to a Map beside them, so
+ * a crafted value costs a Map lookup, never a long probe.
  */
 import { GAVE_UP, MAX_VALUE, SlotTable, wordHash } from './slot-table.js';
 import { detach } from '../util/index.js';
