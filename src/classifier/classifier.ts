@@ -135,7 +135,7 @@ export class SpamClassifier implements EngineClassifier {
     }
     const model = await this.store.loadModel(gen);
     if (model === undefined) return false;
-    if (this.opts.preload === true) await preloadClassifierResources();
+    if (this.opts.preload === true) await preloadClassifierResources(model);
     if (gen > this.generation || this.current === undefined) this.current = { generation: gen, model };
     return true;
   }

@@ -14,9 +14,10 @@ import { extractEmails, extractHostDomains, extractUrls, type EmailElement, type
 import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
 import { mimeView } from '../message/text-parts.js';
 import { languageDetectorLoaded, loadLanguageDetector, preloadLanguageResources, WordStemTokenizer } from './language.js';
-import { xxh3 } from './model.js';
+import { xxh3, type ClassifierModel } from './model.js';
 import { T, TypedTokens } from './tokenizer.js';
 import { internBoundary, internKind, KIND, TokCounter, truncate16, type TokenMap } from './tokens.js';
+import { warmUpTokenBuilder } from './warm-up.js';
 import { insertType, loadCure } from './words.js';
 
 /** Facts of the SMTP session the builder reads (train mode: recovered from `X-Spam-Result`). */
@@ -57,13 +58,16 @@ let preloaded: Promise<void> | undefined;
 
 /**
  * Loads what the token builder and prediction otherwise load on first use (language detector, stemmers,
- * stop words, segmenters, decancer, the XXH3 addon), once per thread. A classifier calls it when it
- * gets its first model: a long-running process then pays at start, not on the first messages.
+ * stop words, segmenters, decancer, the XXH3 addon), then warms up the token builder's code on made-up
+ * texts (warm-up.ts; with a prediction by `model` when given), once per thread. A classifier calls it
+ * when it gets its first model: a long-running process then pays at start (about 0.5 s), not on its first
+ * messages.
  */
-export function preloadClassifierResources(): Promise<void> {
+export function preloadClassifierResources(model?: ClassifierModel): Promise<void> {
   return (preloaded ??= preloadLanguageResources().then(() => {
     loadCure();
     xxh3();
+    warmUpTokenBuilder(model);
   }));
 }
 
