@@ -24,7 +24,7 @@ export const MAX_PROBE = 64;
 export const GAVE_UP = -(2 ** 31);
 
 /** FNV-1a's starting value, random per process (FNV's own is 0x811c9dc5). */
-const BASIS = randomBytes(4).readInt32LE(0);
+export const BASIS = randomBytes(4).readInt32LE(0);
 
 /** The 32-bit FNV-1a hash of `s[start, end)` (UTF-16 code units) from this process's basis. */
 export function wordHash(s: string, start: number, end: number): number {
@@ -105,10 +105,17 @@ export class SlotTable {
    * {@link MAX_KEY} are never found (the owners keep shorter ones only).
    */
   find(s: string, start: number, end: number, h: number, fold = false): number {
+    const inline = pack(s, start, end - start, fold);
+    return this.findPacked(s, start, end, h, fold, inline, packLo, packHi);
+  }
+
+  /**
+   * {@link find} with the key's inline form given: `inline` (at most 8 code units, each below 256) and
+   * its characters as bytes in `lo`/`hi` (folded when `fold`), as {@link pack} makes them. The
+   * classifier's tokenizer makes them while it reads a word, so a word is not read again to find it.
+   */
+  findPacked(s: string, start: number, end: number, h: number, fold: boolean, inline: boolean, lo: number, hi: number): number {
     const len = end - start;
-    const inline = pack(s, start, len, fold);
-    const lo = packLo;
-    const hi = packHi;
     const key = USED | (fold ? FOLDED : 0) | (inline ? INLINE : 0) | (len << 3);
     const slots = this.slots;
     let i = (h ^ (h >>> 16)) & this.mask;

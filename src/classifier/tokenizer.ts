@@ -10,6 +10,7 @@
  * Linear in the input: every regex is anchored (sticky) at the current position and bounded.
  */
 import { hasPublicSuffix } from '../message/hostname.js';
+import { BASIS } from './slot-table.js';
 
 export enum T {
   Alphabetic,
@@ -111,6 +112,17 @@ export class TypedTokens {
   end = 0;
   /** The text tokenized (cut at {@link MAX_CLASSIFIER_TEXT}). */
   readonly src: string;
+  /**
+   * For an Alphabetic token of ASCII letters only ({@link ascii} true), what the word memo looks it up
+   * by, computed while the word was read: its `foldedWordHash` ({@link foldHash}), its first 8 letters
+   * ASCII-lower-cased as bytes ({@link lo}: 1st–4th, {@link hi}: 5th–8th, little-endian; meaningful for a
+   * word of at most 8 letters), and whether every letter is upper case ({@link allUpper}).
+   */
+  ascii = false;
+  foldHash = 0;
+  lo = 0;
+  hi = 0;
+  allUpper = false;
   private readonly numbers: boolean;
   private readonly spaces: boolean;
   private textMemo: string | undefined = '';
@@ -217,20 +229,43 @@ export class TypedTokens {
     let j = i;
     let letters = false;
     let digits = false;
+    // The word memo's key of an ASCII word, made on the way (see `ascii`).
+    let ascii = true;
+    let h = BASIS;
+    let lo = 0;
+    let hi = 0;
+    let upper = 0;
     while (j < n) {
       const c2 = s.charCodeAt(j);
       if (c2 < 0x80) {
         if (ASCII_CLASS[c2] !== 1) break;
+        let f = c2;
         if (c2 <= 57) digits = true;
-        else letters = true;
+        else {
+          letters = true;
+          if (c2 <= 90) {
+            f = c2 | 32;
+            upper++;
+          }
+        }
+        h = Math.imul(h ^ f, 0x01000193);
+        const k = j - i;
+        if (k < 4) lo |= f << (8 * k);
+        else if (k < 8) hi |= f << (8 * (k - 4));
         j++;
         continue;
       }
       const w = String.fromCodePoint(s.codePointAt(j)!);
       if (!WORD_CHAR_RE.test(w)) break;
       letters = true;
+      ascii = false;
       j += w.length;
     }
+    this.ascii = ascii;
+    this.foldHash = h;
+    this.lo = lo;
+    this.hi = hi;
+    this.allUpper = upper === j - i;
     if (i >= this.plainUntil && j < n && !isSpanEnd(s.charCodeAt(j))) {
       const composite = this.composite(i);
       if (typeof composite === 'number') this.plainUntil = composite;

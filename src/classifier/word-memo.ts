@@ -14,7 +14,7 @@
 import { GAVE_UP, MAX_VALUE, MIN_VALUE, SlotTable } from './slot-table.js';
 import type { Tok } from './tokens.js';
 
-export { foldedWordHash, MAX_PROBE, wordHash } from './slot-table.js';
+export { BASIS, foldedWordHash, MAX_PROBE, wordHash } from './slot-table.js';
 
 /** Longest word kept (UTF-16 code units); longer words are rare and cost one normalisation each. */
 export const MAX_WORD = 64;
@@ -39,6 +39,21 @@ export class WordMemo {
     if (end - start > MAX_WORD) return undefined;
     const t = this.table;
     const i = t.find(s, start, end, h, fold);
+    if (i < 0) return undefined;
+    const v = t.valueAt(i);
+    if (v >= 0) return v;
+    return v === NONE ? EMPTY : this.lists[-2 - v]!;
+  }
+
+  /**
+   * {@link get} for an ASCII word kept folded, with its `foldedWordHash` `h` and, for a word of at most 8
+   * letters, its folded letters as bytes in `lo`/`hi` (`SlotTable.findPacked`): what the tokenizer
+   * computed while reading the word.
+   */
+  getAscii(s: string, start: number, end: number, h: number, lo: number, hi: number): Tok | readonly Tok[] | undefined {
+    if (end - start > MAX_WORD) return undefined;
+    const t = this.table;
+    const i = t.findPacked(s, start, end, h, true, end - start <= 8, lo, hi);
     if (i < 0) return undefined;
     const v = t.valueAt(i);
     if (v >= 0) return v;

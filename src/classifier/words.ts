@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { isMixedCharset } from '../message/scripts.js';
 import { clearWordMemos, WORD_MEMO_MAX, type WordStemTokenizer } from './language.js';
 import { T, type TypedTokens } from './tokenizer.js';
-import { foldedWordHash, wordHash } from './word-memo.js';
+import { wordHash } from './word-memo.js';
 import { byteToken, intern, internKind, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounter } from './tokens.js';
 import { detach } from '../util/index.js';
 
@@ -110,16 +110,11 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
       const a = t.start;
       const b = t.end;
       // A word of ASCII letters is never cured: its tokens are those of its lower-cased form, so it is
-      // kept once for all its spellings (`The`, `the`, `THE`); other words are kept as they are.
-      let ascii = true;
-      for (let k = a; k < b; k++) {
-        if (s.charCodeAt(k) >= 0x80) {
-          ascii = false;
-          break;
-        }
-      }
-      const h = ascii ? foldedWordHash(s, a, b) : wordHash(s, a, b);
-      let tokens = memo.get(s, a, b, h, ascii);
+      // kept once for all its spellings (`The`, `the`, `THE`), under the key the tokenizer made while
+      // reading it; other words are kept as they are.
+      const ascii = t.ascii;
+      const h = ascii ? t.foldHash : wordHash(s, a, b);
+      let tokens = ascii ? memo.getAscii(s, a, b, h, t.lo, t.hi) : memo.get(s, a, b, h, false);
       if (tokens === undefined) {
         const all = wordTokens(t.text, stems);
         if (memo.size >= WORD_MEMO_MAX) memo.clear();
@@ -130,11 +125,7 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
       else for (let i = 0; i < tokens.length; i++) map.add(tokens[i]!);
       // Stalwart's `_allcaps` test is byte length = number of upper-case characters and > 3: a non-ASCII
       // character has more bytes than characters, so only ASCII upper-case words of 4 or more letters pass.
-      if (isBody && b - a >= 4) {
-        let k = a;
-        while (k < b && s.charCodeAt(k) >= 65 && s.charCodeAt(k) <= 90) k++;
-        if (k === b) map.add(allcapsTok);
-      }
+      if (isBody && b - a >= 4 && ascii && t.allUpper) map.add(allcapsTok);
       return;
     }
     case T.Alphanumeric: {

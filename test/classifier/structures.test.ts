@@ -492,3 +492,47 @@ describe('collapsedLength (language detection\'s letter count)', () => {
     }
   });
 });
+
+describe('word memo key made by the tokenizer', () => {
+  it('is the folded hash, the folded letters as bytes and the all-upper-case flag of each ASCII word, and finds what get finds', () => {
+    const rnd = prng(17);
+    const letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+    const words: string[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      let w = '';
+      for (let n = 1 + Math.floor(rnd() * 14); n > 0; n--) w += letters[Math.floor(rnd() * (i % 5 === 0 ? 26 : letters.length)) + (i % 5 === 0 ? 26 : 0)];
+      words.push(w);
+    }
+    words.push('É', 'caféS', 'ÀB', 'Straße', 'ABCD', 'abcdefgh', 'ABCDEFGHI');
+    const text = words.map((w, i) => (i % 3 === 0 ? `${w}, ` : i % 3 === 1 ? `(${w}) ` : `${w}\n`)).join('');
+    const memo = new WordMemo();
+    let checked = 0;
+    for (const t = new TypedTokens(text, false, false); t.next(); ) {
+      if (t.type !== T.Alphabetic) continue;
+      const w = t.text;
+      const ascii = /^[\x00-\x7f]*$/.test(w);
+      expect(t.ascii, w).toBe(ascii);
+      if (!ascii) continue;
+      checked++;
+      expect(t.foldHash, w).toBe(foldedWordHash(t.src, t.start, t.end));
+      expect(t.allUpper, w).toBe(/^[A-Z]+$/.test(w));
+      const bytes = [...w.toLowerCase().slice(0, 8)].map((c) => c.charCodeAt(0));
+      const lo = bytes.slice(0, 4).reduce((x, c, k) => x | (c << (8 * k)), 0);
+      const hi = bytes.slice(4, 8).reduce((x, c, k) => x | (c << (8 * k)), 0);
+      expect([t.lo, t.hi], w).toEqual([lo, hi]);
+      // Kept under one spelling, found under any other by both look-ups.
+      if (memo.get(t.src, t.start, t.end, t.foldHash, true) === undefined) memo.set(t.src, t.start, t.end, t.foldHash, [checked], true);
+      expect(memo.getAscii(t.src, t.start, t.end, t.foldHash, t.lo, t.hi)).toEqual(memo.get(t.src, t.start, t.end, t.foldHash, true));
+      expect(memo.getAscii(t.src, t.start, t.end, t.foldHash, t.lo, t.hi)).toBeDefined();
+    }
+    expect(checked).toBeGreaterThan(2_900);
+    // Another spelling of a kept word is found; an unknown word is not.
+    const probe = (w: string): unknown => {
+      const t = new TypedTokens(w, false, false);
+      t.next();
+      return memo.getAscii(t.src, t.start, t.end, t.foldHash, t.lo, t.hi);
+    };
+    expect(probe(words[1]!.toUpperCase())).toEqual(probe(words[1]!.toLowerCase()));
+    expect(probe('zzzzzzzzzzzzzzzzq')).toBeUndefined();
+  });
+});
