@@ -60,8 +60,8 @@ let preloaded: Promise<void> | undefined;
  * Loads what the token builder and prediction otherwise load on first use (language detector, stemmers,
  * stop words, segmenters, decancer, the XXH3 addon), then warms up the token builder's code on made-up
  * texts (warm-up.ts; with a prediction by `model` when given), once per thread. A classifier calls it
- * when it gets its first model: a long-running process then pays at start (about 0.5 s), not on its first
- * messages.
+ * when it gets its first model: a long-running process then pays at start (about 1.5 s per thread, 0.4 s of
+ * it the warm-ups), not on its first messages.
  */
 export function preloadClassifierResources(model?: ClassifierModel): Promise<void> {
   return (preloaded ??= preloadLanguageResources().then(() => {

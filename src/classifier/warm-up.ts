@@ -8,7 +8,7 @@
  * compiled code away, and V8 runs the function unoptimised until it has run often enough again: on a
  * fresh process, for the first few hundred messages. Measured on the SpamAssassin corpus's unseen half:
  * the classifier's time per message fell by about a tenth with the English stemmer's warm-up alone (see
- * `englishWarmUpWords`). The warm-up costs about 0.2 s, once per thread.
+ * `englishWarmUpWords`). The token builder's warm-up costs about 0.25 s, once per thread.
  */
 import { englishWarmUpWords, WordStemTokenizer } from './language.js';
 import { predictCounts, type ClassifierModel } from './model.js';
