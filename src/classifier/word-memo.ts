@@ -14,7 +14,7 @@
 import { GAVE_UP, MAX_VALUE, MIN_VALUE, SlotTable } from './slot-table.js';
 import type { Tok } from './tokens.js';
 
-export { BASIS, foldedWordHash, MAX_PROBE, wordHash } from './slot-table.js';
+export { foldedWordHash, MAX_PROBE, wordHash } from './slot-table.js';
 
 /** Longest word kept (UTF-16 code units); longer words are rare and cost one normalisation each. */
 export const MAX_WORD = 64;
@@ -37,12 +37,7 @@ export class WordMemo {
    */
   get(s: string, start: number, end: number, h: number, fold = false): Tok | readonly Tok[] | undefined {
     if (end - start > MAX_WORD) return undefined;
-    const t = this.table;
-    const i = t.find(s, start, end, h, fold);
-    if (i < 0) return undefined;
-    const v = t.valueAt(i);
-    if (v >= 0) return v;
-    return v === NONE ? EMPTY : this.lists[-2 - v]!;
+    return this.tokensAt(this.table.find(s, start, end, h, fold));
   }
 
   /**
@@ -52,10 +47,13 @@ export class WordMemo {
    */
   getAscii(s: string, start: number, end: number, h: number, lo: number, hi: number): Tok | readonly Tok[] | undefined {
     if (end - start > MAX_WORD) return undefined;
-    const t = this.table;
-    const i = t.findPacked(s, start, end, h, true, end - start <= 8, lo, hi);
+    return this.tokensAt(this.table.findPacked(s, start, end, h, true, end - start <= 8, lo, hi));
+  }
+
+  /** The tokens kept in slot `i` as `SlotTable.find` answered it (undefined: not kept). */
+  private tokensAt(i: number): Tok | readonly Tok[] | undefined {
     if (i < 0) return undefined;
-    const v = t.valueAt(i);
+    const v = this.table.valueAt(i);
     if (v >= 0) return v;
     return v === NONE ? EMPTY : this.lists[-2 - v]!;
   }
