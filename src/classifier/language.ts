@@ -197,6 +197,12 @@ const PORTER2_ENDINGS = (
 const PORTER2_EXCEPTIONS = 'skis skies dying lying tying idly gently ugly early only singly sky news howe atlas cosmos bias andes inning outing exceed canning herring earring proceed succeed'.split(' ');
 const PORTER2_STARTS = ['', '', '', '', 'gener', 'arsen', 'commun', "'", 'y', 'ay'];
 
+/** The warm-ups' seeded random numbers in [0, 1) (a linear congruential generator: the words need no better). */
+export function warmUpRandom(seed: number): () => number {
+  let s = seed;
+  return () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
+}
+
 /** English words a process stems at warm-up (see {@link preloadLanguageResources}). */
 export const ENGLISH_WARM_UP_WORDS = 40_000;
 
@@ -213,8 +219,7 @@ export const ENGLISH_WARM_UP_WORDS = 40_000;
  * twice during the pass). After these words it was not thrown away once.
  */
 export function englishWarmUpWords(n: number, seed = 1): string[] {
-  let s = seed;
-  const rnd = (): number => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const rnd = warmUpRandom(seed);
   const pick = <T>(a: readonly T[] | string): T => a[Math.floor(rnd() * a.length)] as T;
   const consonants = 'bcdfghjklmnpqrstvwxz';
   const vowels = 'aeiouy';
@@ -255,8 +260,7 @@ export function randomWord(chars: readonly string[], rnd: () => number, min: num
  */
 export async function preloadLanguageResources(): Promise<void> {
   await loadLanguageDetector();
-  let seed = 1;
-  const rnd = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const rnd = warmUpRandom(1);
   for (const l of Object.values(LANGS)) {
     if (l.stop !== undefined) stopWords(l.stop);
     if (l.stem === undefined) continue;

@@ -11,7 +11,7 @@
  * the English stemmer's warm-up (`englishWarmUpWords`), 3% with the latter alone. This one costs about
  * 0.25 s, once per thread.
  */
-import { englishWarmUpWords, WordStemTokenizer } from './language.js';
+import { englishWarmUpWords, warmUpRandom, WordStemTokenizer } from './language.js';
 import { predictCounts, type ClassifierModel } from './model.js';
 import { TypedTokens } from './tokenizer.js';
 import { internBoundary, TokCounter } from './tokens.js';
@@ -56,8 +56,7 @@ const WARM_UP_TEXTS = 80;
  * empties the word memos. Synchronous: no message is half built meanwhile.
  */
 export function warmUpTokenBuilder(model?: ClassifierModel): void {
-  let seed = 3;
-  const rnd = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const rnd = warmUpRandom(3);
   const words = englishWarmUpWords(3_000, 11);
   for (let k = 0; k < WARM_UP_TEXTS; k++) {
     const text = madeUpText(words, rnd, 300);
