@@ -1,4 +1,4 @@
-// Entry of the learn bench's cold-pass worker (cold-pass.ts): a worker thread does not inherit tsx's
+// Entry of the learn bench's cold-pass worker (model-cost.ts): a worker thread does not inherit tsx's
 // loader, so this registers it, then loads the TypeScript worker.
 import { register } from 'tsx/esm/api';
 

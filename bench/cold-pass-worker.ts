@@ -1,11 +1,11 @@
 /**
- * One cold pass in a fresh worker thread (see `coldPassInThread` in cold-pass.ts): loads the corpus and
+ * One cold pass in a fresh worker thread (see `coldPassInThread` in model-cost.ts): loads the corpus and
  * the public rule set, opens the model as a second process would (preloaded and warmed up), runs
  * `coldPass` over the held-out half and posts its times.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openClassifier, sqliteModelConfig } from '../src/classifier/index.js';
-import { coldPass, splitHalves } from './cold-pass.js';
+import { coldPass, splitHalves } from './model-cost.js';
 import { analysisEngine, loadCorpus, publicBundle } from './common.js';
 
 const { modelFile, trustedDomains } = workerData as { modelFile: string; trustedDomains: string[] };

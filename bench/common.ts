@@ -83,7 +83,8 @@ export async function alternatingPasses(
 /**
  * Times a baseline and a candidate on each message in turn (the order switching from one message to
  * the next), `rounds` times over the messages, and returns the median over rounds of the summed
- * baseline time ÷ summed candidate time, with each side's mean ms per message in the best round.
+ * baseline time ÷ summed candidate time, with each side's mean ms per message in the best round and
+ * each round's summed times (ms) in `passes`.
  * Load that comes and goes within a pass hits both sides alike, which whole-pass alternation
  * cannot promise on a shared machine; each side's garbage may be collected during the other's
  * turn, but a young-generation collection costs by what survives, not by what was allocated.
@@ -93,8 +94,9 @@ export async function alternatingPerMessage<T>(
   baseline: (item: T) => unknown,
   candidate: (item: T) => unknown,
   rounds = 5,
-): Promise<{ medianRatio: number; baselineMsPerItem: number; candidateMsPerItem: number }> {
+): Promise<{ medianRatio: number; baselineMsPerItem: number; candidateMsPerItem: number; passes: { baselineMs: number; candidateMs: number }[] }> {
   const ratios: number[] = [];
+  const passes: { baselineMs: number; candidateMs: number }[] = [];
   let best = { b: Infinity, c: Infinity };
   for (let round = 0; round < rounds; round++) {
     let b = 0;
@@ -111,8 +113,9 @@ export async function alternatingPerMessage<T>(
       c += baselineFirst ? t2 - t1 : t1 - t0;
     }
     ratios.push(b / c);
+    passes.push({ baselineMs: b, candidateMs: c });
     if (b + c < best.b + best.c) best = { b, c };
   }
   ratios.sort((x, y) => x - y);
-  return { medianRatio: ratios[Math.floor(ratios.length / 2)]!, baselineMsPerItem: best.b / items.length, candidateMsPerItem: best.c / items.length };
+  return { medianRatio: ratios[Math.floor(ratios.length / 2)]!, baselineMsPerItem: best.b / items.length, candidateMsPerItem: best.c / items.length, passes };
 }

@@ -5,7 +5,7 @@
  * Prints spam/ham flag rates and confusion tables (classifier alone: PROB_SPAM_LOW or above; rules and
  * modules alone; combined), the training time, and the classify cost with the model against without it
  * (the same messages, alternating per message in one run: a cold pass in this thread and two more in
- * fresh worker threads (cold-pass.ts), then three steady-state passes after classifying the training half
+ * fresh worker threads (model-cost.ts), then three steady-state passes after classifying the training half
  * too, then three of the steady state in blocks of messages per side, each with the median of its
  * passes' ratios).
  * Accuracy figures and same-run ratios.
@@ -14,8 +14,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openClassifier, sqliteModelConfig } from '../src/classifier/index.js';
-import { coldPass, coldPassInThread, splitHalves, type ColdPassTimes } from './cold-pass.js';
-import { analysisEngine, loadCorpus, printTable, publicBundle } from './common.js';
+import { alternatingModelPasses, coldPass, coldPassInThread, costRows, splitHalves, type PassTimes } from './model-cost.js';
+import { alternatingPerMessage, analysisEngine, loadCorpus, printTable, publicBundle } from './common.js';
 
 interface Confusion {
   tp: number;
@@ -24,7 +24,6 @@ interface Confusion {
   tn: number;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const pct = (a: number, b: number): string => `${((100 * a) / Math.max(b, 1)).toFixed(2)}%`;
 
 function row(name: string, c: Confusion): Record<string, string | number> {
@@ -109,16 +108,9 @@ export async function runLearnBench(): Promise<void> {
     // Unseen mail: the pass above, then COLD_THREADS more, each in a fresh worker thread (a cold pass
     // cannot be repeated in a process that has run one; one pass's ratio is a noisy sample).
     const COLD_THREADS = 2;
-    const coldRuns: { where: string; t: ColdPassTimes }[] = [{ where: 'this thread', t: cold }];
-    for (let k = 1; k <= COLD_THREADS; k++) coldRuns.push({ where: `fresh thread ${k}`, t: await coldPassInThread(modelFile, trusted) });
-    const coldRows: Record<string, string | number>[] = coldRuns.map(({ where, t }) => ({
-      pass: where,
-      'without model (ms/msg)': (t.withoutMs / t.messages).toFixed(2),
-      'with model (ms/msg)': (t.withMs / t.messages).toFixed(2),
-      'ratio with/without': (t.withMs / t.withoutMs).toFixed(3),
-    }));
-    coldRows.push({ pass: 'median', 'ratio with/without': median(coldRuns.map(({ t }) => t.withMs / t.withoutMs)).toFixed(3) });
-    printTable('classify cost with the model on unseen mail (a process that has seen none of it: cold memos)', coldRows);
+    const coldRuns: { pass: string; t: PassTimes }[] = [{ pass: 'this thread', t: cold }];
+    for (let k = 1; k <= COLD_THREADS; k++) coldRuns.push({ pass: `fresh thread ${k}`, t: await coldPassInThread(modelFile, trusted) });
+    printTable('classify cost with the model on unseen mail (a process that has seen none of it: cold memos)', costRows(coldRuns));
     // Steady state: a long-running process has seen much mail, so its per-process memos (words, stems,
     // languages, interned tokens, host names) are warm. Both paths classify the training half once, then
     // the held-out half is timed again the same way. Its memos now hold the held-out half too (from the
@@ -133,56 +125,23 @@ export async function runLearnBench(): Promise<void> {
     // speed drifts by ±5% within a pass, so one pass's ratio is a noisy sample. Each pass is printed, and
     // the median of the passes' ratios.
     const ROUNDS = 3;
-    const steadyRows: Record<string, string | number>[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      let warmWithout = 0;
-      let warmWith = 0;
-      for (let i = 0; i < test.length; i++) {
-        for (const withModel of (i + round) % 2 === 0 ? [false, true] : [true, false]) {
-          engine.classifier = withModel ? classifier : undefined;
-          const s = performance.now();
-          await engine.classify(test[i]!.raw);
-          if (withModel) warmWith += performance.now() - s;
-          else warmWithout += performance.now() - s;
-        }
-      }
-      steadyRows.push({
-        pass: round,
-        'without model (ms/msg)': (warmWithout / test.length).toFixed(2),
-        'with model (ms/msg)': (warmWith / test.length).toFixed(2),
-        'ratio with/without': (warmWith / warmWithout).toFixed(3),
-      });
-    }
-    steadyRows.push({ pass: 'median', 'ratio with/without': median(steadyRows.map((r) => Number(r['ratio with/without']))).toFixed(3) });
-    printTable('classify cost with the model, steady state (after classifying the training half and the held-out half once each)', steadyRows);
+    const steady = await alternatingModelPasses(engine, classifier, test, ROUNDS);
+    printTable('classify cost with the model, steady state (after classifying the training half and the held-out half once each)', costRows(steady.map((t, k) => ({ pass: k + 1, t }))));
     // The same steady state in blocks of 32 messages per side (alternating which side goes first): each
     // side then classifies message after message as a process that always, or never, uses the model does.
     // Per-message alternation above puts a classification of the other kind between any two of a side's,
     // which evicts both sides' caches alike; in blocks, the classifier's own footprint (code, tables,
     // memos) also slows the rest of the analysis of the side that runs it, as in a real process.
     const BLOCK = 32;
-    const blockRows: Record<string, string | number>[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      let blockWithout = 0;
-      let blockWith = 0;
-      for (let b0 = 0; b0 < test.length; b0 += BLOCK) {
-        for (const withModel of (b0 / BLOCK + round) % 2 === 0 ? [false, true] : [true, false]) {
-          engine.classifier = withModel ? classifier : undefined;
-          const s = performance.now();
-          for (let i = b0; i < Math.min(test.length, b0 + BLOCK); i++) await engine.classify(test[i]!.raw);
-          if (withModel) blockWith += performance.now() - s;
-          else blockWithout += performance.now() - s;
-        }
-      }
-      blockRows.push({
-        pass: round,
-        'without model (ms/msg)': (blockWithout / test.length).toFixed(2),
-        'with model (ms/msg)': (blockWith / test.length).toFixed(2),
-        'ratio with/without': (blockWith / blockWithout).toFixed(3),
-      });
-    }
-    blockRows.push({ pass: 'median', 'ratio with/without': median(blockRows.map((r) => Number(r['ratio with/without']))).toFixed(3) });
-    printTable(`classify cost with the model, steady state in blocks of ${BLOCK} messages per side (as a process that always or never uses the model)`, blockRows);
+    const blocks: (typeof test)[] = [];
+    for (let b0 = 0; b0 < test.length; b0 += BLOCK) blocks.push(test.slice(b0, b0 + BLOCK));
+    const blockSide = (withModel: boolean) => async (block: typeof test): Promise<void> => {
+      engine.classifier = withModel ? classifier : undefined;
+      for (const m of block) await engine.classify(m.raw);
+    };
+    const { passes } = await alternatingPerMessage(blocks, blockSide(false), blockSide(true), ROUNDS);
+    const blockRuns = passes.map((p, k) => ({ pass: k + 1, t: { withoutMs: p.baselineMs, withMs: p.candidateMs, messages: test.length } }));
+    printTable(`classify cost with the model, steady state in blocks of ${BLOCK} messages per side (as a process that always or never uses the model)`, costRows(blockRuns));
     await classifier.store.store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,107 @@
+/**
+ * The learn bench's cost measures: classify the held-out mail with and without the model, alternating
+ * (alternatingPerMessage), and the rows of its cost tables.
+ *
+ * The cold pass classifies mail a process has not seen, in a process whose memos (words, stems,
+ * languages, interned tokens, host names) are empty. One runs in the bench's own thread (it also counts
+ * the verdicts for the accuracy tables); more run each in a fresh worker thread (its own V8 isolate:
+ * fresh JIT, memos and caches), because a cold pass cannot be repeated in a process that has run one,
+ * and a single pass's ratio moved by ±0.03 between runs on this project's shared machines.
+ */
+import { Worker } from 'node:worker_threads';
+import type { SpamClassifier } from '../src/classifier/index.js';
+import type { SpamEngine } from '../src/engine/index.js';
+import type { ClassifyResult } from '../src/engine/types.js';
+import type { CorpusMessage } from '../test/helpers/corpus.js';
+import { alternatingPerMessage } from './common.js';
+
+/** Each side's summed classify time over a pass (ms) and the number of messages. */
+export interface PassTimes {
+  withMs: number;
+  withoutMs: number;
+  messages: number;
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** The rows of a cost table: each pass's ms per message on each side and their ratio, then the median ratio. */
+export function costRows(passes: readonly { pass: string | number; t: PassTimes }[]): Record<string, string | number>[] {
+  const rows: Record<string, string | number>[] = passes.map(({ pass, t }) => ({
+    pass,
+    'without model (ms/msg)': (t.withoutMs / t.messages).toFixed(2),
+    'with model (ms/msg)': (t.withMs / t.messages).toFixed(2),
+    'ratio with/without': (t.withMs / t.withoutMs).toFixed(3),
+  }));
+  rows.push({ pass: 'median', 'ratio with/without': median(passes.map(({ t }) => t.withMs / t.withoutMs)).toFixed(3) });
+  return rows;
+}
+
+/**
+ * {@link alternatingPerMessage} of `engine` without and with `classifier` over `test` (`rounds` passes),
+ * each pass's times as {@link PassTimes}. `onResult` sees every result (for the accuracy counts).
+ * Leaves `engine.classifier` set to `classifier`.
+ */
+export async function alternatingModelPasses(
+  engine: SpamEngine,
+  classifier: SpamClassifier,
+  test: readonly CorpusMessage[],
+  rounds: number,
+  onResult?: (m: CorpusMessage, withModel: boolean, r: ClassifyResult) => void,
+): Promise<PassTimes[]> {
+  const side = (withModel: boolean) => async (m: CorpusMessage): Promise<void> => {
+    engine.classifier = withModel ? classifier : undefined;
+    const r = await engine.classify(m.raw);
+    onResult?.(m, withModel, r);
+  };
+  const { passes } = await alternatingPerMessage(test, side(false), side(true), rounds);
+  engine.classifier = classifier;
+  return passes.map((p) => ({ withoutMs: p.baselineMs, withMs: p.candidateMs, messages: test.length }));
+}
+
+/** The cross-validation split: every other message of each corpus folder, from the first (train) or the second (held-out). */
+export function splitHalves(corpus: readonly CorpusMessage[]): { train: CorpusMessage[]; test: CorpusMessage[] } {
+  const index = new Map<string, number>();
+  const train: CorpusMessage[] = [];
+  const test: CorpusMessage[] = [];
+  for (const m of corpus) {
+    const i = index.get(m.group) ?? 0;
+    index.set(m.group, i + 1);
+    (i % 2 === 0 ? train : test).push(m);
+  }
+  return { train, test };
+}
+
+/**
+ * One pass of {@link alternatingModelPasses} after one message of each side as JIT warm-up: the cold
+ * pass when the process has not classified `test` before.
+ */
+export async function coldPass(
+  engine: SpamEngine,
+  classifier: SpamClassifier,
+  test: readonly CorpusMessage[],
+  onResult?: (m: CorpusMessage, withModel: boolean, r: ClassifyResult) => void,
+): Promise<PassTimes> {
+  engine.classifier = undefined;
+  await engine.classify(test[0]!.raw);
+  engine.classifier = classifier;
+  await engine.classify(test[0]!.raw);
+  return (await alternatingModelPasses(engine, classifier, test, 1, onResult))[0]!;
+}
+
+/**
+ * {@link coldPass} over the held-out half in a fresh worker thread, with the SQLite model at
+ * `modelFile` (opened as a second process would: preloaded and warmed up before the pass) and the
+ * public rule set. Rejects when the worker fails.
+ */
+export function coldPassInThread(modelFile: string, trustedDomains: readonly string[]): Promise<PassTimes> {
+  return new Promise((resolve, reject) => {
+    // A worker does not inherit tsx's loader: this entry registers it, then loads cold-pass-worker.ts.
+    const worker = new Worker(new URL('./cold-pass-worker.mjs', import.meta.url), { workerData: { modelFile, trustedDomains } });
+    let result: PassTimes | undefined;
+    worker.on('message', (m: PassTimes) => {
+      result = m;
+    });
+    worker.on('error', reject);
+    worker.on('exit', (code) => (result !== undefined ? resolve(result) : reject(new Error(`cold-pass worker exited with code ${code} and no result`))));
+  });
+}
