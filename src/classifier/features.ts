@@ -173,9 +173,7 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
     // urlParts normalised the host already: `host` is hostname()'s fqdn, `sld` its sld or else that fqdn.
     head.add(KIND.url, p.sld);
     if (p.host !== p.sld) head.add(KIND.url, p.host);
-    for (const piece of p.path.split(/[/._]/)) {
-      if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) head.add(KIND.url, '_' + truncate16(piece));
-    }
+    urlPathWords(p.path, (w) => head.add(KIND.url, w));
   }
   for (const d of extractHostDomains(m)) {
     const h = d.host ?? hostname(d.label);
@@ -190,6 +188,33 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
     head.add(KIND.asn, String.fromCharCode((a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255));
   }
   return head;
+}
+
+/**
+ * The `_word` tokens of a URL path: its pieces between `/`, `.` and `_` of more than 2 UTF-8 bytes, all
+ * alphabetic, cut to 16 (`path.split(/[/._]/)` filtered by byte length and `ALPHA_RE`). An ASCII piece is
+ * read in place by a loop (most paths); a piece with another character is cut out and tested as written.
+ * Exported for test/classifier, which checks it against that definition. @internal
+ */
+export function urlPathWords(path: string, add: (token: string) => void): void {
+  let start = 0;
+  let letters = true;
+  let ascii = true;
+  for (let k = 0; k <= path.length; k++) {
+    const c = k < path.length ? path.charCodeAt(k) : 47;
+    if (c === 47 || c === 46 || c === 95) {
+      if (ascii) {
+        if (letters && k - start > 2) add('_' + path.slice(start, Math.min(k, start + 16)));
+      } else {
+        const piece = path.slice(start, k);
+        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) add('_' + truncate16(piece));
+      }
+      start = k + 1;
+      letters = true;
+      ascii = true;
+    } else if (c >= 0x80) ascii = false;
+    else if (((c | 32) < 97 || (c | 32) > 122)) letters = false;
+  }
 }
 
 /** MIME, subject and body tokens into `map` (synchronous: see {@link buildTokenCounts}). */

@@ -38,8 +38,11 @@ export const MAX_CLASSIFIER_TEXT = 1_000_000;
 
 const WORD = String.raw`\p{Alphabetic}0-9`;
 const SCHEME_RE = /[A-Za-z0-9]{1,8}(?:\+[A-Za-z0-9]{1,16})?:\/\//y;
-const AUTH_RE = new RegExp(String.raw`(?:\[[0-9A-Fa-f:.]{2,45}\]|[${WORD}.\-_~!$&'()*+,;=:%@]{0,512})`, 'uy');
-const PATH_RE = /[/?][^\s<>"\\^`|\x00-\x1f\x7f]{0,4096}/uy;
+/** The characters of an authority (after `://`), and of a path after its first `/` or `?`. */
+const AUTH_CLASS = String.raw`[${WORD}.\-_~!$&'()*+,;=:%@]`;
+const PATH_CLASS = String.raw`[^\s<>"\\^` + '`' + String.raw`|\x00-\x1f\x7f]`;
+const AUTH_RE = new RegExp(String.raw`(?:\[[0-9A-Fa-f:.]{2,45}\]|${AUTH_CLASS}{0,512})`, 'uy');
+const PATH_RE = new RegExp(String.raw`[/?]${PATH_CLASS}{0,4096}`, 'uy');
 const ATOM = String.raw`[${WORD}!#$%&'*+\-/=?^_` + '`' + String.raw`{|}~\u{80}-\u{10ffff}]{1,255}`;
 const LABEL = String.raw`[${WORD}](?:[${WORD}\-]{0,61}[${WORD}])?`;
 const HOST = String.raw`(?:${LABEL}\.){1,126}${LABEL}`;
@@ -61,7 +64,77 @@ function isWordChar(ch: string): boolean {
 function validHost(host: string): boolean {
   if (host.startsWith('[')) return host.endsWith(']') && host.length > 2;
   if (QUAD_RE.test(host)) return true;
-  return host.includes('.') && ALPHA_LAST_LABEL_RE.test(host) && hasPublicSuffix(host.toLowerCase());
+  return host.includes('.') && alphaLastLabel(host) && hasPublicSuffix(host.toLowerCase());
+}
+
+/**
+ * `ALPHA_LAST_LABEL_RE.test(host)`: its last label (after the last `.`) is 2 to 63 alphabetic characters.
+ * Only the last `.` can start a match (the letters after it run to the end), so an ASCII label is checked
+ * by a loop; a label with another character goes to the pattern.
+ */
+function alphaLastLabel(host: string): boolean {
+  const dot = host.lastIndexOf('.');
+  if (dot < 0) return false;
+  const len = host.length - dot - 1;
+  for (let k = dot + 1; k < host.length; k++) {
+    const c = host.charCodeAt(k) | 32;
+    if (c >= 0x80) return ALPHA_LAST_LABEL_RE.test(host);
+    if (c < 97 || c > 122) return false;
+  }
+  return len >= 2 && len <= 63;
+}
+
+/** The ASCII characters of {@link AUTH_CLASS} and of {@link PATH_CLASS} (1), read off the classes themselves. */
+const AUTH_ASCII = new Uint8Array(128);
+const PATH_ASCII = new Uint8Array(128);
+{
+  const auth = new RegExp(`^${AUTH_CLASS}$`, 'u');
+  const path = new RegExp(`^${PATH_CLASS}$`, 'u');
+  for (let c = 0; c < 128; c++) {
+    AUTH_ASCII[c] = auth.test(String.fromCharCode(c)) ? 1 : 0;
+    PATH_ASCII[c] = path.test(String.fromCharCode(c)) ? 1 : 0;
+  }
+}
+
+/**
+ * The length of `AUTH_RE`'s match at `j` (the authority after `://`). ASCII text is read by a loop with
+ * the pattern's class as a table (no Unicode pattern to run: its compiled code is large and cold once
+ * per message); a `[` (an IPv6 literal) or a non-ASCII character within the match goes to the pattern.
+ */
+function authLength(s: string, j: number): number {
+  const end = Math.min(s.length, j + 512);
+  let k = j;
+  for (; k < end; k++) {
+    const c = s.charCodeAt(k);
+    if (c >= 0x80 || c === 91) return matchAt(AUTH_RE, s, j)![0].length;
+    if (AUTH_ASCII[c] === 0) break;
+  }
+  return k - j;
+}
+
+/** The length of `PATH_RE`'s match at `j`, −1 for none; ASCII by a loop as {@link authLength}. */
+function pathLength(s: string, j: number): number {
+  const c0 = s.charCodeAt(j);
+  if (c0 !== 47 && c0 !== 63) return -1;
+  const end = Math.min(s.length, j + 1 + 4096);
+  let k = j + 1;
+  for (; k < end; k++) {
+    const c = s.charCodeAt(k);
+    if (c >= 0x80) return matchAt(PATH_RE, s, j)![0].length;
+    if (PATH_ASCII[c] === 0) break;
+  }
+  return k - j;
+}
+
+/** `host.replace(/:[0-9]*$/, '')`: only the last `:` can be followed by digits to the end. */
+function dropPort(host: string): string {
+  const colon = host.lastIndexOf(':');
+  if (colon < 0) return host;
+  for (let k = colon + 1; k < host.length; k++) {
+    const c = host.charCodeAt(k);
+    if (c < 48 || c > 57) return host;
+  }
+  return host.slice(0, colon);
 }
 
 /** Trailing characters that end a sentence rather than a URL, and unbalanced closing brackets. */
@@ -266,7 +339,10 @@ export class TypedTokens {
     this.lo = lo;
     this.hi = hi;
     this.allUpper = upper === j - i;
-    if (i >= this.plainUntil && j < n && !isSpanEnd(s.charCodeAt(j))) {
+    // A composite token needs a trigger (`://`, or `@` or `.` before a word character) in the span: when
+    // the word is followed by one character and then white space or the end (`word,` `word.`: most words
+    // not followed by white space), that character has nothing after it to make it a trigger.
+    if (i >= this.plainUntil && j < n && !isSpanEnd(s.charCodeAt(j)) && j + 1 < n && !isSpanEnd(s.charCodeAt(j + 1))) {
       const composite = this.composite(i);
       if (typeof composite === 'number') this.plainUntil = composite;
       else if (composite !== undefined) return this.emit(composite.type, composite.text, i, i + composite.text.length);
@@ -379,17 +455,14 @@ function compositeAt(s: string, i: number, colon: boolean, at: boolean, dot: boo
   const sch = colon ? matchAt(SCHEME_RE, s, i) : null;
   if (sch !== null) {
     let j = i + sch[0].length;
-    const auth = matchAt(AUTH_RE, s, j)!;
-    const authority = auth[0];
+    const authority = s.slice(j, j + authLength(s, j));
     const isFile = sch[0].toLowerCase() === 'file://';
     // Nothing host-like after `://` (e.g. `http://[word]`): the scheme is an ordinary word.
     if (authority === '' && !isFile) return undefined;
     j += authority.length;
-    const path = matchAt(PATH_RE, s, j);
-    let text = s.slice(i, j) + (path !== null ? path[0] : '');
-    text = trimUrl(text);
+    const text = trimUrl(s.slice(i, j + Math.max(pathLength(s, j), 0)));
     let host = authority.slice(authority.lastIndexOf('@') + 1);
-    if (!host.startsWith('[')) host = host.replace(/:[0-9]*$/, '');
+    if (!host.startsWith('[')) host = dropPort(host);
     return { type: (host !== '' && validHost(host)) || isFile ? T.Url : T.UrlNoHost, text };
   }
   // 2. E-mail address.
@@ -407,11 +480,14 @@ function compositeAt(s: string, i: number, colon: boolean, at: boolean, dot: boo
       let j = i + host.length;
       const port = matchAt(PORT_RE, s, j);
       if (port !== null) j += port[0].length;
-      const path = matchAt(PATH_RE, s, j);
-      if (path === null && quad && port === null) return { type: T.IpAddr, text: host };
-      const text = trimUrl(s.slice(i, j) + (path !== null ? path[0] : ''));
+      const path = pathLength(s, j);
+      if (path < 0 && quad && port === null) return { type: T.IpAddr, text: host };
+      const text = trimUrl(s.slice(i, j + Math.max(path, 0)));
       return { type: T.UrlNoScheme, text };
     }
   }
   return undefined;
 }
+
+/** The URL scanners' loops, for test/classifier to check against the patterns they stand for. @internal */
+export const urlScanners = { authLength, pathLength, alphaLastLabel, dropPort };

@@ -16,8 +16,9 @@ import { InternTable, MAX_SLOT_VALUE } from '../../src/classifier/intern-table.j
 import { foldedWordHash, MAX_PROBE, MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
 import { MAX_KEY, MAX_VALUE, MIN_VALUE, SlotTable } from '../../src/classifier/slot-table.js';
 import { separatorReplacer } from '../../src/classifier/eld-scores.js';
-import { internBoundary, TokCounter } from '../../src/classifier/tokens.js';
-import { T, TypedTokens, typesTokenize } from '../../src/classifier/tokenizer.js';
+import { internBoundary, TokCounter, truncate16 } from '../../src/classifier/tokens.js';
+import { urlPathWords } from '../../src/classifier/features.js';
+import { T, TypedTokens, typesTokenize, urlScanners } from '../../src/classifier/tokenizer.js';
 
 /** The seeded PRNG of training (mulberry32): the same inputs on every run. */
 const mulberry32 = prng;
@@ -478,6 +479,69 @@ describe('TypedTokens', () => {
     expect(toks.at(-1)).toBe('UrlNoScheme host.example.com');
     expect(toks.filter((t) => t.startsWith('Alphabetic ab')).length).toBe(250);
     expect(kinds(`start,${'ab,'.repeat(250)}host.example.com`)[0]).toBe('Alphabetic start');
+  });
+});
+
+describe('URL scanners (the loops that stand for the tokenizer\'s URL patterns on ASCII text)', () => {
+  // The patterns as they were written before the loops replaced them.
+  const AUTH_RE = /(?:\[[0-9A-Fa-f:.]{2,45}\]|[\p{Alphabetic}0-9.\-_~!$&'()*+,;=:%@]{0,512})/uy;
+  const PATH_RE = /[/?][^\s<>"\\^`|\x00-\x1f\x7f]{0,4096}/uy;
+  const LAST_LABEL_RE = /\.\p{Alphabetic}{2,63}$/u;
+  const ALPHABET = [
+    ...'aZ09.-_~!$&\'()*+,;=:%@/?#[]<>"\\^`|{} \t', 'fe80::1', '\u0000', '\u007f', 'é', '中', '😀', '\u00a0', '\u2028', '\ud800',
+    'example', 'com', 'x'.repeat(520), 'y'.repeat(4100),
+  ];
+  const match = (re: RegExp, s: string, j: number): RegExpExecArray | null => {
+    re.lastIndex = j;
+    return re.exec(s);
+  };
+
+  it('give the lengths of the authority and path patterns at many positions of 20,000 random strings', () => {
+    const { authLength, pathLength } = urlScanners;
+    const rnd = mulberry32(11);
+    const failures: string[] = [];
+    for (let k = 0; k < 20_000 && failures.length < 5; k++) {
+      const s = randomString(rnd, ALPHABET, 0, 12);
+      // Every position of the first 40, then a few more (the long pieces make some strings 10,000 long).
+      const starts = [...Array(Math.min(s.length, 40) + 1).keys(), ...Array.from({ length: 8 }, () => Math.floor(rnd() * (s.length + 1)))];
+      for (const j of starts) {
+        const auth = match(AUTH_RE, s, j)![0].length;
+        if (authLength(s, j) !== auth) failures.push(`authLength ${JSON.stringify(s)} at ${j}: ${authLength(s, j)} ≠ ${auth}`);
+        const path = match(PATH_RE, s, j)?.[0].length ?? -1;
+        if (pathLength(s, j) !== path) failures.push(`pathLength ${JSON.stringify(s)} at ${j}: ${pathLength(s, j)} ≠ ${path}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 30_000);
+
+  it('test a host\'s last label and drop its port as the patterns do', () => {
+    const { alphaLastLabel, dropPort } = urlScanners;
+    const rnd = mulberry32(12);
+    const HOST = [...'abcXYZ019.-:', 'é', '中', 'com', 'co.uk', 'x'.repeat(62), '😀'];
+    const failures: string[] = [];
+    for (let k = 0; k < 100_000 && failures.length < 5; k++) {
+      const h = randomString(rnd, HOST, 0, 8);
+      if (alphaLastLabel(h) !== LAST_LABEL_RE.test(h)) failures.push(`alphaLastLabel ${JSON.stringify(h)}`);
+      if (dropPort(h) !== h.replace(/:[0-9]*$/, '')) failures.push(`dropPort ${JSON.stringify(h)}`);
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+describe('urlPathWords (the URL path words of the token builder)', () => {
+  it("equals path.split(/[/._]/) kept by byte length > 2 and alphabetic, cut to 16, on 100,000 random paths", () => {
+    const ALPHA = /^\p{Alphabetic}+$/u;
+    const PATH = [...'ab/._-09x?', 'é', '中', '😀', 'ǅ', 'abcdefghijklmnopqrstuv', '\ud800'];
+    const rnd = mulberry32(13);
+    const failures: string[] = [];
+    for (let k = 0; k < 100_000 && failures.length < 5; k++) {
+      const path = randomString(rnd, PATH, 0, 10);
+      const want = path.split(/[/._]/).filter((p) => Buffer.byteLength(p, 'utf8') > 2 && ALPHA.test(p)).map((p) => '_' + truncate16(p));
+      const got: string[] = [];
+      urlPathWords(path, (w) => got.push(w));
+      if (got.join('|') !== want.join('|')) failures.push(`${JSON.stringify(path)}: ${JSON.stringify(got)} ≠ ${JSON.stringify(want)}`);
+    }
+    expect(failures).toEqual([]);
   });
 });
 
