@@ -425,8 +425,7 @@ function visitHosts(ctx: MessageContext, add: (d: string, loc: Location, host: H
     }
   }
   withSld(ctx.envelope.heloDomain, 'ehlo');
-  // `remote_ip.ptr` is the PTR name normalised, '' without one: no lookup of the variable when there is none.
-  const ptr = ctx.envelope.iprevPtr ? ctx.generic('remote_ip.ptr') : '';
+  const ptr = ctx.generic('remote_ip.ptr');
   if (typeof ptr === 'string' && ptr.length > 0) {
     const h = hostname(ptr);
     add(h.fqdn, 'tcp', h);
