@@ -18,7 +18,7 @@ import { xxh3, type ClassifierModel } from './model.js';
 import { T, TypedTokens } from './tokenizer.js';
 import { internBoundary, internKind, KIND, TokCounter, truncate16, type TokenMap } from './tokens.js';
 import { warmUpTokenBuilder } from './warm-up.js';
-import { insertType, loadCure } from './words.js';
+import { insertType, loadCure, urlPathWords } from './words.js';
 
 /** Facts of the SMTP session the builder reads (train mode: recovered from `X-Spam-Result`). */
 export interface TokenFacts {
@@ -52,7 +52,6 @@ export function trainFacts(m: MessageContext): TokenFacts {
 }
 
 const EMAIL_LOCATIONS = new Set(['body_text', 'body_html', 'attachment', 'subject']);
-const ALPHA_RE = /^\p{Alphabetic}+$/u;
 
 let preloaded: Promise<void> | undefined;
 
@@ -188,33 +187,6 @@ async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCh
     head.add(KIND.asn, String.fromCharCode((a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255));
   }
   return head;
-}
-
-/**
- * The `_word` tokens of a URL path: its pieces between `/`, `.` and `_` of more than 2 UTF-8 bytes, all
- * alphabetic, cut to 16 (`path.split(/[/._]/)` filtered by byte length and `ALPHA_RE`). An ASCII piece is
- * read in place by a loop (most paths); a piece with another character is cut out and tested as written.
- * Exported for test/classifier, which checks it against that definition. @internal
- */
-export function urlPathWords(path: string, add: (token: string) => void): void {
-  let start = 0;
-  let letters = true;
-  let ascii = true;
-  for (let k = 0; k <= path.length; k++) {
-    const c = k < path.length ? path.charCodeAt(k) : 47;
-    if (c === 47 || c === 46 || c === 95) {
-      if (ascii) {
-        if (letters && k - start > 2) add('_' + path.slice(start, Math.min(k, start + 16)));
-      } else {
-        const piece = path.slice(start, k);
-        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) add('_' + truncate16(piece));
-      }
-      start = k + 1;
-      letters = true;
-      ascii = true;
-    } else if (c >= 0x80) ascii = false;
-    else if (((c | 32) < 97 || (c | 32) > 122)) letters = false;
-  }
 }
 
 /** MIME, subject and body tokens into `map` (synchronous: see {@link buildTokenCounts}). */

@@ -144,9 +144,7 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
       return;
     }
     case T.UrlNoHost:
-      for (const piece of t.text.toLowerCase().split(/[/._]/)) {
-        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) map.add(internKind(KIND.url, '_' + truncate16(piece)));
-      }
+      urlPathWords(t.text.toLowerCase(), (piece) => map.add(internKind(KIND.url, piece)));
       return;
     case T.Other:
     case T.Punctuation: {
@@ -191,6 +189,33 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
       return;
     default:
       return; // e-mails and URLs come from the url and domain analysis
+  }
+}
+
+/**
+ * The `_word` tokens of a URL path (of the URL set's URLs, and of the tokenizer's host-less URLs): its
+ * pieces between `/`, `.` and `_` of more than 2 UTF-8 bytes, all alphabetic, cut to 16
+ * (`path.split(/[/._]/)` filtered by byte length and `ALPHA_RE`). An ASCII piece is read in place by a
+ * loop (most paths); a piece with another character is cut out and tested as written.
+ */
+export function urlPathWords(path: string, add: (token: string) => void): void {
+  let start = 0;
+  let letters = true;
+  let ascii = true;
+  for (let k = 0; k <= path.length; k++) {
+    const c = k < path.length ? path.charCodeAt(k) : 47;
+    if (c === 47 || c === 46 || c === 95) {
+      if (ascii) {
+        if (letters && k - start > 2) add('_' + path.slice(start, Math.min(k, start + 16)));
+      } else {
+        const piece = path.slice(start, k);
+        if (Buffer.byteLength(piece, 'utf8') > 2 && ALPHA_RE.test(piece)) add('_' + truncate16(piece));
+      }
+      start = k + 1;
+      letters = true;
+      ascii = true;
+    } else if (c >= 0x80) ascii = false;
+    else if (((c | 32) < 97 || (c | 32) > 122)) letters = false;
   }
 }
 

@@ -17,7 +17,7 @@ import { foldedWordHash, MAX_PROBE, MAX_WORD, WordMemo, wordHash } from '../../s
 import { MAX_KEY, MAX_VALUE, MIN_VALUE, SlotTable } from '../../src/classifier/slot-table.js';
 import { separatorReplacer } from '../../src/classifier/eld-scores.js';
 import { internBoundary, TokCounter, truncate16 } from '../../src/classifier/tokens.js';
-import { urlPathWords } from '../../src/classifier/features.js';
+import { urlPathWords } from '../../src/classifier/words.js';
 import { T, TypedTokens, typesTokenize, urlScanners } from '../../src/classifier/tokenizer.js';
 
 /** The seeded PRNG of training (mulberry32): the same inputs on every run. */
@@ -528,7 +528,7 @@ describe('URL scanners (the loops that stand for the tokenizer\'s URL patterns o
   });
 });
 
-describe('urlPathWords (the URL path words of the token builder)', () => {
+describe('urlPathWords (the URL path words of the token builder and of host-less URLs)', () => {
   it("equals path.split(/[/._]/) kept by byte length > 2 and alphabetic, cut to 16, on 100,000 random paths", () => {
     const ALPHA = /^\p{Alphabetic}+$/u;
     const PATH = [...'ab/._-09x?', 'é', '中', '😀', 'ǅ', 'abcdefghijklmnopqrstuv', '\ud800'];
