@@ -7,7 +7,6 @@
  * SUBJ_ALL_CAPS, URL_IN_SUBJECT, RCPT_DOMAIN_IN_SUBJECT, RCPT_IN_SUBJECT, SUBJECT_NEEDS_ENCODING,
  * INVALID_SUBJECT_8BIT, SUBJ_EXCESS_QP, SUBJ_EXCESS_BASE64.
  */
-import { threadName } from '../message/context.js';
 import { firstHeader } from '../message/header-facts.js';
 import { emailAddress, emailKey, sldOrDefault } from '../message/hostname.js';
 import { urlParts } from '../message/url.js';
@@ -68,7 +67,7 @@ export function subject(ctx: AnalysisContext): void {
     return;
   }
   const text = msg.subjectText;
-  const thread = threadName(text);
+  const thread = msg.subjectThread;
   const shape = scan(thread);
   if (shape.currency) ctx.tag('SUBJECT_HAS_CURRENCY');
 

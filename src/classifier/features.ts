@@ -9,7 +9,6 @@
  * (`mimeView`, whose HTML parts carry Stalwart's `html_to_tokens`).
  */
 import type { MessageContext } from '../message/context.js';
-import { threadName } from '../message/context.js';
 import { extractEmails, extractHostDomains, extractUrls, type EmailElement, type UrlElement } from '../message/elements.js';
 import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
 import { mimeView } from '../message/text-parts.js';
@@ -214,7 +213,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
   }
 
   // Subject.
-  const subjectStems = new WordStemTokenizer(threadName(m.subjectText).trim().toLowerCase());
+  const subjectStems = new WordStemTokenizer(m.subjectThread.trim().toLowerCase());
   for (const t = new TypedTokens(m.subjectText, false, false); t.next(); ) insertType(map, t, subjectStems, false);
 
   // Body text parts: the body part, other non-body parts, and alternatives (merged when absent).

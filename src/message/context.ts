@@ -140,6 +140,15 @@ export class MessageContext {
   }
   private subjectMemo: string | undefined;
 
+  /**
+   * mail-parser's `thread_name()` of {@link subjectText} (original case), computed once: the subject
+   * module, the `subject.thread` variable and the classifier's subject tokens all read it.
+   */
+  get subjectThread(): string {
+    return (this.subjectThreadMemo ??= threadName(this.subjectText));
+  }
+  private subjectThreadMemo: string | undefined;
+
   /** Subject tokens (original case), computed once. */
   subjectTokens(): ReturnType<typeof tokenize> {
     return (this.subjectTokensMemo ??= tokenize(this.subjectText, true));
@@ -199,7 +208,7 @@ export class MessageContext {
         return p === undefined ? [] : p.tokens(true).words;
       }
       case 'subject': return this.subjectText.trim().toLowerCase();
-      case 'subject.thread': return threadName(this.subjectText).toLowerCase();
+      case 'subject.thread': return this.subjectThread.toLowerCase();
       case 'subject.words': return this.subjectTokens().words;
     }
     const dot = name.indexOf('.');
