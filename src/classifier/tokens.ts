@@ -202,6 +202,19 @@ const COUNTER_SLOTS = 2048;
  * per-token arrays over every interned token (hundreds of thousands) cost a cache miss per count.
  */
 const counterTables = [new Int32Array(3 * COUNTER_SLOTS), new Int32Array(3 * COUNTER_SLOTS)];
+/**
+ * Slots a counter probes at most before it gives up placing tokens by id (see {@link TokCounter}): a
+ * run of tokens with consecutive ids (the new words of a long text) makes a cluster that another id may
+ * land in, and crafted ids could make more.
+ */
+const MAX_COUNTER_PROBE = 32;
+/** The multiplier that scatters ids over the table (Fibonacci hashing: the product's top bits), once placing by id gave up. */
+const SCATTER = 0x9e3779b1;
+
+/** The home slot of `tok` in a table of `mask + 1` slots: its id's low bits, or its scattered hash's top bits. */
+function homeSlot(tok: Tok, mask: number, scattered: boolean): number {
+  return scattered ? Math.imul(tok, SCATTER) >>> Math.clz32(mask) : tok & mask;
+}
 
 /**
  * Token → count of one message in insertion order (a {@link TokenMap} of interned tokens), without a
@@ -209,6 +222,15 @@ const counterTables = [new Int32Array(3 * COUNTER_SLOTS), new Int32Array(3 * COU
  * once (the body and the alternative parts), in slots 0 and 1; a counter is filled synchronously (no
  * await), so no other counter of its slot can touch the table meanwhile. Create counters only after
  * {@link internBoundary}.
+ *
+ * A token's slot is its id modulo the table's size: ids are handed out in order of first use, so the
+ * tokens most messages share (the first ones the process met, most often the most frequent) sit in a
+ * few adjacent slots, and a message touches fewer cache lines than when ids are scattered (steady state
+ * of the learn bench in blocks, same-process A/B over 12 passes: the classifier's step 164–187 against
+ * 181–204 µs a message, about 7% less; no change on unseen mail). A probe longer than
+ * {@link MAX_COUNTER_PROBE} places the counter's tokens again, scattered, for the rest of the message, so
+ * a cluster of ids (a long run of new ones that others land in, or crafted ones) costs one more placing,
+ * not a probe past the whole cluster per token.
  */
 export class TokCounter {
   readonly toks: Tok[] = [];
@@ -216,6 +238,8 @@ export class TokCounter {
   private readonly id: number;
   private table: Int32Array;
   private mask: number;
+  /** Placed scattered rather than by id (see {@link MAX_COUNTER_PROBE}). */
+  private scatter = false;
 
   constructor(private readonly slot: 0 | 1) {
     this.id = ++lastCounterId;
@@ -230,7 +254,7 @@ export class TokCounter {
     const t = this.table;
     const mask = this.mask;
     const id = this.id;
-    for (let h = Math.imul(tok, 0x9e3779b1) & mask; ; h = (h + 1) & mask) {
+    for (let h = homeSlot(tok, mask, this.scatter), probe = 0; ; h = (h + 1) & mask, probe++) {
       const q = 3 * h;
       if (t[q] !== id) {
         t[q] = id;
@@ -238,11 +262,18 @@ export class TokCounter {
         t[q + 2] = this.toks.length;
         this.toks.push(tok);
         this.counts.push(n);
-        if (2 * this.toks.length > mask) this.grow();
+        if (2 * this.toks.length > mask) this.place(2 * (mask + 1));
         return;
       }
       if (t[q + 1] === tok) {
         this.counts[t[q + 2]!]! += n;
+        return;
+      }
+      if (probe === MAX_COUNTER_PROBE && !this.scatter) {
+        // A long cluster: scatter (a scattered table at half load has none, unless ids were crafted for it).
+        this.scatter = true;
+        this.place(mask + 1);
+        this.add(tok, n);
         return;
       }
     }
@@ -251,27 +282,40 @@ export class TokCounter {
   has(tok: Tok): boolean {
     const t = this.table;
     const mask = this.mask;
-    for (let h = Math.imul(tok, 0x9e3779b1) & mask; ; h = (h + 1) & mask) {
+    for (let h = homeSlot(tok, mask, this.scatter); ; h = (h + 1) & mask) {
       const q = 3 * h;
       if (t[q] !== this.id) return false;
       if (t[q + 1] === tok) return true;
     }
   }
 
-  /** Doubles the slot's table (kept at half load at most) and enters this counter's tokens again. */
-  private grow(): void {
-    const slots = 2 * (this.mask + 1);
-    const t = new Int32Array(3 * slots);
+  /**
+   * Enters this counter's tokens again into a new table of `slots` slots (kept at half load at most);
+   * placed by id, a probe longer than {@link MAX_COUNTER_PROBE} makes it place them scattered instead.
+   */
+  private place(slots: number): void {
     const mask = slots - 1;
-    for (let i = 0; i < this.toks.length; i++) {
-      let h = Math.imul(this.toks[i]!, 0x9e3779b1) & mask;
-      while (t[3 * h] === this.id) h = (h + 1) & mask;
-      t[3 * h] = this.id;
-      t[3 * h + 1] = this.toks[i]!;
-      t[3 * h + 2] = i;
+    for (;;) {
+      const t = new Int32Array(3 * slots);
+      let clustered = false;
+      for (let i = 0; i < this.toks.length && !clustered; i++) {
+        let h = homeSlot(this.toks[i]!, mask, this.scatter);
+        for (let probe = 0; t[3 * h] === this.id; probe++) {
+          if (probe === MAX_COUNTER_PROBE && !this.scatter) clustered = true;
+          h = (h + 1) & mask;
+        }
+        t[3 * h] = this.id;
+        t[3 * h + 1] = this.toks[i]!;
+        t[3 * h + 2] = i;
+      }
+      if (clustered) {
+        this.scatter = true;
+        continue;
+      }
+      counterTables[this.slot] = this.table = t;
+      this.mask = mask;
+      return;
     }
-    counterTables[this.slot] = this.table = t;
-    this.mask = mask;
   }
 
   /** The token string of the `i`-th token counted. */
@@ -281,5 +325,10 @@ export class TokCounter {
 
   get size(): number {
     return this.toks.length;
+  }
+
+  /** Whether this counter gave up placing tokens by id (a probe past {@link MAX_COUNTER_PROBE}). */
+  get scattered(): boolean {
+    return this.scatter;
   }
 }

@@ -354,6 +354,32 @@ describe('TokCounter', () => {
     }
   });
 
+  it('places tokens by id, and scatters them once ids cluster (crafted or a long run of new ids)', () => {
+    internBoundary();
+    // The usual message: frequent tokens with small ids, a few new ones with consecutive large ids.
+    const usual = new TokCounter(0);
+    for (let i = 0; i < 300; i++) usual.add([3, 17, 40, 41, 250, 900][i % 6]! + (i % 50 === 0 ? 70_000 + i : 0));
+    expect(usual.scattered).toBe(false);
+    // Ids that all share one slot whatever the table's size: placed by id, each would probe past all the
+    // others (quadratic); scattered, the counts are still a Map's.
+    const ids = Array.from({ length: 20_000 }, (_, i) => i * 2 ** 16);
+    const crafted = new TokCounter(0);
+    for (const t of [...ids, ...ids.slice(0, 100)]) crafted.add(t);
+    expect(crafted.scattered).toBe(true);
+    expect(crafted.toks).toEqual(ids);
+    expect(crafted.counts).toEqual(ids.map((_, i) => (i < 100 ? 2 : 1)));
+    expect(crafted.has(ids[19_999]!)).toBe(true);
+    expect(crafted.has(1)).toBe(false);
+    // A long run of consecutive ids, then ids that land inside it.
+    const run = new TokCounter(1);
+    for (let t = 10_000; t < 11_000; t++) run.add(t);
+    expect(run.scattered).toBe(false);
+    for (let k = 0; k < 50; k++) run.add(10_000 + 4096 * (k + 1));
+    expect(run.scattered).toBe(true);
+    expect(run.toks.length).toBe(1_050);
+    expect(run.has(10_500) && run.has(10_000 + 4096 * 50)).toBe(true);
+  });
+
   it('starts empty for each new counter, whatever the previous one of its slot held', () => {
     internBoundary();
     const first = new TokCounter(0);
