@@ -211,9 +211,14 @@ const MAX_COUNTER_PROBE = 32;
 /** The multiplier that scatters ids over the table (Fibonacci hashing: the product's top bits), once placing by id gave up. */
 const SCATTER = 0x9e3779b1;
 
+/** The home slot of `tok` in a table of `mask + 1` slots when scattered: the top bits of its Fibonacci hash. */
+function scatterSlot(tok: Tok, mask: number): number {
+  return Math.imul(tok, SCATTER) >>> Math.clz32(mask);
+}
+
 /** The home slot of `tok` in a table of `mask + 1` slots: its id's low bits, or its scattered hash's top bits. */
 function homeSlot(tok: Tok, mask: number, scattered: boolean): number {
-  return scattered ? Math.imul(tok, SCATTER) >>> Math.clz32(mask) : tok & mask;
+  return scattered ? scatterSlot(tok, mask) : tok & mask;
 }
 
 /**
@@ -249,34 +254,38 @@ export class TokCounter {
     this.mask = this.table.length / 3 - 1;
   }
 
-  /** Count += `n` (default 1). */
+  /** Count += `n` (default 1). Kept small: V8 inlines it into the tokenizer's loop. */
   add(tok: Tok, n = 1): void {
     const t = this.table;
     const mask = this.mask;
     const id = this.id;
-    for (let h = homeSlot(tok, mask, this.scatter), probe = 0; ; h = (h + 1) & mask, probe++) {
+    for (let h = this.scatter ? scatterSlot(tok, mask) : tok & mask, probe = 0; ; h = (h + 1) & mask) {
       const q = 3 * h;
-      if (t[q] !== id) {
-        t[q] = id;
-        t[q + 1] = tok;
-        t[q + 2] = this.toks.length;
-        this.toks.push(tok);
-        this.counts.push(n);
-        if (2 * this.toks.length > mask) this.place(2 * (mask + 1));
-        return;
-      }
+      if (t[q] !== id) return this.insert(q, tok, n);
       if (t[q + 1] === tok) {
         this.counts[t[q + 2]!]! += n;
         return;
       }
-      if (probe === MAX_COUNTER_PROBE && !this.scatter) {
-        // A long cluster: scatter (a scattered table at half load has none, unless ids were crafted for it).
-        this.scatter = true;
-        this.place(mask + 1);
-        this.add(tok, n);
-        return;
-      }
+      if (++probe === MAX_COUNTER_PROBE && !this.scatter) return this.addScattered(tok, n);
     }
+  }
+
+  /** Enters a new token in the free slot at `q` (an index into the table). */
+  private insert(q: number, tok: Tok, n: number): void {
+    const t = this.table;
+    t[q] = this.id;
+    t[q + 1] = tok;
+    t[q + 2] = this.toks.length;
+    this.toks.push(tok);
+    this.counts.push(n);
+    if (2 * this.toks.length > this.mask) this.place(2 * (this.mask + 1));
+  }
+
+  /** A long cluster of ids: places this counter's tokens scattered (a scattered table at half load has none), then counts `tok`. */
+  private addScattered(tok: Tok, n: number): void {
+    this.scatter = true;
+    this.place(this.mask + 1);
+    this.add(tok, n);
   }
 
   has(tok: Tok): boolean {
