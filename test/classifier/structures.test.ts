@@ -360,8 +360,9 @@ describe('TokCounter', () => {
     const usual = new TokCounter(0);
     for (let i = 0; i < 300; i++) usual.add([3, 17, 40, 41, 250, 900][i % 6]! + (i % 50 === 0 ? 70_000 + i : 0));
     expect(usual.scattered).toBe(false);
-    // Ids that all share one slot whatever the table's size: placed by id, each would probe past all the
-    // others (quadratic); scattered, the counts are still a Map's.
+    // Ids that share one slot in any table of up to 65,536 slots (multiples of 2^16; the table grows to
+    // that for 20,000 tokens): placed by id, each would probe past all the others (quadratic work);
+    // scattered, the counts are still a Map's.
     const ids = Array.from({ length: 20_000 }, (_, i) => i * 2 ** 16);
     const crafted = new TokCounter(0);
     for (const t of [...ids, ...ids.slice(0, 100)]) crafted.add(t);
