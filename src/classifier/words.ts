@@ -144,7 +144,7 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
       return;
     }
     case T.UrlNoHost:
-      urlPathWords(t.text.toLowerCase(), (piece) => map.add(internKind(KIND.url, piece)));
+      insertUrlNoHost(map, t.text);
       return;
     case T.Other:
     case T.Punctuation: {
@@ -190,6 +190,15 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
     default:
       return; // e-mails and URLs come from the url and domain analysis
   }
+}
+
+/**
+ * The `Url` tokens of a `UrlNoHost` token's path words. Kept out of {@link insertType}: a closure there
+ * that captures `map` makes V8 allocate a context object on every call of insertType, whatever the
+ * token (about 12 KB a message, a third of the classifier's allocations, seen in a heap profile).
+ */
+function insertUrlNoHost(map: TokCounter, text: string): void {
+  urlPathWords(text.toLowerCase(), (piece) => map.add(internKind(KIND.url, piece)));
 }
 
 /**
