@@ -182,7 +182,7 @@ export function predictCounts(model: ClassifierModel, counts: TokCounter, opts: 
     }
     sw[i] = w;
     const c = ns[i]!;
-    const v = logScale ? (LOG1P[c] ?? Math.log1p(c)) : c;
+    const v = logScale ? (c < LOG1P.length ? LOG1P[c]! : Math.log1p(c)) : c;
     val[i] = v;
     sum += v * v;
   }
