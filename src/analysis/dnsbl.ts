@@ -22,6 +22,7 @@ import type { MessageContext } from '../message/context.js';
 import { parseIp } from '../message/hostname.js';
 import type { Location } from '../message/types.js';
 import type { AnalysisContext, DnsblServerInput, ExpressionInput } from './types.js';
+import { MemoSlot } from '../util/index.js';
 
 /** The scopes a DNSBL server can check (Header/Body/Any servers are never invoked, as in Stalwart). */
 export type DnsblScope = 'Ip' | 'Domain' | 'Email' | 'Url';
@@ -163,7 +164,7 @@ interface MessageState {
   /** zone → answer address (`undefined`: no record or an error). */
   answers: Map<string, Promise<string | undefined>>;
 }
-const states = new WeakMap<MessageContext, MessageState>();
+const states = new MemoSlot<MessageContext, MessageState>();
 
 function stateOf(m: MessageContext): MessageState {
   let s = states.get(m);

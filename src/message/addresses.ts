@@ -14,6 +14,7 @@
  */
 import { capNames, type RawHeader } from './headers.js';
 import { decodeEncodedWord } from './rfc2047.js';
+import { MemoSlot } from '../util/index.js';
 
 /** One mailbox: `name`/`address` are undefined when absent (not trimmed beyond mail-parser's rules). */
 export interface ParsedMailbox {
@@ -272,7 +273,7 @@ export function parseMailboxes(raw: string): ParsedMailbox[] {
   }
 }
 
-const mailboxMemo = new WeakMap<RawHeader, readonly ParsedMailbox[]>();
+const mailboxMemo = new MemoSlot<RawHeader, readonly ParsedMailbox[]>();
 
 /**
  * {@link parseMailboxes} of a header, computed once per header (the generic variables, the Email

@@ -60,6 +60,8 @@ export class MessageContext {
   readonly heloHost: string;
   readonly envFrom: EmailAddress;
   private readonly memo = new Map<string, Value>();
+  /** Memos of the analysis modules and element sets (src/util/memo.ts). */
+  memoSlots: unknown[] | undefined = undefined;
   /** Milliseconds spent computing generic variables on first access (lazy extraction work). */
   lazyMs = 0;
   private subjectTokensMemo: ReturnType<typeof tokenize> | undefined;

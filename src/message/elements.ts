@@ -18,6 +18,7 @@ import {
 } from './hostname.js';
 import type { Location, Scope, ScopeElement } from './types.js';
 import { urlParts, type UrlParts } from './url.js';
+import { MemoSlot } from '../util/index.js';
 
 /** At most this many elements per scope (Email: per list); the rest are dropped with a warning. */
 export const MAX_ELEMENTS = 5_000;
@@ -286,11 +287,11 @@ function bodyLocation(loc: Location): Location {
  * The per-message URL, email and IP sets, built once and shared by the Url/Email/Ip scopes and the
  * analysis modules that read them (url, domain, ip); the url module adds redirect targets to the URL set.
  */
-const urlSets = new WeakMap<MessageContext, ElementSet<UrlElement>>();
-const emailSets = new WeakMap<MessageContext, EmailElement[]>();
-const ipSets = new WeakMap<MessageContext, ElementSet<IpElement>>();
+const urlSets = new MemoSlot<MessageContext, ElementSet<UrlElement>>();
+const emailSets = new MemoSlot<MessageContext, EmailElement[]>();
+const ipSets = new MemoSlot<MessageContext, ElementSet<IpElement>>();
 /** Domain sets per message, for the email list they were built from (the Domain scope, the domain module and the classifier share one). */
-const domainSets = new WeakMap<MessageContext, { emails: readonly EmailElement[]; items: ScopeElement[] }>();
+const domainSets = new MemoSlot<MessageContext, { emails: readonly EmailElement[]; items: ScopeElement[] }>();
 
 /**
  * Adds a URL (e.g. a redirect target, Stalwart's url module) to the message's URL set with `location`;

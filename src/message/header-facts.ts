@@ -5,6 +5,7 @@
  */
 import type { MessageContext } from './context.js';
 import { isNamed, type RawHeader } from './headers.js';
+import { MemoSlot } from '../util/index.js';
 
 // The modules ask for a dozen names per message: a scan that compares lengths first costs less
 // than grouping every header by its lower-cased name (a copy and a Map entry per header).
@@ -40,7 +41,7 @@ export interface RawValueInfo {
 }
 
 const NON_ASCII_RE = /[^\x00-\x7f]/;
-const infoMemo = new WeakMap<RawHeader, RawValueInfo>();
+const infoMemo = new MemoSlot<RawHeader, RawValueInfo>();
 const utf8Fatal = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -83,7 +84,7 @@ export function rawValueNonAscii(h: RawHeader): boolean {
   return NON_ASCII_RE.test(h.raw);
 }
 
-const rangesMemo = new WeakMap<MessageContext, ({ start: number; end: number } | undefined)[]>();
+const rangesMemo = new MemoSlot<MessageContext, ({ start: number; end: number } | undefined)[]>();
 const utf8 = new TextDecoder('utf-8');
 
 /**

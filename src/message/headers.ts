@@ -3,12 +3,15 @@
  * header's exact bytes, mail-parser's canonical names and value types, Date and Received parsing.
  */
 import { addressParser, decodeWords } from 'postal-mime';
+import { MemoSlot } from '../util/index.js';
 
 export interface RawHeader {
   /** The name as written. */
   readonly name: string;
   /** Everything after the colon up to and including the final line break (folding kept). */
   readonly raw: string;
+  /** Memos of this header's parses (src/util/memo.ts). */
+  memoSlots?: unknown[];
 }
 
 /** At most this many top-level headers are kept; the rest are dropped with a warning. */
@@ -28,7 +31,7 @@ export function splitHeaders(text: string, warnings: string[]): RawHeader[] {
   let skipped = 0;
   const flush = (end: number): void => {
     if (name === undefined) return;
-    if (out.length < MAX_HEADERS) out.push({ name, raw: text.slice(valueStart, end) });
+    if (out.length < MAX_HEADERS) out.push({ name, raw: text.slice(valueStart, end), memoSlots: undefined });
     else skipped++;
     name = undefined;
   };
@@ -189,7 +192,7 @@ export function parseAddresses(raw: string): Mailbox[] {
   }
 }
 
-const addressMemo = new WeakMap<RawHeader, readonly Mailbox[]>();
+const addressMemo = new MemoSlot<RawHeader, readonly Mailbox[]>();
 
 /**
  * {@link parseAddresses} of a header, computed once per header: From/To/Cc/Reply-To are read both

@@ -11,6 +11,7 @@
 import ipaddr from '../dns/ipaddr.js';
 import type { RawHeader } from './headers.js';
 import { ipv4Value } from './hostname.js';
+import { MemoSlot } from '../util/index.js';
 
 /** A host as the parser records it: an IP address (canonical text) or a name as written. */
 export type ReceivedHost = { readonly ip: string; readonly name?: undefined } | { readonly name: string; readonly ip?: undefined };
@@ -476,7 +477,7 @@ export function parseReceivedValue(raw: string): ParsedReceived {
   return { parsed, from, helo, fromIprev, fromIp, by, for: forAddr, tlsVersion };
 }
 
-const memo = new WeakMap<RawHeader, ParsedReceived>();
+const memo = new MemoSlot<RawHeader, ParsedReceived>();
 
 /** {@link parseReceivedValue} of a `Received:` header, computed once per header. */
 export function parsedReceived(h: RawHeader): ParsedReceived {

@@ -11,6 +11,7 @@ import type { TextPart } from './parse.js';
 import { htmlTextBody, htmlToTokens, type HtmlTokens } from './html-tokens.js';
 import { parseMimeTree, type MimeMessage } from './mime-tree.js';
 import { tokenize, type TextTokens } from './tokenizer.js';
+import { MemoSlot } from '../util/index.js';
 
 /** One entry of `text_parts`. */
 export class TextPartEntry {
@@ -63,7 +64,7 @@ export interface MimeView {
   readonly warnings: readonly string[];
 }
 
-const memo = new WeakMap<MessageContext, MimeView>();
+const memo = new MemoSlot<MessageContext, MimeView>();
 
 /** The message's MIME tree and text parts, built on first use. Never throws. */
 export function mimeView(ctx: MessageContext): MimeView {

@@ -1,2 +1,3 @@
 /** Small helpers shared by every part (no imports of their own, so any part may use them). */
+export { MemoSlot, type MemoHolder } from './memo.js';
 export { detach } from './strings.js';
