@@ -60,8 +60,8 @@ export class MessageContext {
   readonly heloHost: string;
   readonly envFrom: EmailAddress;
   private readonly memo = new Map<string, Value>();
-  /** Memos of the analysis modules and element sets (src/util/memo.ts). */
-  memoSlots: unknown[] | undefined = undefined;
+  /** Memos of the analysis modules and element sets (src/util/memo.ts; set on first use, not enumerable). */
+  declare memoSlots?: unknown[];
   /** Milliseconds spent computing generic variables on first access (lazy extraction work). */
   lazyMs = 0;
   private subjectTokensMemo: ReturnType<typeof tokenize> | undefined;

@@ -10,7 +10,7 @@ export interface RawHeader {
   readonly name: string;
   /** Everything after the colon up to and including the final line break (folding kept). */
   readonly raw: string;
-  /** Memos of this header's parses (src/util/memo.ts). */
+  /** Memos of this header's parses (src/util/memo.ts; not enumerable). */
   memoSlots?: unknown[];
 }
 
@@ -31,7 +31,7 @@ export function splitHeaders(text: string, warnings: string[]): RawHeader[] {
   let skipped = 0;
   const flush = (end: number): void => {
     if (name === undefined) return;
-    if (out.length < MAX_HEADERS) out.push({ name, raw: text.slice(valueStart, end), memoSlots: undefined });
+    if (out.length < MAX_HEADERS) out.push({ name, raw: text.slice(valueStart, end) });
     else skipped++;
     name = undefined;
   };

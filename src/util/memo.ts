@@ -29,6 +29,12 @@ export class MemoSlot<K extends MemoHolder, V> {
   }
 
   set(key: K, value: V): void {
-    (key.memoSlots ??= [])[this.slot] = value;
+    let values = key.memoSlots;
+    if (values === undefined) {
+      values = [];
+      // Not enumerable: a key stays the plain data it was for its users (JSON, spreads, deep equality).
+      Object.defineProperty(key, 'memoSlots', { value: values, writable: true, configurable: true });
+    }
+    values[this.slot] = value;
   }
 }

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
+import type { RawHeader } from '../../src/message/headers.js';
 import { mimeView } from '../../src/message/text-parts.js';
 import { MemoSlot, type MemoHolder } from '../../src/util/index.js';
 
@@ -42,6 +43,13 @@ describe('MemoSlot', () => {
     expect([a.get(k1), b.get(k1), a.get(k2), b.get(k2)]).toEqual(['one', 1, 'two', undefined]);
     a.set(k1, 'again');
     expect(a.get(k1)).toBe('again');
+    // The key stays the plain data it was.
+    const header: RawHeader = { name: 'Subject', raw: ' hi\r\n' };
+    const c = new MemoSlot<RawHeader, string>();
+    c.set(header, 'memo');
+    expect(JSON.stringify(header)).toBe('{"name":"Subject","raw":" hi\\r\\n"}');
+    expect({ ...header }).toEqual({ name: 'Subject', raw: ' hi\r\n' });
+    expect(c.get(header)).toBe('memo');
   });
 
   it('lets a dropped key take its value with it in young-generation collections, where a module-level WeakMap keeps it', async () => {
