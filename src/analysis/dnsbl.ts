@@ -53,6 +53,8 @@ const SCOPES: readonly DnsblScope[] = ['Ip', 'Domain', 'Email', 'Url'];
 // Compiled once per server definition object (and per definition list), never per message.
 const serverCache = new WeakMap<DnsblServerInput, CompiledDnsblServer | string>();
 const setCache = new WeakMap<readonly DnsblServerInput[], CompiledDnsblSet>();
+/** The list of a configuration without DNSBL servers: one key, not a new array (and WeakMap entry) per call. */
+const NO_SERVERS: readonly DnsblServerInput[] = [];
 
 function matchList(e: ExpressionInput | undefined): { if: string; then: string }[] {
   const m = e?.match;
@@ -104,7 +106,7 @@ function compileServer(s: DnsblServerInput): CompiledDnsblServer | string {
  * is dropped and listed in `errors`.
  */
 export function compileDnsblServers(servers: readonly DnsblServerInput[] | undefined): CompiledDnsblSet {
-  const list = servers ?? [];
+  const list = servers ?? NO_SERVERS;
   const hit = setCache.get(list);
   if (hit !== undefined) return hit;
   const byScope: Record<DnsblScope, CompiledDnsblServer[]> = { Ip: [], Domain: [], Email: [], Url: [] };
