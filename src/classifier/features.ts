@@ -92,100 +92,106 @@ export function buildTokenCounts(m: MessageContext, facts: TokenFacts, trusted: 
  * Builds the interned token counts of a message and hands them to `use` in the same synchronous run: no
  * other message's build can restart the intern table in between (the ids would then name other tokens),
  * as it could while a caller awaited the counts. Resolves with what `use` returns.
+ *
+ * The build is one synchronous pass when every trust answer is synchronous (a static `trusted-domains`
+ * list, training). When some answer is a promise (a store), that pass is dropped, all such answers are
+ * awaited together (one round of lookups, not one per address, URL and host), and the pass runs again
+ * with them: the same counts in the same order.
  */
 export async function withTokenCounts<T>(m: MessageContext, facts: TokenFacts, trusted: TrustCheck, use: (counts: TokCounter) => T): Promise<T> {
   if (!languageDetectorLoaded()) await loadLanguageDetector();
-  const head = await factTokens(m, facts, trusted);
-  // The rest has no await: the intern table may restart here, never while this message is half built.
-  internBoundary();
-  const map = new TokCounter(0);
-  head.replay(map);
-  textTokens(m, map);
-  return use(map);
+  const ask = new TrustAnswers(trusted);
+  for (;;) {
+    // No await from here to `use`: the intern table may restart here, never while this message is half built.
+    internBoundary();
+    const map = new TokCounter(0);
+    factTokens(m, facts, ask, map);
+    if (ask.pending === undefined) {
+      textTokens(m, map);
+      return use(map);
+    }
+    await ask.settle();
+  }
 }
 
 /**
- * The sender, authentication and network tokens of a message in the order the builder adds them (kind,
- * value, and whether only the first counts), replayed into the message's counter once the intern table
- * is known not to restart (after the awaits): the same counts in the same order as adding them directly.
+ * The trust answers of one build: synchronous answers are used at once; a promised answer is recorded
+ * ({@link pending}) and counts as "not trusted" until {@link settle} has it, after which the build runs
+ * again. A rejected promise rejects the build.
  */
-class HeadTokens {
-  readonly kinds: number[] = [];
-  readonly values: string[] = [];
-  readonly once: boolean[] = [];
+class TrustAnswers {
+  pending: Promise<void>[] | undefined;
+  private settled: Map<string, boolean> | undefined;
 
-  /** Count += 1. */
-  add(kind: number, value: string): void {
-    this.kinds.push(kind);
-    this.values.push(value);
-    this.once.push(false);
+  constructor(private readonly trusted: TrustCheck) {}
+
+  is(domain: string): boolean {
+    const known = this.settled?.get(domain);
+    if (known !== undefined) return known;
+    const t = this.trusted(domain);
+    if (typeof t === 'boolean') return t;
+    const settled = (this.settled ??= new Map());
+    (this.pending ??= []).push(t.then((v) => void settled.set(domain, v)));
+    return false;
   }
 
-  /** Count = 1 when absent (e-mail address tokens). */
-  addIfMissing(kind: number, value: string): void {
-    this.kinds.push(kind);
-    this.values.push(value);
-    this.once.push(true);
-  }
-
-  replay(map: TokCounter): void {
-    for (let i = 0; i < this.kinds.length; i++) {
-      const tok = internKind(this.kinds[i]!, this.values[i]!);
-      if (!this.once[i] || !map.has(tok)) map.add(tok);
-    }
+  async settle(): Promise<void> {
+    const p = this.pending ?? [];
+    this.pending = undefined;
+    await Promise.all(p);
   }
 }
 
-/** Sender, authentication and network tokens (the part that may wait for trust answers). */
-async function factTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<HeadTokens> {
-  const head = new HeadTokens();
-  const noWarn = (): void => {};
+/** Kinds whose tokens count once per message (e-mail address tokens: count = 1 when absent). */
+function addOnce(map: TokCounter, kind: number, value: string): void {
+  const tok = internKind(kind, value);
+  if (!map.has(tok)) map.add(tok);
+}
 
-  // Sender, authentication and network facts. A trust answer is awaited only when it is a promise: a
-  // static list answers at once, and an await per address, URL and host costs a microtask each.
-  if (facts.dmarcPass === false) head.add(KIND.sender, '!');
-  const senderTokens = (e: EmailAddress, kind: number): void => {
-    if (e.address === '') return;
-    head.addIfMissing(kind, e.address);
-    head.addIfMissing(kind, e.domain.fqdn);
-    const sld = e.domain.sld;
-    if (sld !== undefined && sld !== e.domain.fqdn) head.addIfMissing(kind, sld);
-  };
-  if (facts.envFrom !== '') senderTokens(emailAddress(facts.envFrom), KIND.sender);
-  if (m.from !== undefined) senderTokens(m.from.email, KIND.sender);
+/** The sender, kind `kind`, tokens of an address (count 1 each): address, domain, registrable domain. */
+function senderTokens(map: TokCounter, e: EmailAddress, kind: number): void {
+  if (e.address === '') return;
+  addOnce(map, kind, e.address);
+  addOnce(map, kind, e.domain.fqdn);
+  const sld = e.domain.sld;
+  if (sld !== undefined && sld !== e.domain.fqdn) addOnce(map, kind, sld);
+}
+
+function noWarn(): void {}
+
+/** Sender, authentication and network tokens, in the builder's order, into `map`. */
+function factTokens(m: MessageContext, facts: TokenFacts, trust: TrustAnswers, map: TokCounter): void {
+  if (facts.dmarcPass === false) map.add(internKind(KIND.sender, '!'));
+  if (facts.envFrom !== '') senderTokens(map, emailAddress(facts.envFrom), KIND.sender);
+  if (m.from !== undefined) senderTokens(map, m.from.email, KIND.sender);
   const emails = extractEmails(m, noWarn) as EmailElement[];
   for (const e of emails) {
-    if (e.location === 'reply_to' || e.location === 'dnt') senderTokens(e.email, KIND.sender);
+    if (e.location === 'reply_to' || e.location === 'dnt') senderTokens(map, e.email, KIND.sender);
     else if (EMAIL_LOCATIONS.has(e.location)) {
       const s = sldOrDefault(e.email.domain);
       if (s === '' || e.email.domain.sld === undefined) continue;
-      const t = trusted(s);
-      if (t === false || (t !== true && !(await t))) senderTokens(e.email, KIND.email);
+      if (!trust.is(s)) senderTokens(map, e.email, KIND.email);
     }
   }
   for (const u of extractUrls(m, noWarn) as UrlElement[]) {
     const p = u.parts;
-    if (p.host === '') continue;
-    const t = trusted(p.sld);
-    if (t === true || (t !== false && (await t))) continue;
+    if (p.host === '' || trust.is(p.sld)) continue;
     // urlParts normalised the host already: `host` is hostname()'s fqdn, `sld` its sld or else that fqdn.
-    head.add(KIND.url, p.sld);
-    if (p.host !== p.sld) head.add(KIND.url, p.host);
-    urlPathWords(p.path, (w) => head.add(KIND.url, w));
+    map.add(internKind(KIND.url, p.sld));
+    if (p.host !== p.sld) map.add(internKind(KIND.url, p.host));
+    urlPathWords(p.path, (w) => map.add(internKind(KIND.url, w)));
   }
   for (const d of extractHostDomains(m)) {
     const h = d.host ?? hostname(d.label);
     const s = sldOrDefault(h);
-    const t = trusted(s);
-    if (t === true || (t !== false && (await t))) continue;
-    if (s !== '' && s !== h.fqdn) head.add(KIND.hostname, s);
-    head.add(KIND.hostname, h.fqdn);
+    if (trust.is(s)) continue;
+    if (s !== '' && s !== h.fqdn) map.add(internKind(KIND.hostname, s));
+    map.add(internKind(KIND.hostname, h.fqdn));
   }
   if (facts.asn !== null) {
     const a = facts.asn >>> 0;
-    head.add(KIND.asn, String.fromCharCode((a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255));
+    map.add(internKind(KIND.asn, String.fromCharCode((a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255)));
   }
-  return head;
 }
 
 /** MIME, subject and body tokens into `map` (synchronous: see {@link buildTokenCounts}). */
