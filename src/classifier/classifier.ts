@@ -36,8 +36,12 @@ export interface ClassifierInput {
 
 /** The engine's view of a classifier (`EngineOptions.classifier`). Must not throw for a bad message. */
 export interface EngineClassifier {
-  /** `undefined`: no model yet (too few samples), or no recipient → no `PROB_*` tag. */
-  classify(input: ClassifierInput): Promise<ClassifierVerdict | undefined>;
+  /**
+   * `undefined`: no model yet (too few samples), or no recipient → no `PROB_*` tag. May answer without a
+   * promise (the engine then spends no microtask turn on it); a thrown error and a rejection are both
+   * reported in the classify result.
+   */
+  classify(input: ClassifierInput): ClassifierVerdict | undefined | Promise<ClassifierVerdict | undefined>;
 }
 
 /** Stalwart's confidence → tag table (single-precision comparisons; NaN → uncertain). */
@@ -209,8 +213,16 @@ export class SpamClassifier implements EngineClassifier {
     );
   }
 
-  async classify(input: ClassifierInput): Promise<ClassifierVerdict | undefined> {
-    if (this.loading !== undefined) await this.loading;
+  /**
+   * The verdict on an analysed message ({@link EngineClassifier.classify}): without a promise when the
+   * model is loaded and the token build needs no await (a static `trusted-domains` list).
+   */
+  classify(input: ClassifierInput): ClassifierVerdict | undefined | Promise<ClassifierVerdict | undefined> {
+    if (this.loading !== undefined) return this.loading.then(() => this.classifyLoaded(input));
+    return this.classifyLoaded(input);
+  }
+
+  private classifyLoaded(input: ClassifierInput): ClassifierVerdict | undefined | Promise<ClassifierVerdict | undefined> {
     this.maybeRefresh();
     const cur = this.current;
     if (cur === undefined) return undefined;
@@ -224,7 +236,7 @@ export class SpamClassifier implements EngineClassifier {
     const s = this.settings;
     const accountOf = this.opts.accountOf;
     // Predictions read the counts' token ids, so they run where the counts are built (withTokenCounts).
-    const confidences = await withTokenCounts(message, facts, trusted, (map) => {
+    const confidences = withTokenCounts(message, facts, trusted, (map) => {
       const predict = (account?: number): number =>
         predictCounts(cur.model, map, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize });
       // Per recipient: local accounts get their personalised prediction; with no local recipient one
@@ -240,8 +252,11 @@ export class SpamClassifier implements EngineClassifier {
       if (out.length === 0) out.push(predict());
       return out;
     });
-    const avg = confidences.reduce((x, y) => x + y, 0) / confidences.length;
-    return { confidence: avg, tag: probTag(avg), generation: cur.generation };
+    const verdict = (ps: number[]): ClassifierVerdict => {
+      const avg = ps.reduce((x, y) => x + y, 0) / ps.length;
+      return { confidence: avg, tag: probTag(avg), generation: cur.generation };
+    };
+    return confidences instanceof Promise ? confidences.then(verdict) : verdict(confidences);
   }
 
   /** Waits for a running training run and a background refresh. */

@@ -70,7 +70,7 @@ export function preloadClassifierResources(model?: ClassifierModel): Promise<voi
 }
 
 /** Builds the token map of an analysed message. Never throws for a bad message (limits bound the work). */
-export function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
+export async function buildTokens(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokenMap> {
   return withTokenCounts(m, facts, trusted, (counts) => {
     const map: TokenMap = new Map();
     for (let i = 0; i < counts.toks.length; i++) map.set(counts.key(i), counts.counts[i]!);
@@ -84,33 +84,44 @@ export function buildTokens(m: MessageContext, facts: TokenFacts, trusted: Trust
  * restarts, which another message's build may do at any await: read them at once, or use
  * {@link withTokenCounts}.
  */
-export function buildTokenCounts(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokCounter> {
+export async function buildTokenCounts(m: MessageContext, facts: TokenFacts, trusted: TrustCheck): Promise<TokCounter> {
   return withTokenCounts(m, facts, trusted, (counts) => counts);
 }
 
 /**
  * Builds the interned token counts of a message and hands them to `use` in the same synchronous run: no
  * other message's build can restart the intern table in between (the ids would then name other tokens),
- * as it could while a caller awaited the counts. Resolves with what `use` returns.
+ * as it could while a caller awaited the counts. Gives what `use` returns, or a promise of it.
  *
  * The build is one synchronous pass when every trust answer is synchronous (a static `trusted-domains`
  * list, training). When some answer is a promise (a store), that pass is dropped, all such answers are
  * awaited together (one round of lookups, not one per address, URL and host), and the pass runs again
- * with them: the same counts in the same order.
+ * with them: the same counts in the same order. Answers synchronously (no promise, no microtask turn)
+ * when the build is synchronous and the language detector is loaded; `use` may then throw to the caller.
  */
-export async function withTokenCounts<T>(m: MessageContext, facts: TokenFacts, trusted: TrustCheck, use: (counts: TokCounter) => T): Promise<T> {
-  if (!languageDetectorLoaded()) await loadLanguageDetector();
+export function withTokenCounts<T>(m: MessageContext, facts: TokenFacts, trusted: TrustCheck, use: (counts: TokCounter) => T): T | Promise<T> {
+  if (!languageDetectorLoaded()) return loadLanguageDetector().then(() => withTokenCounts(m, facts, trusted, use));
   const ask = new TrustAnswers(trusted);
+  const counts = buildCounts(m, facts, ask);
+  return counts !== undefined ? use(counts) : withSettledTrust(m, facts, ask, use);
+}
+
+/** One synchronous build; `undefined` when a trust answer was a promise (`ask.pending`). */
+function buildCounts(m: MessageContext, facts: TokenFacts, ask: TrustAnswers): TokCounter | undefined {
+  // No await from here to `use`: the intern table may restart here, never while this message is half built.
+  internBoundary();
+  const map = new TokCounter(0);
+  factTokens(m, facts, ask, map);
+  if (ask.pending !== undefined) return undefined;
+  textTokens(m, map);
+  return map;
+}
+
+async function withSettledTrust<T>(m: MessageContext, facts: TokenFacts, ask: TrustAnswers, use: (counts: TokCounter) => T): Promise<T> {
   for (;;) {
-    // No await from here to `use`: the intern table may restart here, never while this message is half built.
-    internBoundary();
-    const map = new TokCounter(0);
-    factTokens(m, facts, ask, map);
-    if (ask.pending === undefined) {
-      textTokens(m, map);
-      return use(map);
-    }
     await ask.settle();
+    const counts = buildCounts(m, facts, ask);
+    if (counts !== undefined) return use(counts);
   }
 }
 

@@ -188,6 +188,40 @@ describe('token details', () => {
     expect(stale).toEqual([]);
   });
 
+  it('answers without a promise for synchronous trust answers, and asks a store for all domains at once', async () => {
+    const raw =
+      'From: a@sender.example\r\nSubject: offer\r\n\r\nSee http://one.example/x and http://two.example/y, ' +
+      'write to b@three.com or c@trusted.net\r\n';
+    const m = messageContextOf(await analyzeMessage(raw));
+    const keys = (c: { toks: readonly number[]; key(i: number): string; counts: readonly number[] }): [string, number][] =>
+      c.toks.map((_, j) => [c.key(j), c.counts[j]!]);
+    await loadLanguageDetector();
+    const sync = withTokenCounts(m, trainFacts(m), (d) => d === 'trusted.net', keys);
+    expect(sync).not.toBeInstanceOf(Promise);
+    const emailKeys = (sync as [string, number][]).map(([k]) => k).filter((k) => k.charCodeAt(0) === KIND.email);
+    expect(emailKeys).toContain(strToken(KIND.email, 'b@three.com'));
+    expect(emailKeys).not.toContain(strToken(KIND.email, 'c@trusted.net'));
+    // A store's answers: every lookup is asked before the first answer arrives, and the counts are the
+    // synchronous build's.
+    const asked: string[] = [];
+    let outstanding = 0;
+    let most = 0;
+    const store = async (d: string): Promise<boolean> => {
+      asked.push(d);
+      most = Math.max(most, ++outstanding);
+      await new Promise((r) => setTimeout(r, 5));
+      outstanding--;
+      return d === 'trusted.net';
+    };
+    const viaStore = withTokenCounts(m, trainFacts(m), store, keys);
+    expect(viaStore).toBeInstanceOf(Promise);
+    expect(await viaStore).toEqual(sync);
+    expect(most).toBe(asked.length);
+    expect(asked).toEqual(expect.arrayContaining(['one.example', 'two.example', 'three.com', 'trusted.net']));
+    // A store that fails rejects the build.
+    await expect(withTokenCounts(m, trainFacts(m), () => Promise.reject(new Error('store down')), keys)).rejects.toThrow('store down');
+  });
+
   it('keeps each token\'s weight per model, right across messages and intern table restarts', async () => {
     const texts = [
       'From: a@b.example\r\nSubject: cheap pills\r\n\r\nBuy cheap pills now, cheap cheap\r\n',
