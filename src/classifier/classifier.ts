@@ -12,6 +12,7 @@ import type { LookupRegistry, LookupStore } from '../lookup/types.js';
 import type { MessageContext } from '../message/context.js';
 import { preloadClassifierResources, withTokenCounts, type TokenFacts, type TrustCheck } from './features.js';
 import { predictCounts, type ClassifierModel } from './model.js';
+import type { TokCounter } from './tokens.js';
 import type { ClassifierStore } from './store.js';
 import { DEFAULT_SETTINGS, trainRun, type ClassifierSettings, type TrainOptions, type TrainReport } from './train.js';
 import { trainInWorker } from './worker.js';
@@ -73,6 +74,34 @@ function trustCheck(store: LookupStore | undefined): TrustCheck {
     };
   }
   return (d) => store.keyExists(d).catch(() => false);
+}
+
+/** A verdict from an average spam confidence. */
+function verdictOf(confidence: number, generation: number): ClassifierVerdict {
+  return { confidence, tag: probTag(confidence), generation };
+}
+
+/**
+ * The average confidence over a message's recipients (Stalwart's behaviour): local accounts get their
+ * personalised prediction; with no local recipient one global prediction stands for all. No recipient at
+ * all (a library call without a session): one global prediction too (Stalwart always has recipients).
+ */
+function averageConfidence(
+  model: ClassifierModel, s: ClassifierSettings, accountOf: ((recipient: string) => number | undefined) | undefined,
+  rcptTo: readonly string[], counts: TokCounter,
+): number {
+  const opts = { logScale: s.featureLogScale, l2: s.featureL2Normalize };
+  let sum = 0;
+  let n = 0;
+  if (accountOf !== undefined) {
+    for (const r of rcptTo) {
+      const a = accountOf(r);
+      if (a === undefined) continue;
+      sum += predictCounts(model, counts, { accountId: a, ...opts });
+      n++;
+    }
+  }
+  return n === 0 ? predictCounts(model, counts, opts) : sum / n;
 }
 
 export interface SpamClassifierOptions {
@@ -222,41 +251,27 @@ export class SpamClassifier implements EngineClassifier {
     return this.classifyLoaded(input);
   }
 
+  /** The trust check of the last `trusted-domains` store seen (one per store, not one per message). */
+  private trustOf: { store: LookupStore | undefined; check: TrustCheck } = { store: undefined, check: trustCheck(undefined) };
+
   private classifyLoaded(input: ClassifierInput): ClassifierVerdict | undefined | Promise<ClassifierVerdict | undefined> {
     this.maybeRefresh();
     const cur = this.current;
     if (cur === undefined) return undefined;
     const { session, message, lists } = input;
-    const trusted = trustCheck(lists.get('trusted-domains'));
+    const store = lists.get('trusted-domains');
+    if (store !== this.trustOf.store) this.trustOf = { store, check: trustCheck(store) };
     const facts: TokenFacts = {
       dmarcPass: session.dmarc.result === null ? null : session.dmarc.result === 'pass',
       asn: session.asn,
       envFrom: session.mailFrom,
     };
-    const s = this.settings;
-    const accountOf = this.opts.accountOf;
     // Predictions read the counts' token ids, so they run where the counts are built (withTokenCounts).
-    const confidences = withTokenCounts(message, facts, trusted, (map) => {
-      const predict = (account?: number): number =>
-        predictCounts(cur.model, map, { accountId: account, logScale: s.featureLogScale, l2: s.featureL2Normalize });
-      // Per recipient: local accounts get their personalised prediction; with no local recipient one
-      // global prediction stands for all. No recipient at all (a library call without a session): one
-      // global prediction too (Stalwart always has recipients).
-      const out: number[] = [];
-      if (accountOf !== undefined) {
-        for (const r of session.rcptTo) {
-          const a = accountOf(r);
-          if (a !== undefined) out.push(predict(a));
-        }
-      }
-      if (out.length === 0) out.push(predict());
-      return out;
-    });
-    const verdict = (ps: number[]): ClassifierVerdict => {
-      const avg = ps.reduce((x, y) => x + y, 0) / ps.length;
-      return { confidence: avg, tag: probTag(avg), generation: cur.generation };
-    };
-    return confidences instanceof Promise ? confidences.then(verdict) : verdict(confidences);
+    const { settings, opts } = this;
+    const confidence = withTokenCounts(message, facts, this.trustOf.check, (counts) =>
+      averageConfidence(cur.model, settings, opts.accountOf, session.rcptTo, counts),
+    );
+    return typeof confidence === 'number' ? verdictOf(confidence, cur.generation) : confidence.then((p) => verdictOf(p, cur.generation));
   }
 
   /** Waits for a running training run and a background refresh. */

@@ -11,13 +11,13 @@
 import type { MessageContext } from '../message/context.js';
 import { extractEmails, extractHostDomains, extractUrls, type EmailElement, type UrlElement } from '../message/elements.js';
 import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
-import { mimeView } from '../message/text-parts.js';
+import { mimeView, type TextPartEntry } from '../message/text-parts.js';
 import { languageDetectorLoaded, loadLanguageDetector, preloadLanguageResources, WordStemTokenizer } from './language.js';
 import { xxh3, type ClassifierModel } from './model.js';
 import { T, TypedTokens } from './tokenizer.js';
 import { internBoundary, internKind, KIND, TokCounter, truncate16, type TokenMap } from './tokens.js';
 import { warmUpTokenBuilder } from './warm-up.js';
-import { insertType, loadCure, urlPathWords } from './words.js';
+import { addUrlPathWords, insertType, loadCure } from './words.js';
 
 /** Facts of the SMTP session the builder reads (train mode: recovered from `X-Spam-Result`). */
 export interface TokenFacts {
@@ -190,7 +190,7 @@ function factTokens(m: MessageContext, facts: TokenFacts, trust: TrustAnswers, m
     // urlParts normalised the host already: `host` is hostname()'s fqdn, `sld` its sld or else that fqdn.
     map.add(internKind(KIND.url, p.sld));
     if (p.host !== p.sld) map.add(internKind(KIND.url, p.host));
-    urlPathWords(p.path, (w) => map.add(internKind(KIND.url, w)));
+    addUrlPathWords(map, p.path);
   }
   for (const d of extractHostDomains(m)) {
     const h = d.host ?? hostname(d.label);
@@ -236,34 +236,43 @@ function textTokens(m: MessageContext, map: TokCounter): void {
   // Body text parts: the body part, other non-body parts, and alternatives (merged when absent).
   const msg = view.message;
   const bodyIdx = msg.htmlBody[0] ?? msg.textBody[0];
-  const bodyParts = new Set<number>([...msg.textBody, ...msg.htmlBody]);
   const alt = new TokCounter(1);
-  view.textParts.forEach((entry, i) => {
-    if (entry === undefined) return;
+  const parts = view.textParts;
+  for (let i = 0; i < parts.length; i++) {
+    const entry = parts[i];
+    if (entry === undefined) continue;
     const isBody = i === bodyIdx && entry.partIndex >= 0;
-    const target = isBody || entry.partIndex < 0 || !bodyParts.has(i) ? map : alt;
-    const text = entry.text;
-    const stems = new WordStemTokenizer(text);
-    let alphabetic = false;
-    for (const t = new TypedTokens(text, false, false); t.next(); ) {
-      if (t.type === T.Alphabetic) alphabetic = true;
-      insertType(target, t, stems, isBody);
-    }
-    if (!isBody) return;
-    if (!alphabetic) map.add(internKind(KIND.word, '_null'));
-    if (!entry.isHtml) return;
-    for (const tok of entry.htmlTokens().tokens) {
-      if (tok.type !== 'StartTag' || (tok.name !== 'a' && tok.name !== 'img')) continue;
-      for (const [an, av] of tok.attributes) {
-        if (av === null) continue;
-        if (an === 'alt' || an === 'title') {
-          for (const t = new TypedTokens(av, true, false); t.next(); ) insertType(map, t, stems, true);
-        } else if (an === 'src' || an === 'href') {
-          const colon = av.indexOf(':');
-          map.add(internKind(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : ''));
-        }
+    const inBody = msg.textBody.includes(i) || msg.htmlBody.includes(i);
+    partTokens(isBody || entry.partIndex < 0 || !inBody ? map : alt, map, entry, isBody);
+  }
+  for (let i = 0; i < alt.toks.length; i++) if (!map.has(alt.toks[i]!)) map.add(alt.toks[i]!, alt.counts[i]!);
+}
+
+/**
+ * The tokens of one text part into `target` (the message's counter, or the alternatives' one); the body
+ * part also gives `_null` (no word) and its HTML `a`/`img` attributes into `map`.
+ */
+function partTokens(target: TokCounter, map: TokCounter, entry: TextPartEntry, isBody: boolean): void {
+  const text = entry.text;
+  const stems = new WordStemTokenizer(text);
+  let alphabetic = false;
+  for (const t = new TypedTokens(text, false, false); t.next(); ) {
+    if (t.type === T.Alphabetic) alphabetic = true;
+    insertType(target, t, stems, isBody);
+  }
+  if (!isBody) return;
+  if (!alphabetic) map.add(internKind(KIND.word, '_null'));
+  if (!entry.isHtml) return;
+  for (const tok of entry.htmlTokens().tokens) {
+    if (tok.type !== 'StartTag' || (tok.name !== 'a' && tok.name !== 'img')) continue;
+    for (const [an, av] of tok.attributes) {
+      if (av === null) continue;
+      if (an === 'alt' || an === 'title') {
+        for (const t = new TypedTokens(av, true, false); t.next(); ) insertType(map, t, stems, true);
+      } else if (an === 'src' || an === 'href') {
+        const colon = av.indexOf(':');
+        map.add(internKind(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : ''));
       }
     }
-  });
-  for (let i = 0; i < alt.toks.length; i++) if (!map.has(alt.toks[i]!)) map.add(alt.toks[i]!, alt.counts[i]!);
+  }
 }

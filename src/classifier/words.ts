@@ -198,7 +198,26 @@ export function insertType(map: TokCounter, t: TypedTokens, stems: WordStemToken
  * token (about 12 KB a message, a third of the classifier's allocations, seen in a heap profile).
  */
 function insertUrlNoHost(map: TokCounter, text: string): void {
-  urlPathWords(text.toLowerCase(), (piece) => map.add(internKind(KIND.url, piece)));
+  addUrlPathWords(map, text.toLowerCase());
+}
+
+/** The counter {@link addPathWord} adds to (set by {@link addUrlPathWords} for the length of one call). */
+let pathWordMap: TokCounter | undefined;
+function addPathWord(piece: string): void {
+  pathWordMap!.add(internKind(KIND.url, piece));
+}
+
+/**
+ * Adds the `Url` tokens of {@link urlPathWords} of `path` to `map`. One callback for all calls: a closure
+ * per call costs an allocation (and under tsx, the benchmarks' loader, a `name` definition) per URL.
+ */
+export function addUrlPathWords(map: TokCounter, path: string): void {
+  pathWordMap = map;
+  try {
+    urlPathWords(path, addPathWord);
+  } finally {
+    pathWordMap = undefined;
+  }
 }
 
 /**
