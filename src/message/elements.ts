@@ -18,7 +18,7 @@ import {
 } from './hostname.js';
 import type { Location, Scope, ScopeElement } from './types.js';
 import { urlParts, type UrlParts } from './url.js';
-import { MemoSlot } from '../util/index.js';
+import { MemoSlot, SmallMap } from '../util/index.js';
 
 /** At most this many elements per scope (Email: per list); the rest are dropped with a warning. */
 export const MAX_ELEMENTS = 5_000;
@@ -387,7 +387,7 @@ function buildDomains(ctx: MessageContext, emails: readonly EmailElement[]): Sco
   const set = new ElementSet<StringElement>();
   const add = (d: string, loc: Location): void => set.add(d, () => new StringElement(ctx, loc, 'Domain', d, d));
   for (const d of ctx.envelope.dkimPassDomains ?? []) add(d.toLowerCase(), 'dkim_pass');
-  visitHosts(ctx, add);
+  for (const v of hostVisits(ctx)) add(v.label, v.location);
   const trusted = ctx.options.isTrustedDomain;
   for (const e of emails) {
     if (!isValidEmail(e.email)) continue;
@@ -398,17 +398,16 @@ function buildDomains(ctx: MessageContext, emails: readonly EmailElement[]): Sco
   return set.items;
 }
 
-/** The Domain set's host names in its order (Received, Message-ID, EHLO, PTR), possibly repeated, each with its {@link hostname}. */
-function visitHosts(ctx: MessageContext, add: (d: string, loc: Location, host: Hostname) => void): void {
+/**
+ * The Domain set's host names in its order (Received, Message-ID, EHLO, PTR), possibly repeated, each with
+ * its {@link hostname}: those with a registrable domain, and the PTR name whatever it is.
+ */
+function hostVisits(ctx: MessageContext): HostDomain[] {
+  const out: HostDomain[] = [];
   // Received headers repeat their names (a hop's `by` is the next hop's `from`): each distinct name is
-  // looked up once per message (the process-wide cache costs a few cache misses per lookup).
-  const seen = new Map<string, Hostname>();
-  const withSld = (name: string | undefined, loc: Location): void => {
-    if (name === undefined) return;
-    let h = seen.get(name);
-    if (h === undefined) seen.set(name, (h = hostname(name)));
-    if (h.sld !== undefined) add(h.fqdn, loc, h);
-  };
+  // looked up once per message (the process-wide cache costs a few cache misses per lookup). A message
+  // has a dozen names or so: two short lists, searched in order, cost less than a Map per message.
+  const seen = new SmallMap<Hostname>();
   // Header order: Received hosts and the Message-ID right side interleave as the headers do. The
   // Received hosts are mail-parser's (the parse the received module reads, done once per header), so
   // the set holds what Stalwart's holds, quirks included (a host after a fold that several blanks
@@ -416,21 +415,30 @@ function visitHosts(ctx: MessageContext, add: (d: string, loc: Location, host: H
   for (const h of ctx.headers) {
     if (isNamed(h.name, 'received')) {
       const r = parsedReceived(h);
-      withSld(r.from?.name, 'received');
-      withSld(r.helo?.name, 'received');
-      withSld(r.by?.name, 'received');
+      visitName(r.from?.name, 'received', seen, out);
+      visitName(r.helo?.name, 'received', seen, out);
+      visitName(r.by?.name, 'received', seen, out);
     } else if (h.name.length === 10 && h.name.toLowerCase() === 'message-id') {
       const id = firstId(h.raw) ?? '';
       const at = id.lastIndexOf('@');
-      if (at >= 0) withSld(id.slice(at + 1), 'message_id');
+      if (at >= 0) visitName(id.slice(at + 1), 'message_id', seen, out);
     }
   }
-  withSld(ctx.envelope.heloDomain, 'ehlo');
+  visitName(ctx.envelope.heloDomain, 'ehlo', seen, out);
   const ptr = ctx.generic('remote_ip.ptr');
   if (typeof ptr === 'string' && ptr.length > 0) {
-    const h = hostname(ptr);
-    add(h.fqdn, 'tcp', h);
+    const host = hostname(ptr);
+    out.push({ label: host.fqdn, location: 'tcp', host });
   }
+  return out;
+}
+
+/** One name of {@link hostVisits}: kept when it has a registrable domain. */
+function visitName(name: string | undefined, location: Location, seen: SmallMap<Hostname>, out: HostDomain[]): void {
+  if (name === undefined) return;
+  let host = seen.get(name);
+  if (host === undefined) seen.set(name, (host = hostname(name)));
+  if (host.sld !== undefined) out.push({ label: host.fqdn, location, host });
 }
 
 /** A host entry of the Domain set. */
@@ -451,14 +459,16 @@ export interface HostDomain {
 export function extractHostDomains(ctx: MessageContext): HostDomain[] {
   const memo = domainSets.get(ctx);
   if (memo !== undefined) return memo.items.filter((d) => HOST_LOCATIONS.has(d.location));
+  const dkim = ctx.envelope.dkimPassDomains;
+  const seen = dkim === undefined || dkim.length === 0 ? undefined : new Set(dkim.map((d) => d.toLowerCase()));
+  const labels = new SmallMap<true>();
   const out: HostDomain[] = [];
-  const seen = new Set<string>();
-  for (const d of ctx.envelope.dkimPassDomains ?? []) seen.add(d.toLowerCase());
-  visitHosts(ctx, (d, location, host) => {
-    if (seen.has(d) || seen.size >= MAX_ELEMENTS) return;
-    seen.add(d);
-    out.push({ label: d, location, host });
-  });
+  for (const v of hostVisits(ctx)) {
+    if (seen?.has(v.label) === true || labels.has(v.label)) continue;
+    if ((seen?.size ?? 0) + out.length >= MAX_ELEMENTS) break;
+    labels.set(v.label, true);
+    out.push(v);
+  }
   return out;
 }
 

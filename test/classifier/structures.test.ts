@@ -102,6 +102,46 @@ describe('WordMemo', () => {
     expect(wrong.slice(0, 5)).toEqual([]);
   });
 
+  it('answers short ASCII words through its front table exactly as through its own, across slot clashes and clear()', () => {
+    // A word's folded letters as getAscii takes them (the tokenizer makes them while reading the word).
+    const packed = (w: string): [number, number] => {
+      let lo = 0;
+      let hi = 0;
+      for (let k = 0; k < Math.min(w.length, 8); k++) {
+        const c = w.toLowerCase().charCodeAt(k);
+        if (k < 4) lo |= c << (8 * k);
+        else hi |= c << (8 * (k - 4));
+      }
+      return [lo, hi];
+    };
+    const memo = new WordMemo();
+    // One hash for all: every word shares one front entry and one probe sequence.
+    const h = 0x7fff1234;
+    const words = ['a', 'ab', 'abc', 'abcd', 'abcde', 'abcdefgh', 'ba', 'stop', 'split', 'abcdefghi'];
+    const value = (w: string): number[] => (w === 'stop' ? [] : w === 'split' ? [70, 71] : [words.indexOf(w)]);
+    for (const w of words) memo.set(w, 0, w.length, h, value(w), true);
+    const want = (w: string): unknown => (value(w).length === 1 ? value(w)[0] : value(w));
+    // Each word twice in a row (the second read comes from the front table when the first put it there),
+    // in both cases of its letters, and words interleaved so that each evicts another from the entry.
+    for (let round = 0; round < 3; round++) {
+      for (const w of words) {
+        for (const spelled of [w, w.toUpperCase(), w]) {
+          const [lo, hi] = packed(spelled);
+          expect(memo.getAscii(spelled, 0, spelled.length, h, lo, hi), spelled).toEqual(want(w));
+        }
+      }
+    }
+    for (const w of ['abd', 'abcdefg', 'b', 'stops']) {
+      const [lo, hi] = packed(w);
+      expect(memo.getAscii(w, 0, w.length, h, lo, hi), w).toBeUndefined();
+    }
+    memo.clear();
+    for (const w of words) {
+      const [lo, hi] = packed(w);
+      expect(memo.getAscii(w, 0, w.length, h, lo, hi), w).toBeUndefined();
+    }
+  });
+
   it('tells apart words of one hash value by their characters, prefixes included', () => {
     const memo = new WordMemo();
     const h = 12345;
