@@ -21,24 +21,9 @@ export const MAX_WORD = 64;
 /** Entry value of a word with no token (a stop word). */
 const NONE = -1;
 
-/**
- * Entries of a memo's front table (a power of two): 16 bytes each, 64 KB in all, which stays in a core's
- * L2 cache between messages where the memo's own table (megabytes) does not.
- */
-const FRONT_ENTRIES = 4096;
-const FRONT_SHIFT = 32 - Math.log2(FRONT_ENTRIES);
-
 export class WordMemo {
   private readonly table = new SlotTable();
   private lists: (readonly Tok[])[] = [];
-  /**
-   * The front table: the words of at most 8 ASCII letters looked up last, by the top bits of their hash,
-   * as `[lo, hi, value, unused]` (see {@link getAscii}; `lo` 0: empty, no word has it). Mail repeats its
-   * common words: one read of a small table that stays in the CPU's caches answers most of them, where a
-   * probe of the memo's table, megabytes, mostly waits for memory (measured at 64–88 ns a lookup over the
-   * corpus's words in order). A copy of the table's single-token and stop-word entries, emptied with it.
-   */
-  private readonly front = new Int32Array(4 * FRONT_ENTRIES);
 
   /** Entries stored. */
   get size(): number {
@@ -61,25 +46,8 @@ export class WordMemo {
    * computed while reading the word.
    */
   getAscii(s: string, start: number, end: number, h: number, lo: number, hi: number): Tok | readonly Tok[] | undefined {
-    const len = end - start;
-    if (len > 8) return len > MAX_WORD ? undefined : this.tokensAt(this.table.findPacked(s, start, end, h, true, false, lo, hi));
-    // A word of at most 8 ASCII letters is its letters' bytes: `lo`/`hi` are its whole key (no letter is
-    // 0, so the length is in them too), and the front table answers it when it holds it.
-    const front = this.front;
-    const f = (h >>> FRONT_SHIFT) << 2;
-    if (front[f] === lo && front[f + 1] === hi) {
-      const v = front[f + 2]!;
-      return v >= 0 ? v : EMPTY;
-    }
-    const i = this.table.findPacked(s, start, end, h, true, true, lo, hi);
-    if (i < 0) return undefined;
-    const v = this.table.valueAt(i);
-    if (v >= NONE) {
-      front[f] = lo;
-      front[f + 1] = hi;
-      front[f + 2] = v;
-    }
-    return this.tokensAt(i);
+    if (end - start > MAX_WORD) return undefined;
+    return this.tokensAt(this.table.findPacked(s, start, end, h, true, end - start <= 8, lo, hi));
   }
 
   /** The tokens kept in slot `i` as `SlotTable.find` answered it (undefined: not kept). */
@@ -115,10 +83,8 @@ export class WordMemo {
   /** Forgets every word (the arrays keep their size). */
   clear(): void {
     this.table.clear();
-    this.front.fill(0);
     this.lists = [];
   }
 }
-
 
 const EMPTY: readonly Tok[] = Object.freeze([]);

@@ -102,7 +102,7 @@ describe('WordMemo', () => {
     expect(wrong.slice(0, 5)).toEqual([]);
   });
 
-  it('answers short ASCII words through its front table exactly as through its own, across slot clashes and clear()', () => {
+  it('finds ASCII words by their packed letters (getAscii) in both cases, among words of one hash, and none after clear()', () => {
     // A word's folded letters as getAscii takes them (the tokenizer makes them while reading the word).
     const packed = (w: string): [number, number] => {
       let lo = 0;
@@ -115,14 +115,13 @@ describe('WordMemo', () => {
       return [lo, hi];
     };
     const memo = new WordMemo();
-    // One hash for all: every word shares one front entry and one probe sequence.
+    // One hash for all: every word shares one probe sequence.
     const h = 0x7fff1234;
     const words = ['a', 'ab', 'abc', 'abcd', 'abcde', 'abcdefgh', 'ba', 'stop', 'split', 'abcdefghi'];
     const value = (w: string): number[] => (w === 'stop' ? [] : w === 'split' ? [70, 71] : [words.indexOf(w)]);
     for (const w of words) memo.set(w, 0, w.length, h, value(w), true);
     const want = (w: string): unknown => (value(w).length === 1 ? value(w)[0] : value(w));
-    // Each word twice in a row (the second read comes from the front table when the first put it there),
-    // in both cases of its letters, and words interleaved so that each evicts another from the entry.
+    // Each word in both cases of its letters, over several rounds.
     for (let round = 0; round < 3; round++) {
       for (const w of words) {
         for (const spelled of [w, w.toUpperCase(), w]) {
