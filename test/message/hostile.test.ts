@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { analyzeMessage, SCOPE_ORDER, type AnalyzedMessage } from '../../src/message/index.js';
-import { MAX_ELEMENTS } from '../../src/message/elements.js';
+import { analyzeMessage, messageContextOf, SCOPE_ORDER, type AnalyzedMessage } from '../../src/message/index.js';
+import { extractHostDomains, MAX_ELEMENTS } from '../../src/message/elements.js';
 import { MAX_HEADERS } from '../../src/message/headers.js';
 
 /** Touches every element of every scope with a few variables; throws if anything does. */
@@ -126,6 +126,22 @@ describe('hostile and malformed mail never throws', () => {
     const m = await analyzeMessage('Subject: many\r\n\r\n' + urls.join(' ') + '\r\n');
     expect(m.elements('Url').length).toBe(MAX_ELEMENTS);
     expect(m.warnings).toContain(`URL limit: 10 URLs beyond ${MAX_ELEMENTS} ignored`);
+  });
+
+  it('thousands of Received hosts: each distinct name once, in order, for the Domain set and the classifier', async () => {
+    // Each hop names a new relay and repeats the previous one (`by` here is `from` of the next hop), past
+    // the short per-message list of names (SmallMap's linear limit) many times over.
+    const n = 3_000;
+    const hops: string[] = [];
+    for (let i = 0; i < n; i++) hops.push(`Received: from relay${i + 1}.example.com ([10.0.0.1]) by relay${i}.example.com; Thu, 1 Jan 2026 00:00:00 +0000`);
+    const m = await analyzeMessage(hops.join('\r\n') + '\r\nSubject: hops\r\n\r\nbody\r\n');
+    const ctx = messageContextOf(m);
+    const hosts = extractHostDomains(ctx).map((d) => d.label);
+    expect(hosts.length).toBe(n + 1);
+    expect(new Set(hosts).size).toBe(n + 1);
+    expect(hosts.slice(0, 3)).toEqual(['relay1.example.com', 'relay0.example.com', 'relay2.example.com']);
+    const domains = m.elements('Domain').map((e) => e.variable('value'));
+    expect(domains.slice(0, n + 1)).toEqual(hosts);
   });
 
   it('pathological HTML (unclosed tags, comments, attributes without values)', async () => {
