@@ -153,7 +153,7 @@ class TrustAnswers {
   }
 }
 
-/** Kinds whose tokens count once per message (e-mail address tokens: count = 1 when absent). */
+/** Adds the token of `kind` and `value` with count 1 unless the message has it already (e-mail address tokens). */
 function addOnce(map: TokCounter, kind: number, value: string): void {
   const tok = internKind(kind, value);
   if (!map.has(tok)) map.add(tok);

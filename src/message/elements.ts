@@ -406,7 +406,7 @@ function hostVisits(ctx: MessageContext): HostDomain[] {
   const out: HostDomain[] = [];
   // Received headers repeat their names (a hop's `by` is the next hop's `from`): each distinct name is
   // looked up once per message (the process-wide cache costs a few cache misses per lookup). A message
-  // has a dozen names or so: two short lists, searched in order, cost less than a Map per message.
+  // has a dozen names or so, which a SmallMap searches in order for less than a Map per message costs.
   const seen = new SmallMap<Hostname>();
   // Header order: Received hosts and the Message-ID right side interleave as the headers do. The
   // Received hosts are mail-parser's (the parse the received module reads, done once per header), so
@@ -459,14 +459,14 @@ export interface HostDomain {
 export function extractHostDomains(ctx: MessageContext): HostDomain[] {
   const memo = domainSets.get(ctx);
   if (memo !== undefined) return memo.items.filter((d) => HOST_LOCATIONS.has(d.location));
-  const dkim = ctx.envelope.dkimPassDomains;
-  const seen = dkim === undefined || dkim.length === 0 ? undefined : new Set(dkim.map((d) => d.toLowerCase()));
-  const labels = new SmallMap<true>();
+  // The set's labels so far: the DKIM-pass domains, then the hosts kept.
+  const seen = new SmallMap<true>();
+  for (const d of ctx.envelope.dkimPassDomains ?? []) seen.set(d.toLowerCase(), true);
   const out: HostDomain[] = [];
   for (const v of hostVisits(ctx)) {
-    if (seen?.has(v.label) === true || labels.has(v.label)) continue;
-    if ((seen?.size ?? 0) + out.length >= MAX_ELEMENTS) break;
-    labels.set(v.label, true);
+    if (seen.has(v.label)) continue;
+    if (seen.size >= MAX_ELEMENTS) break;
+    seen.set(v.label, true);
     out.push(v);
   }
   return out;
