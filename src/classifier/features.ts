@@ -133,15 +133,19 @@ async function withSettledTrust<T>(m: MessageContext, facts: TokenFacts, ask: Tr
 class TrustAnswers {
   pending: Promise<void>[] | undefined;
   private settled: Map<string, boolean> | undefined;
+  /** Domains whose promised answer is awaited: a domain a message repeats (many links to one site) is asked once. */
+  private asked: Set<string> | undefined;
 
   constructor(private readonly trusted: TrustCheck) {}
 
   is(domain: string): boolean {
     const known = this.settled?.get(domain);
     if (known !== undefined) return known;
+    if (this.asked?.has(domain) === true) return false;
     const t = this.trusted(domain);
     if (typeof t === 'boolean') return t;
     const settled = (this.settled ??= new Map());
+    (this.asked ??= new Set()).add(domain);
     (this.pending ??= []).push(t.then((v) => void settled.set(domain, v)));
     return false;
   }

@@ -191,7 +191,7 @@ describe('token details', () => {
   it('answers without a promise for synchronous trust answers, and asks a store for all domains at once', async () => {
     const raw =
       'From: a@sender.example\r\nSubject: offer\r\n\r\nSee http://one.example/x and http://two.example/y, ' +
-      'write to b@three.com or c@trusted.net\r\n';
+      'write to b@three.com or c@trusted.net, or see http://one.example/z\r\n';
     const m = messageContextOf(await analyzeMessage(raw));
     const keys = (c: { toks: readonly number[]; key(i: number): string; counts: readonly number[] }): [string, number][] =>
       c.toks.map((_, j) => [c.key(j), c.counts[j]!]);
@@ -218,6 +218,8 @@ describe('token details', () => {
     expect(await viaStore).toEqual(sync);
     expect(most).toBe(asked.length);
     expect(asked).toEqual(expect.arrayContaining(['one.example', 'two.example', 'three.com', 'trusted.net']));
+    // Each domain once, though the message links to one.example twice.
+    expect(asked.filter((d) => d === 'one.example')).toHaveLength(1);
     // A store that fails rejects the build.
     await expect(withTokenCounts(m, trainFacts(m), () => Promise.reject(new Error('store down')), keys)).rejects.toThrow('store down');
   });
