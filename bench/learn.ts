@@ -7,7 +7,7 @@
  * (the same messages, alternating per message in one run: a cold pass in this thread and two more in
  * fresh worker threads (model-cost.ts), then three steady-state passes after classifying the training half
  * too, then three of the steady state in blocks of messages per side, each with the median of its
- * passes' ratios).
+ * passes' ratios), and the cost on hostile megabyte bodies (hostile-mail.ts).
  * Accuracy figures and same-run ratios.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { openClassifier, sqliteModelConfig } from '../src/classifier/index.js';
 import { alternatingModelPasses, coldPass, coldPassInThread, costRows, splitHalves, type PassTimes } from './model-cost.js';
 import { alternatingPerMessage, analysisEngine, loadCorpus, printTable, publicBundle } from './common.js';
+import { HOSTILE_PATTERNS, hostileMessage } from './hostile-mail.js';
 
 interface Confusion {
   tp: number;
@@ -142,6 +143,29 @@ export async function runLearnBench(): Promise<void> {
     const { passes } = await alternatingPerMessage(blocks, blockSide(false), blockSide(true), ROUNDS);
     const blockRuns = passes.map((p, k) => ({ pass: k + 1, t: { withoutMs: p.baselineMs, withMs: p.candidateMs, messages: test.length } }));
     printTable(`classify cost with the model, steady state in blocks of ${BLOCK} messages per side (as a process that always or never uses the model)`, costRows(blockRuns));
+    // Hostile bodies: a megabyte in one span whose every word could start a composite token. Each side's
+    // time is the median of three classifications, alternating sides.
+    const hostileRows = [];
+    for (const [pattern, unit] of Object.entries(HOSTILE_PATTERNS)) {
+      const raw = hostileMessage(unit);
+      const times: Record<'with' | 'without', number[]> = { with: [], without: [] };
+      for (let k = 0; k < 3; k++) {
+        for (const side of k % 2 === 0 ? (['without', 'with'] as const) : (['with', 'without'] as const)) {
+          engine.classifier = side === 'with' ? classifier : undefined;
+          const t0 = performance.now();
+          await engine.classify(raw);
+          times[side].push(performance.now() - t0);
+        }
+      }
+      const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[1]!;
+      hostileRows.push({
+        pattern,
+        'without model (ms)': med(times.without).toFixed(0),
+        'with model (ms)': med(times.with).toFixed(0),
+        'ratio with/without': (med(times.with) / med(times.without)).toFixed(2),
+      });
+    }
+    printTable('classify cost with the model on hostile 1 MB bodies (one span without white space; median of 3)', hostileRows);
     await classifier.store.store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -14,7 +14,7 @@ import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../mess
 import { mimeView, type TextPartEntry } from '../message/text-parts.js';
 import { languageDetectorLoaded, loadLanguageDetector, preloadLanguageResources, WordStemTokenizer } from './language.js';
 import { xxh3, type ClassifierModel } from './model.js';
-import { T, TypedTokens } from './tokenizer.js';
+import { compositeBudget, T, TypedTokens, type CompositeBudget } from './tokenizer.js';
 import { internBoundary, internKind, KIND, TokCounter, truncate16, type TokenMap } from './tokens.js';
 import { warmUpTokenBuilder } from './warm-up.js';
 import { addUrlPathWords, insertType, loadCure } from './words.js';
@@ -211,6 +211,9 @@ function factTokens(m: MessageContext, facts: TokenFacts, trust: TrustAnswers, m
 
 /** MIME, subject and body tokens into `map` (synchronous: see {@link buildTokenCounts}). */
 function textTokens(m: MessageContext, map: TokCounter): void {
+  // One look-ahead for the composite tokens of all the message's texts: a message of many small hostile
+  // parts costs no more than one large one (MAX_COMPOSITE_LOOKAHEAD).
+  const budget = compositeBudget();
   // MIME parts: attachment names and content types.
   const view = mimeView(m);
   for (const part of view.message.parts) {
@@ -221,7 +224,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
       if (ext !== '') map.add(internKind(KIND.attachment, '!' + truncate16(ext).toLowerCase()));
       const base = name.slice(0, dot).toLowerCase();
       const stems = new WordStemTokenizer(base);
-      for (const t = new TypedTokens(base, true, false); t.next(); ) {
+      for (const t = new TypedTokens(base, true, false, budget); t.next(); ) {
         if (t.type !== T.Alphabetic) continue;
         for (const s of stems.tokenize(t.text)) map.add(internKind(KIND.attachment, '_' + truncate16(s)));
       }
@@ -235,7 +238,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
 
   // Subject.
   const subjectStems = new WordStemTokenizer(m.subjectThread.trim().toLowerCase());
-  for (const t = new TypedTokens(m.subjectText, false, false); t.next(); ) insertType(map, t, subjectStems, false);
+  for (const t = new TypedTokens(m.subjectText, false, false, budget); t.next(); ) insertType(map, t, subjectStems, false);
 
   // Body text parts: the body part, other non-body parts, and alternatives (merged when absent).
   const msg = view.message;
@@ -247,20 +250,21 @@ function textTokens(m: MessageContext, map: TokCounter): void {
     if (entry === undefined) continue;
     const isBody = i === bodyIdx && entry.partIndex >= 0;
     const inBody = msg.textBody.includes(i) || msg.htmlBody.includes(i);
-    partTokens(isBody || entry.partIndex < 0 || !inBody ? map : alt, map, entry, isBody);
+    partTokens(isBody || entry.partIndex < 0 || !inBody ? map : alt, map, entry, isBody, budget);
   }
   for (let i = 0; i < alt.toks.length; i++) if (!map.has(alt.toks[i]!)) map.add(alt.toks[i]!, alt.counts[i]!);
 }
 
 /**
  * The tokens of one text part into `target` (the message's counter, or the alternatives' one); the body
- * part also gives `_null` (no word) and its HTML `a`/`img` attributes into `map`.
+ * part also gives `_null` (no word) and its HTML `a`/`img` attributes into `map`. `budget`: the message's
+ * look-ahead for composite tokens.
  */
-function partTokens(target: TokCounter, map: TokCounter, entry: TextPartEntry, isBody: boolean): void {
+function partTokens(target: TokCounter, map: TokCounter, entry: TextPartEntry, isBody: boolean, budget: CompositeBudget): void {
   const text = entry.text;
   const stems = new WordStemTokenizer(text);
   let alphabetic = false;
-  for (const t = new TypedTokens(text, false, false); t.next(); ) {
+  for (const t = new TypedTokens(text, false, false, budget); t.next(); ) {
     if (t.type === T.Alphabetic) alphabetic = true;
     insertType(target, t, stems, isBody);
   }
@@ -272,7 +276,7 @@ function partTokens(target: TokCounter, map: TokCounter, entry: TextPartEntry, i
     for (const [an, av] of tok.attributes) {
       if (av === null) continue;
       if (an === 'alt' || an === 'title') {
-        for (const t = new TypedTokens(av, true, false); t.next(); ) insertType(map, t, stems, true);
+        for (const t = new TypedTokens(av, true, false, budget); t.next(); ) insertType(map, t, stems, true);
       } else if (an === 'src' || an === 'href') {
         const colon = av.indexOf(':');
         map.add(internKind(an === 'src' ? KIND.html_image : KIND.html_anchor, colon >= 0 ? av.slice(0, colon) : ''));

@@ -36,6 +36,34 @@ export interface TypedToken {
 /** Characters tokenized per text at most (UTF-16 code units): longer texts are cut. */
 export const MAX_CLASSIFIER_TEXT = 1_000_000;
 
+/**
+ * Look-ahead (characters) that the attempts at composite tokens (URLs, e-mail addresses, host names, IP
+ * addresses) may read in all, per {@link CompositeBudget} (the token builder keeps one per message; a
+ * {@link TypedTokens} made without one has its own). Each attempt is charged the characters from its word
+ * to the end of its span (the run up to white space), at most {@link COMPOSITE_CHARGE_MAX}: its patterns
+ * read no further. Once spent, the remaining words are plain words.
+ *
+ * Why: a word is tried for a composite token when a trigger lies ahead of it in its span, and the
+ * patterns then read on from that word. In a hostile text whose spans are host-like runs without white
+ * space (`a.b-a.b-…`, `a.a.a.…`, which quoted-printable soft line breaks make one span however long),
+ * every word is tried and re-reads hundreds of characters: 3–7 s for a megabyte. The most a message of
+ * the SpamAssassin corpus uses is 158,188 characters (the raw message read as one text), so mail is not
+ * affected (docs/classifier.md, "Differences from Stalwart").
+ */
+export const MAX_COMPOSITE_LOOKAHEAD = 2_000_000;
+
+/** What is left of a {@link MAX_COMPOSITE_LOOKAHEAD} (characters), shared by the texts of one message. */
+export interface CompositeBudget {
+  lookahead: number;
+}
+
+/** A fresh {@link CompositeBudget}. */
+export function compositeBudget(): CompositeBudget {
+  return { lookahead: MAX_COMPOSITE_LOOKAHEAD };
+}
+/** The most one composite attempt is charged (about the farthest its patterns read: an e-mail address's 65 atoms of 255). */
+const COMPOSITE_CHARGE_MAX = 16_640;
+
 const WORD = String.raw`\p{Alphabetic}0-9`;
 const SCHEME_RE = /[A-Za-z0-9]{1,8}(?:\+[A-Za-z0-9]{1,16})?:\/\//y;
 /** The characters of an authority (after `://`), and of a path after its first `/` or `?`. */
@@ -209,22 +237,28 @@ export class TypedTokens {
   private plainUntil = -1;
   /**
    * The span (up to white space) that holds the last word tried for a composite token: where it stops,
-   * and the last position in it of each composite trigger (`://`; `@` or `.` before a word character),
-   * −1 for none. A later word of the span then knows its triggers without scanning the rest again.
+   * and the first position of each composite trigger (`://`; `@` or `.` before a word character) at or
+   * after the last word tried, {@link spanStop} for none. Each is found again only when a word starts
+   * past it, so the triggers of a span are read once however many words it holds: a span of a megabyte
+   * without white space costs one pass, not one look-ahead of {@link SPAN_MAX} characters per word.
    */
   private spanStop = -1;
-  private lastColon = -1;
-  private lastAt = -1;
-  private lastDot = -1;
+  private nextColon = -1;
+  private nextAt = -1;
+  private nextDot = -1;
+  /** The look-ahead composite attempts may still read (see {@link MAX_COMPOSITE_LOOKAHEAD}). */
+  readonly budget: CompositeBudget;
 
   /**
    * `numbers`: recognise `-N` and `N.N` as numbers (Stalwart's default options). `spaces`: give Space
-   * tokens (the token builder ignores them: a body has as many as words).
+   * tokens (the token builder ignores them: a body has as many as words). `budget`: the look-ahead this
+   * text's composite attempts draw on (shared with other texts of the same message; default: its own).
    */
-  constructor(text: string, numbers: boolean, spaces = true) {
+  constructor(text: string, numbers: boolean, spaces = true, budget: CompositeBudget = compositeBudget()) {
     this.src = text.length > MAX_CLASSIFIER_TEXT ? text.slice(0, MAX_CLASSIFIER_TEXT) : text;
     this.numbers = numbers;
     this.spaces = spaces;
+    this.budget = budget;
   }
 
   /** The current token's text, cut from the source on first use (a word found in a memo needs none). */
@@ -354,39 +388,76 @@ export class TypedTokens {
     return this.emitRange(letters ? (digits ? T.Alphanumeric : T.Alphabetic) : T.Integer, i, j);
   }
 
-  /** {@link tryComposite} at `i`, with the triggers of the span read from {@link scanSpan} (one scan per span). */
+  /**
+   * The composite token at `i` ({@link compositeAt}), or undefined; or, when no trigger lies between `i`
+   * and the span's end and that end is less than {@link SPAN_MAX} characters ahead, the span's end (a
+   * number): no word starting before it can be a composite either. The triggers come from
+   * {@link nextTriggers}, so no character of the span is read twice for them.
+   */
   private composite(i: number): TypedToken | number | undefined {
     if (i >= this.spanStop) this.scanSpan(i);
+    this.nextTriggers(i);
     const end = this.spanStop;
-    // tryComposite looks at most SPAN_MAX characters ahead: a longer span is left to it.
-    if (end - i >= SPAN_MAX) return tryComposite(this.src, i);
-    const colon = this.lastColon >= i;
-    const at = this.lastAt >= i;
-    const dot = this.lastDot >= i;
-    if (!colon && !at && !dot) return end;
+    // Triggers count only within SPAN_MAX characters ahead (and before the next white space).
+    const long = end - i >= SPAN_MAX;
+    const limit = long ? i + SPAN_MAX : end;
+    const colon = this.nextColon < limit;
+    const at = this.nextAt < limit;
+    const dot = this.nextDot < limit;
+    if (!colon && !at && !dot) return long ? undefined : end;
+    const charge = Math.min(end - i, COMPOSITE_CHARGE_MAX);
+    const budget = this.budget;
+    if (charge > budget.lookahead) {
+      budget.lookahead = 0;
+      return undefined;
+    }
+    budget.lookahead -= charge;
     return compositeAt(this.src, i, colon, at, dot);
   }
 
-  /** Finds the span from `i` to the next white space (or the end) and the last position of each trigger in it. */
+  /** Finds the span from `i` to the next white space (or the end); its triggers are not read yet. */
   private scanSpan(i: number): void {
     const s = this.src;
     const n = s.length;
-    let lastColon = -1;
-    let lastAt = -1;
-    let lastDot = -1;
     let k = i;
-    for (; k < n; k++) {
-      const c = s.charCodeAt(k);
-      if (isSpanEnd(c)) break;
-      const t = trigger(s, k, c);
-      if (t === 58) lastColon = k;
-      else if (t === 64) lastAt = k;
-      else if (t === 46) lastDot = k;
-    }
+    while (k < n && !isSpanEnd(s.charCodeAt(k))) k++;
     this.spanStop = k;
-    this.lastColon = lastColon;
-    this.lastAt = lastAt;
-    this.lastDot = lastDot;
+    this.nextColon = this.nextAt = this.nextDot = -1;
+  }
+
+  /**
+   * Moves each trigger position that lies before `i` to the kind's first trigger at or after `i` (or
+   * {@link spanStop}), in one forward read for the kinds that moved. A kind's reads never overlap (each
+   * starts past its last trigger), so a span costs at most one read per kind in all.
+   */
+  private nextTriggers(i: number): void {
+    let wantColon = this.nextColon < i;
+    let wantAt = this.nextAt < i;
+    let wantDot = this.nextDot < i;
+    if (!wantColon && !wantAt && !wantDot) return;
+    const s = this.src;
+    const stop = this.spanStop;
+    if (wantColon) this.nextColon = stop;
+    if (wantAt) this.nextAt = stop;
+    if (wantDot) this.nextDot = stop;
+    for (let k = i; k < stop && (wantColon || wantAt || wantDot); k++) {
+      const t = trigger(s, k, s.charCodeAt(k));
+      if (t === 0) continue;
+      if (t === 58) {
+        if (wantColon) {
+          this.nextColon = k;
+          wantColon = false;
+        }
+      } else if (t === 64) {
+        if (wantAt) {
+          this.nextAt = k;
+          wantAt = false;
+        }
+      } else if (wantDot) {
+        this.nextDot = k;
+        wantDot = false;
+      }
+    }
   }
 }
 
@@ -401,39 +472,9 @@ export function typesTokenize(text: string, numbers: boolean): TypedToken[] {
 /** Characters a composite token is looked for ahead of a word at most (to the next white space). */
 const SPAN_MAX = 600;
 
-/** Does this character end a span (see {@link spanEnd})? */
+/** Does this character end a span (the run of characters up to white space a composite token is looked for in)? */
 function isSpanEnd(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13) || c === 0xa0;
-}
-
-/** Position of the first white-space character at or after `i` (or the end), looking at most `max` ahead. */
-function spanEnd(s: string, i: number, max: number): number {
-  const end = Math.min(s.length, i + max);
-  for (let k = i; k < end; k++) if (isSpanEnd(s.charCodeAt(k))) return k;
-  return end;
-}
-
-/**
- * The composite token (URL, e-mail, scheme-less URL, IP address) starting at `i`, or undefined; or, when
- * the span up to the next white space holds none of `:+@.` and ends at white space or the text's end, that
- * span's end (a number): no word starting before it can be a composite either.
- */
-function tryComposite(s: string, i: number): TypedToken | number | undefined {
-  // Cheap tests first: before the next white space, a URL with a scheme needs `://`, an e-mail an `@`
-  // followed by a host (a word character), a host name or IP address a `.` followed by a label (a word
-  // character). A sentence's last word (`word.`) needs no pattern run.
-  const end = spanEnd(s, i, SPAN_MAX);
-  let colon = false;
-  let at = false;
-  let dot = false;
-  for (let k = i; k < end; k++) {
-    const t = trigger(s, k, s.charCodeAt(k));
-    if (t === 58) colon = true;
-    else if (t === 64) at = true;
-    else if (t === 46) dot = true;
-  }
-  if (!colon && !at && !dot) return end < i + SPAN_MAX ? end : undefined;
-  return compositeAt(s, i, colon, at, dot);
 }
 
 /**
@@ -449,7 +490,12 @@ function trigger(s: string, k: number, c: number): number {
   return word ? c : 0;
 }
 
-/** The composite token at `i` given which triggers lie ahead of it in its span (see {@link tryComposite}). */
+/**
+ * The composite token (URL, e-mail, scheme-less URL, IP address) starting at `i`, or undefined, given
+ * which triggers lie ahead of it in its span (at most {@link SPAN_MAX} characters ahead): a URL with a
+ * scheme needs `://`, an e-mail an `@` followed by a host (a word character), a host name or IP address a
+ * `.` followed by a label (a word character). A sentence's last word (`word.`) needs no pattern run.
+ */
 function compositeAt(s: string, i: number, colon: boolean, at: boolean, dot: boolean): TypedToken | undefined {
   // 1. URL with a scheme.
   const sch = colon ? matchAt(SCHEME_RE, s, i) : null;

@@ -128,6 +128,27 @@ describe('token details', () => {
     expect(map.get(strToken(KIND.word, 'banana'))).toBe(1);
   });
 
+  it('draws one look-ahead per message for composite tokens: a hostile part leaves a later part\'s URL a plain word', async () => {
+    // Quoted-printable soft line breaks join a host-like run into one span of 600,000 characters.
+    const run = 'a.b-'.repeat(150_000).replace(/(.{72})/g, '$1=\r\n');
+    const message = (first: string): string => [
+      'Subject: two parts', 'Content-Type: multipart/mixed; boundary=b', '', '--b', 'Content-Type: text/plain',
+      'Content-Transfer-Encoding: quoted-printable', '', first, '--b', 'Content-Type: text/plain', '',
+      'visit http://shop.example.com/offer today', '--b--', '',
+    ].join('\r\n');
+    // A URL in the text gives no word tokens (its tokens come from the message's URL set), unless the
+    // look-ahead is spent: then its pieces are words.
+    const urlWords = ['http', 'shop', 'exampl', 'com', 'offer'];
+    const benign = await tokensOf(message('hello there'));
+    expect(urlWords.map((w) => benign.get(strToken(KIND.word, w)))).toEqual(urlWords.map(() => undefined));
+    const hostile = await tokensOf(message(run));
+    expect(urlWords.map((w) => hostile.get(strToken(KIND.word, w)))).toEqual(urlWords.map(() => 1));
+    // The URL set's tokens do not depend on the text tokenizer: both messages have the same.
+    const urls = (map: TokenMap): unknown[] => sorted(map).filter((t) => (t as { type: string }).type === 'url');
+    expect(urls(hostile)).toEqual(urls(benign));
+    expect(urls(benign).length).toBeGreaterThan(0);
+  });
+
   it('classifies from interned tokens with the features of buildTokens + vectorize, across an intern table restart', async () => {
     const raw = 'From: a@b.example\r\nSubject: FREE pills 1000 €\r\n\r\nBuy FREE pills now at http://x.example/buy_now ab12cd 3.5 -7 apples\r\n';
     const m = messageContextOf(await analyzeMessage(raw));

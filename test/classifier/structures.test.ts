@@ -18,7 +18,7 @@ import { MAX_KEY, MAX_VALUE, MIN_VALUE, SlotTable } from '../../src/classifier/s
 import { separatorReplacer } from '../../src/classifier/eld-scores.js';
 import { internBoundary, TokCounter, truncate16 } from '../../src/classifier/tokens.js';
 import { urlPathWords } from '../../src/classifier/words.js';
-import { T, TypedTokens, typesTokenize, urlScanners } from '../../src/classifier/tokenizer.js';
+import { compositeBudget, MAX_COMPOSITE_LOOKAHEAD, T, TypedTokens, typesTokenize, urlScanners } from '../../src/classifier/tokenizer.js';
 
 /** The seeded PRNG of training (mulberry32): the same inputs on every run. */
 const mulberry32 = prng;
@@ -545,6 +545,60 @@ describe('TypedTokens', () => {
     expect(toks.at(-1)).toBe('UrlNoScheme host.example.com');
     expect(toks.filter((t) => t.startsWith('Alphabetic ab')).length).toBe(250);
     expect(kinds(`start,${'ab,'.repeat(250)}host.example.com`)[0]).toBe('Alphabetic start');
+  });
+
+  it('sees a trigger within 600 characters of a word, in a span of any length', () => {
+    // Three atoms of 255 characters joined by `.` before an `@`: an e-mail address may start at any word
+    // of them, but a word is tried only when the `@` lies less than 600 characters ahead, so the address
+    // starts at the first word that close to it (the host names the words before it give are not valid).
+    const atom = `${'a-'.repeat(127)}a`;
+    for (const lead of ['', 'q', 'qq', 'qqq-']) {
+      const text = `${lead}${atom}.${atom}.${atom}@mail.example.com`;
+      const at = text.indexOf('@');
+      const words = [...text.matchAll(/[a-z]+/g)].map((m) => m.index);
+      const first = words.find((k) => at - k < 600)!;
+      const emails = collect(text, false, false).filter((t) => t.type === T.Email);
+      expect(emails.map((t) => t.start), `lead ${JSON.stringify(lead)}`).toEqual([first]);
+      expect(emails[0]!.text).toBe(text.slice(first));
+      expect(at - first).toBeGreaterThanOrEqual(598);
+      // White space ends the span: no word before it is tried.
+      const cut = at - 300;
+      const spaced = `${text.slice(0, cut)} ${text.slice(cut + 1)}`;
+      expect(collect(spaced, false, false).filter((t) => t.type === T.Email).map((t) => t.start)).toEqual([cut + 1]);
+    }
+  });
+
+  it('spends at most MAX_COMPOSITE_LOOKAHEAD characters of look-ahead on composite tokens per budget', () => {
+    const kinds = (text: string, budget = compositeBudget()): string[] => {
+      const out: string[] = [];
+      for (const c = new TypedTokens(text, false, false, budget); c.next(); ) out.push(`${T[c.type]} ${c.text}`);
+      return out;
+    };
+    const url = ' see http://example.com/page';
+    const plainUrl = [
+      'Alphabetic see', 'Alphabetic http', 'Punctuation :', 'Punctuation /', 'Punctuation /',
+      'Alphabetic example', 'Punctuation .', 'Alphabetic com', 'Punctuation /', 'Alphabetic page',
+    ];
+    // A host-like run with no host in it (every host it gives ends in a one-letter label): every word is
+    // tried, each charged the rest of its span (at most 16,640 characters), until the look-ahead is spent.
+    const hostile = 'a.b-'.repeat(200_000);
+    const budget = compositeBudget();
+    const tried = kinds(hostile, budget);
+    expect(budget.lookahead).toBe(0);
+    expect(tried.filter((t) => t === 'Alphabetic a').length).toBe(200_000);
+    expect(tried.every((t) => t === 'Alphabetic a' || t === 'Alphabetic b' || t === 'Punctuation .' || t === 'Punctuation -')).toBe(true);
+    // A URL after it is then a plain word, in the same text or in another text drawing on the same budget.
+    expect(kinds(hostile + url).slice(-10)).toEqual(plainUrl);
+    expect(kinds(url, budget)).toEqual(plainUrl);
+    // After a run too short to spend the look-ahead, and with a budget of its own, it is a URL.
+    const short = compositeBudget();
+    expect(kinds('a.b-'.repeat(100) + url, short).slice(-2)).toEqual(['Alphabetic see', 'Url http://example.com/page']);
+    expect(short.lookahead).toBeGreaterThan(MAX_COMPOSITE_LOOKAHEAD - 50_000);
+    expect(kinds(url).at(-1)).toBe('Url http://example.com/page');
+    // Each attempt is charged the rest of its span: a URL alone in its span costs its own length.
+    const one = compositeBudget();
+    kinds('http://example.com/page', one);
+    expect(MAX_COMPOSITE_LOOKAHEAD - one.lookahead).toBe('http://example.com/page'.length);
   });
 });
 
