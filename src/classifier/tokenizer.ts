@@ -61,6 +61,7 @@ export interface CompositeBudget {
 export function compositeBudget(): CompositeBudget {
   return { lookahead: MAX_COMPOSITE_LOOKAHEAD };
 }
+
 /** The most one composite attempt is charged (about the farthest its patterns read: an e-mail address's 65 atoms of 255). */
 const COMPOSITE_CHARGE_MAX = 16_640;
 
@@ -247,7 +248,7 @@ export class TypedTokens {
   private nextAt = -1;
   private nextDot = -1;
   /** The look-ahead composite attempts may still read (see {@link MAX_COMPOSITE_LOOKAHEAD}). */
-  readonly budget: CompositeBudget;
+  private readonly budget: CompositeBudget;
 
   /**
    * `numbers`: recognise `-N` and `N.N` as numbers (Stalwart's default options). `spaces`: give Space

@@ -490,8 +490,8 @@ describe('TypedTokens', () => {
   type Tok = { type: T; text: string; start: number; end: number };
   const WHITE = /^\s$/u;
   const SPACES = /^\s*$/u;
-  const collect = (text: string, numbers: boolean, spaces: boolean): Tok[] => {
-    const c = new TypedTokens(text, numbers, spaces);
+  const collect = (text: string, numbers: boolean, spaces: boolean, budget = compositeBudget()): Tok[] => {
+    const c = new TypedTokens(text, numbers, spaces, budget);
     const out: Tok[] = [];
     if (c.src !== text) throw new Error('src is not the text');
     while (c.next()) out.push({ type: c.type, text: c.text, start: c.start, end: c.end });
@@ -569,11 +569,7 @@ describe('TypedTokens', () => {
   });
 
   it('spends at most MAX_COMPOSITE_LOOKAHEAD characters of look-ahead on composite tokens per budget', () => {
-    const kinds = (text: string, budget = compositeBudget()): string[] => {
-      const out: string[] = [];
-      for (const c = new TypedTokens(text, false, false, budget); c.next(); ) out.push(`${T[c.type]} ${c.text}`);
-      return out;
-    };
+    const kinds = (text: string, budget = compositeBudget()): string[] => collect(text, false, false, budget).map((t) => `${T[t.type]} ${t.text}`);
     const url = ' see http://example.com/page';
     const plainUrl = [
       'Alphabetic see', 'Alphabetic http', 'Punctuation :', 'Punctuation /', 'Punctuation /',
