@@ -7,38 +7,19 @@
  * DNSBL tags of URL hosts' registrable domains and the Url DNSBL tags. Training mode keeps only the
  * collection. Redirect targets join the URL set with the location of the URL that led to them.
  */
-import { createRequire } from 'node:module';
 import { ipExists } from '../dns/index.js';
 import { OffResolver } from '../dns/off.js';
 import type { Value } from '../expr/value.js';
 import { addUrl, extractUrls, type UrlElement } from '../message/elements.js';
 import { hostname, sldOrDefault } from '../message/hostname.js';
 import { htmlToTokens } from '../message/html-tokens.js';
-import { isMixedCharset, isObscured, isZeroWidth } from '../message/scripts.js';
+import { confusableCureAvailable, cureConfusables, isMixedCharset, isObscured, isZeroWidth } from '../message/scripts.js';
 import type { Location } from '../message/types.js';
 import { urlParts } from '../message/url.js';
 import { checkDnsbl, dnsblDisabled, ipBytes, ipVariable } from './dnsbl.js';
 import { trustedDomain, urlRedirector } from './lists.js';
 import { DEFAULT_HOP_TIMEOUT_MS, DEFAULT_MAX_HOPS, httpFetcher, testModeFetcher, type LocationFetcher } from './redirect.js';
 import type { AnalysisContext } from './types.js';
-
-type Cure = (input: string) => { toString(): string };
-let cureFn: Cure | null | undefined;
-
-/**
- * decancer's `cure` (the confusable/homoglyph folding of Stalwart's url module), loaded on first use: it is a
- * native addon, and a platform without its binary only loses HOMOGRAPH_URL (null), not the module.
- */
-function loadCure(): Cure | null {
-  if (cureFn === undefined) {
-    try {
-      cureFn = createRequire(import.meta.url)('decancer') as Cure;
-    } catch {
-      cureFn = null;
-    }
-  }
-  return cureFn;
-}
 
 /** Redirector URLs followed per message at most (each costs up to maxHops requests); the rest are only tagged. */
 export const MAX_FOLLOWED_REDIRECTORS = 10;
@@ -169,18 +150,12 @@ function isAscii(s: string): boolean {
 
 /** The confusable-folded host differs and resolves (A, then AAAA): a look-alike of an existing name. */
 async function isHomograph(ctx: AnalysisContext, fqdn: string): Promise<boolean> {
-  const cure = loadCure();
-  if (cure === null) {
+  if (!confusableCureAvailable()) {
     ctx.warn('decancer is not available on this platform: HOMOGRAPH_URL is not checked');
     return false;
   }
-  let cured: string;
-  try {
-    cured = cure(fqdn).toString();
-  } catch {
-    return false;
-  }
-  if (cured === fqdn || cured === '' || ctx.dns instanceof OffResolver) return false;
+  const cured = cureConfusables(fqdn);
+  if (cured === undefined || cured === fqdn || cured === '' || ctx.dns instanceof OffResolver) return false;
   return (await ipExists(ctx.dns, cured)) === true;
 }
 

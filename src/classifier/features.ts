@@ -11,13 +11,14 @@
 import type { MessageContext } from '../message/context.js';
 import { extractEmails, extractHostDomains, extractUrls, type EmailElement, type UrlElement } from '../message/elements.js';
 import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
+import { confusableCureAvailable } from '../message/scripts.js';
 import { mimeView, type TextPartEntry } from '../message/text-parts.js';
 import { languageDetectorLoaded, loadLanguageDetector, preloadLanguageResources, WordStemTokenizer } from './language.js';
 import { xxh3, type ClassifierModel } from './model.js';
 import { compositeBudget, T, TypedTokens, type CompositeBudget } from './tokenizer.js';
 import { internBoundary, internKind, KIND, TokCounter, truncate16, type TokenMap } from './tokens.js';
 import { warmUpTokenBuilder } from './warm-up.js';
-import { addUrlPathWords, insertType, loadCure } from './words.js';
+import { addUrlPathWords, insertType } from './words.js';
 
 /** Facts of the SMTP session the builder reads (train mode: recovered from `X-Spam-Result`). */
 export interface TokenFacts {
@@ -63,7 +64,7 @@ let preloaded: Promise<void> | undefined;
  */
 export function preloadClassifierResources(model?: ClassifierModel): Promise<void> {
   return (preloaded ??= preloadLanguageResources().then(() => {
-    loadCure();
+    confusableCureAvailable();
     xxh3();
     warmUpTokenBuilder(model);
   }));

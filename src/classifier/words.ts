@@ -4,38 +4,12 @@
  * letter+digit words shape-coded, numbers reduced to their digit count, symbols to their Unicode
  * general category, paths of host-less URLs split into words.
  */
-import { createRequire } from 'node:module';
-import { isMixedCharset } from '../message/scripts.js';
+import { cureConfusables as cure, isMixedCharset } from '../message/scripts.js';
 import { clearWordMemos, WORD_MEMO_MAX, type WordStemTokenizer } from './language.js';
 import { T, type TypedTokens } from './tokenizer.js';
 import { wordHash } from './word-memo.js';
 import { byteToken, intern, internKind, KIND, onInternReset, strToken, truncate16, type Tok, type TokCounter } from './tokens.js';
 import { detach } from '../util/index.js';
-
-type Cure = (input: string) => { toString(): string };
-let cureFn: Cure | null | undefined;
-
-/** Loads decancer (a native addon) unless loaded; null when it cannot load. */
-export function loadCure(): Cure | null {
-  if (cureFn === undefined) {
-    try {
-      cureFn = createRequire(import.meta.url)('decancer') as Cure;
-    } catch {
-      cureFn = null;
-    }
-  }
-  return cureFn;
-}
-
-/** decancer's `cure`, loaded on first use (without it words are kept as they are). */
-function cure(s: string): string | undefined {
-  if (loadCure() === null) return undefined;
-  try {
-    return cureFn!(s).toString();
-  } catch {
-    return undefined;
-  }
-}
 
 const NON_ASCII_RE = /[^\x00-\x7f]/;
 const ASCII_LETTER_RE = /[A-Za-z]/;

@@ -18,9 +18,9 @@ import {
 import type { AnalysisConfig, FileExtensionInput } from '../analysis/types.js';
 import type { BundleProblem } from '../engine/load.js';
 import type { Resolver } from '../dns/types.js';
-import { HttpListStore, type HttpListOptions, type HttpLookupInput } from '../lookup/http-list.js';
+import type { HttpLookupInput } from '../lookup/http-list.js';
 import type { EngineOptions } from '../engine/engine.js';
-import { createLookupStore, LookupMap, parseLookupStoreConfig, StaticLookupList, type StaticEntry } from '../lookup/index.js';
+import { buildLookupMap, type LookupSourceOptions, type StaticEntry } from '../lookup/index.js';
 
 export interface RuleSetFlags {
   rules?: string[];
@@ -155,28 +155,10 @@ export function buildEngine(
   warn: (msg: string) => void = () => {},
   analysis: AnalysisFlags = {},
 ): SpamEngine {
-  const lookups = new LookupMap();
-  for (const [ns, entries] of set.lists) lookups.set(ns, new StaticLookupList(ns, entries));
-  // Remote lists are served from their on-disk cache (`spamrule lists update` fills it); a static
-  // list or a managed store of the same namespace wins.
-  for (const h of set.httpLookups ?? []) {
-    if (h.enable === false || lookups.get(h.namespace) !== undefined) continue;
-    const o: HttpListOptions = { autoRefresh: analysis.refreshLists ?? false, onError: (e) => warn(e.message) };
-    if (analysis.listCacheDir !== undefined) o.cacheDir = analysis.listCacheDir;
-    lookups.set(h.namespace, new HttpListStore(h, o));
-  }
-  for (const s of set.stores ?? []) {
-    const parsed = parseLookupStoreConfig(s.config);
-    if (!parsed.ok) {
-      warn(`store "${s.namespace}" skipped: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
-      continue;
-    }
-    try {
-      lookups.set(s.namespace, createLookupStore(s.namespace, parsed.value));
-    } catch (e) {
-      warn(`store "${s.namespace}" skipped: ${(e as Error).message}`);
-    }
-  }
+  // Remote lists are served from their on-disk cache (`spamrule lists update` fills it).
+  const lookupOpts: LookupSourceOptions = { autoRefresh: analysis.refreshLists ?? false, warn };
+  if (analysis.listCacheDir !== undefined) lookupOpts.cacheDir = analysis.listCacheDir;
+  const lookups = buildLookupMap(set, lookupOpts);
   const modules: Record<string, boolean> = {};
   for (const m of analysis.disabled ?? []) modules[m] = false;
   const config: AnalysisConfig = { dnsblServers: set.dnsblServers, modules };

@@ -16,6 +16,7 @@ export {
   type HttpLookupInput,
 } from './http-list.js';
 export { createLookupStore, type CreateLookupStoreOptions } from './factory.js';
+export { buildLookupMap, type LookupSources, type LookupSourceOptions } from './sources.js';
 export { PostgresStore, type RecyclingMethod } from './postgres.js';
 export { MySqlStore } from './mysql.js';
 export { SqliteStore } from './sqlite.js';

@@ -7,6 +7,40 @@
  * Unicode version is Node's (15.x for Node 20), not a table of ours.
  */
 
+import { createRequire } from 'node:module';
+
+type Cure = (input: string) => { toString(): string };
+let cureFn: Cure | null | undefined;
+
+/**
+ * Loads decancer (a native addon: the confusable/homoglyph folding Stalwart applies to URL hosts and to
+ * classifier words) on first call. False when it cannot load on this platform; callers then skip what
+ * needs it (HOMOGRAPH_URL, the classifier's word cure) instead of failing.
+ */
+export function confusableCureAvailable(): boolean {
+  if (cureFn === undefined) {
+    try {
+      cureFn = createRequire(import.meta.url)('decancer') as Cure;
+    } catch {
+      cureFn = null;
+    }
+  }
+  return cureFn !== null;
+}
+
+/**
+ * decancer's `cure(s)`: `s` with confusable characters folded to their ASCII look-alikes. Undefined when
+ * decancer is not available ({@link confusableCureAvailable}) or refuses the input (it throws on some).
+ */
+export function cureConfusables(s: string): string | undefined {
+  if (!confusableCureAvailable()) return undefined;
+  try {
+    return cureFn!(s).toString();
+  } catch {
+    return undefined;
+  }
+}
+
 /** U+200B, U+200C, U+200D, U+FEFF, U+00AD. */
 export function isZeroWidth(cp: number): boolean {
   return cp === 0x200b || cp === 0x200c || cp === 0x200d || cp === 0xfeff || cp === 0xad;

@@ -7,8 +7,8 @@
 import { createResolver } from '../dns/index.js';
 import { SpamEngine, type EngineOptions } from '../engine/engine.js';
 import type { SpamRuleInput, SpamTagInput, SpamThresholds } from '../engine/types.js';
-import { HttpListStore, type HttpListOptions, type HttpLookupInput } from '../lookup/http-list.js';
-import { createLookupStore, LookupMap, parseLookupStoreConfig, StaticLookupList, type StaticEntry } from '../lookup/index.js';
+import type { HttpLookupInput } from '../lookup/http-list.js';
+import { buildLookupMap, type LookupSourceOptions, type StaticEntry } from '../lookup/index.js';
 import { liveClassifier } from '../classifier/index.js';
 
 /** A rule set as data. Every field is structured-cloneable (it is posted to worker threads). */
@@ -48,27 +48,9 @@ export interface RuleSetSpec {
  * Throws `DnsConfigError` for a bad `dns` spec.
  */
 export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => void = () => {}): SpamEngine {
-  const lookups = new LookupMap();
-  for (const [ns, entries] of spec.lists ?? []) lookups.set(ns, new StaticLookupList(ns, [...entries]));
-  // A static list of the same namespace wins, as in `spamrule classify`.
-  for (const h of spec.httpLookups ?? []) {
-    if (h.enable === false || lookups.get(h.namespace) !== undefined) continue;
-    const o: HttpListOptions = { autoRefresh: spec.refreshLists ?? true, onError: (e) => warn(e.message) };
-    if (spec.listCacheDir !== undefined) o.cacheDir = spec.listCacheDir;
-    lookups.set(h.namespace, new HttpListStore(h, o));
-  }
-  for (const s of spec.stores ?? []) {
-    const parsed = parseLookupStoreConfig(s.config);
-    if (!parsed.ok) {
-      warn(`store "${s.namespace}" skipped: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
-      continue;
-    }
-    try {
-      lookups.set(s.namespace, createLookupStore(s.namespace, parsed.value));
-    } catch (e) {
-      warn(`store "${s.namespace}" skipped: ${(e as Error).message}`);
-    }
-  }
+  const lookupOpts: LookupSourceOptions = { autoRefresh: spec.refreshLists ?? true, warn };
+  if (spec.listCacheDir !== undefined) lookupOpts.cacheDir = spec.listCacheDir;
+  const lookups = buildLookupMap(spec, lookupOpts);
   const engine = new SpamEngine({
     ...spec.engine,
     rules: spec.rules,

@@ -3,7 +3,7 @@
  * augmented script sets (UTS #39 §5.1), as Stalwart's unicode functions define them.
  */
 import { describe, expect, it } from 'vitest';
-import { isMixedCharset, isObscured, isZeroWidth } from '../../src/message/scripts.js';
+import { confusableCureAvailable, cureConfusables, isMixedCharset, isObscured, isZeroWidth } from '../../src/message/scripts.js';
 
 describe('unicode helpers', () => {
   it('classifies zero-width and obscured code points', () => {
@@ -24,5 +24,14 @@ describe('unicode helpers', () => {
     expect(isMixedCharset('café – naïve')).toBe(false); // the dash is Common
     expect(isMixedCharset('plain ascii')).toBe(false);
     expect(isMixedCharset('')).toBe(false);
+  });
+});
+
+describe('cureConfusables (decancer, shared by the url module and the classifier)', () => {
+  it('folds look-alike letters to ASCII and leaves plain text as it is', () => {
+    expect(confusableCureAvailable()).toBe(true);
+    expect(cureConfusables('p\u0430yp\u0430l.com')).toBe('paypal.com'); // Cyrillic а
+    expect(cureConfusables('\uff28\uff25\uff2c\uff2c\uff2f')).toBe('hello'); // full-width
+    expect(cureConfusables('example.org')).toBe('example.org');
   });
 });

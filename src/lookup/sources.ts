@@ -1,0 +1,59 @@
+/**
+ * The lookup map a rule set's sources give: static lists, remote lists (`HttpLookup`) and managed
+ * StoreLookups, by namespace. Shared by `spamrule classify`/`lint` (src/cli/ruleset.ts) and by the
+ * servers' rule-set specs (src/server/ruleset.ts), so that both resolve a namespace the same way.
+ */
+import { createLookupStore } from './factory.js';
+import { parseLookupStoreConfig } from './config.js';
+import { HttpListStore, type HttpListOptions, type HttpLookupInput } from './http-list.js';
+import { LookupMap, StaticLookupList, type StaticEntry } from './memory.js';
+
+/** The lookup sources of a rule set. */
+export interface LookupSources {
+  /** Static lists (MemoryLookupKey entries, `--list NS=FILE`) by namespace. */
+  lists?: Iterable<readonly [string, readonly StaticEntry[]]>;
+  /** Remote lists, served from their on-disk cache. Disabled ones (`enable: false`) are left out. */
+  httpLookups?: readonly HttpLookupInput[];
+  /** Managed StoreLookups: namespace and `x:LookupStore` configuration (validated here). */
+  stores?: readonly { namespace: string; config: unknown }[];
+}
+
+export interface LookupSourceOptions {
+  /** Refresh stale remote lists in the background (false: serve the on-disk cache only). */
+  autoRefresh: boolean;
+  /** Folder of the remote lists' on-disk cache (default: HttpListStore's). */
+  cacheDir?: string;
+  /** Told of each store left out (invalid configuration, unreadable secret) and of remote-list errors. */
+  warn: (msg: string) => void;
+}
+
+/**
+ * One LookupMap of all the sources. Precedence by namespace: a managed store wins over a static list,
+ * which wins over a remote list. A store whose configuration is refused or cannot be created is
+ * reported through `warn` and left out: its lookups then answer as an unknown namespace's (`""`).
+ * Nothing connects here (stores connect on first use). Never throws for a bad source.
+ */
+export function buildLookupMap(src: LookupSources, opts: LookupSourceOptions): LookupMap {
+  const { warn } = opts;
+  const lookups = new LookupMap();
+  for (const [ns, entries] of src.lists ?? []) lookups.set(ns, new StaticLookupList(ns, entries));
+  for (const h of src.httpLookups ?? []) {
+    if (h.enable === false || lookups.get(h.namespace) !== undefined) continue;
+    const o: HttpListOptions = { autoRefresh: opts.autoRefresh, onError: (e) => warn(e.message) };
+    if (opts.cacheDir !== undefined) o.cacheDir = opts.cacheDir;
+    lookups.set(h.namespace, new HttpListStore(h, o));
+  }
+  for (const s of src.stores ?? []) {
+    const parsed = parseLookupStoreConfig(s.config);
+    if (!parsed.ok) {
+      warn(`store "${s.namespace}" skipped: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+      continue;
+    }
+    try {
+      lookups.set(s.namespace, createLookupStore(s.namespace, parsed.value));
+    } catch (e) {
+      warn(`store "${s.namespace}" skipped: ${(e as Error).message}`);
+    }
+  }
+  return lookups;
+}

@@ -1,0 +1,77 @@
+/**
+ * buildLookupMap: the one place a rule set's static lists, remote lists and managed stores become
+ * lookup namespaces (used by `spamrule classify` and by the servers). Precedence, disabled remote
+ * lists, and stores that are refused without losing the rest. The managed store is a real SQLite file.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildLookupMap, HttpListStore } from '../../src/lookup/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'spamrule-sources-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const remote = (namespace: string, enable = true) => ({ namespace, url: 'http://127.0.0.1:9/list.txt', enable });
+
+describe('buildLookupMap', () => {
+  it('registers static lists, remote lists and managed stores; a store wins over a static list, which wins over a remote list', async () => {
+    const warnings: string[] = [];
+    const lookups = buildLookupMap(
+      {
+        lists: new Map([
+          ['trusted-domains', ['example.org']],
+          ['both', ['from-static']],
+          ['shadowed', ['static-key']],
+        ]),
+        httpLookups: [remote('both'), remote('remote-only'), remote('off', false)],
+        stores: [{ namespace: 'shadowed', config: { '@type': 'Sqlite', path: join(dir, 'lookups.db') } }],
+      },
+      { autoRefresh: false, cacheDir: dir, warn: (m) => warnings.push(m) },
+    );
+    try {
+      expect(lookups.namespaces().sort()).toEqual(['both', 'remote-only', 'shadowed', 'trusted-domains']);
+      expect(await lookups.get('trusted-domains')!.keyExists('example.org')).toBe(true);
+      // The static list of the same namespace wins over the remote list.
+      expect(lookups.get('both')!.type).toBe('Memory');
+      expect(await lookups.get('both')!.keyExists('from-static')).toBe(true);
+      expect(lookups.get('remote-only')).toBeInstanceOf(HttpListStore);
+      // A disabled remote list is left out: its namespace is unknown.
+      expect(lookups.get('off')).toBeUndefined();
+      // The managed store replaces the static list: a real SQLite store that takes writes.
+      const store = lookups.get('shadowed')!;
+      expect(store.type).toBe('Sqlite');
+      expect(await store.keyExists('static-key')).toBe(false);
+      await store.keySet('k', 'v');
+      expect(await store.keyGet('k')).toBe('v');
+      expect(warnings).toEqual([]);
+    } finally {
+      await lookups.close();
+    }
+  });
+
+  it('leaves out a store it cannot create, says why through warn, and keeps every other namespace', async () => {
+    delete process.env.SPAMRULE_NO_SUCH_VAR;
+    const warnings: string[] = [];
+    const lookups = buildLookupMap(
+      {
+        lists: [['good', ['a']]],
+        stores: [
+          { namespace: 'bad-config', config: { '@type': 'Redis', port: 1 } },
+          { namespace: 'bad-secret', config: { '@type': 'PostgreSql', host: 'h', authSecret: { '@type': 'EnvironmentVariable', variableName: 'SPAMRULE_NO_SUCH_VAR' } } },
+        ],
+      },
+      { autoRefresh: false, warn: (m) => warnings.push(m) },
+    );
+    try {
+      expect(lookups.namespaces()).toEqual(['good']);
+      expect(await lookups.get('good')!.keyExists('a')).toBe(true);
+      expect(warnings).toEqual([
+        'store "bad-config" skipped: port: unknown property "port"',
+        expect.stringMatching(/^store "bad-secret" skipped: lookup store "bad-secret": secret environment variable "SPAMRULE_NO_SUCH_VAR" is not set/),
+      ]);
+    } finally {
+      await lookups.close();
+    }
+  });
+});
