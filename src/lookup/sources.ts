@@ -10,8 +10,8 @@ import { LookupMap, StaticLookupList, type StaticEntry } from './memory.js';
 
 /** The lookup sources of a rule set. */
 export interface LookupSources {
-  /** Static lists (MemoryLookupKey entries, `--list NS=FILE`) by namespace. */
-  lists?: Iterable<readonly [string, readonly StaticEntry[]]>;
+  /** Static lists by namespace: MemoryLookupKey(Value) entries, or plain keys (`--list NS=FILE`). */
+  lists?: Iterable<readonly [string, readonly (StaticEntry | string)[]]>;
   /** Remote lists, served from their on-disk cache. Disabled ones (`enable: false`) are left out. */
   httpLookups?: readonly HttpLookupInput[];
   /** Managed StoreLookups: namespace and `x:LookupStore` configuration (validated here). */
