@@ -4,7 +4,7 @@
  * servers' rule-set specs (src/server/ruleset.ts), so that both resolve a namespace the same way.
  */
 import { createLookupStore } from './factory.js';
-import { parseLookupStoreConfig } from './config.js';
+import { LookupConfigError } from './config.js';
 import { HttpListStore, type HttpListOptions, type HttpLookupInput } from './http-list.js';
 import { LookupMap, StaticLookupList, type StaticEntry } from './memory.js';
 
@@ -44,15 +44,14 @@ export function buildLookupMap(src: LookupSources, opts: LookupSourceOptions): L
     lookups.set(h.namespace, new HttpListStore(h, o));
   }
   for (const s of src.stores ?? []) {
-    const parsed = parseLookupStoreConfig(s.config);
-    if (!parsed.ok) {
-      warn(`store "${s.namespace}" skipped: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
-      continue;
-    }
     try {
-      lookups.set(s.namespace, createLookupStore(s.namespace, parsed.value));
+      // createLookupStore validates the configuration (once) and resolves its secrets.
+      lookups.set(s.namespace, createLookupStore(s.namespace, s.config));
     } catch (e) {
-      warn(`store "${s.namespace}" skipped: ${(e as Error).message}`);
+      // An invalid configuration is told by its problems; anything else (a secret) by its message.
+      const problems = e instanceof LookupConfigError ? e.problems : [];
+      const why = problems.length > 0 ? problems.map((p) => `${p.path}: ${p.message}`).join('; ') : (e as Error).message;
+      warn(`store "${s.namespace}" skipped: ${why}`);
     }
   }
   return lookups;
