@@ -17,17 +17,57 @@ const NON_LATIN_LETTER_RE = /(?![\p{Script_Extensions=Latin}\p{Script=Common}\p{
 const ALPHA_RE = /^\p{Alphabetic}+$/u;
 const ALPHA_CHAR_RE = /\p{Alphabetic}/u;
 
-/** Words of one script (the common case) are never mixed-script; only the others pay for the full test. */
-const ONE_SCRIPT_RE = /^(?:[\p{sc=Latin}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Han}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Cyrillic}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Greek}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Arabic}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Hebrew}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Hangul}\p{sc=Common}\p{sc=Inherited}]+|[\p{sc=Thai}\p{sc=Common}\p{sc=Inherited}]+)$/u;
+/**
+ * Words whose characters all share one script (the common case) are never mixed-script; only the others
+ * pay for the full test. Script_Extensions, as UTS #39's augmented sets use them: a character such as
+ * `ー` (Script Common, extensions Hiragana and Katakana) does not pass as Common beside Latin letters.
+ * Japanese (Han with kana) and Korean (Hangul with Han) words are one augmented script (Jpan, Kore).
+ */
+const ONE_SCRIPT_RE = new RegExp(
+  '^(?:' +
+    [['Latn'], ['Hani', 'Hira', 'Kana'], ['Hang', 'Hani'], ['Cyrl'], ['Grek'], ['Arab'], ['Hebr'], ['Thai']]
+      .map((scripts) => `[${[...scripts, 'Zyyy', 'Zinh'].map((c) => `\p{scx=${c}}`).join('')}]+`)
+      .join('|') +
+    ')$',
+  'u',
+);
 
-/** UTS #39 mixed script (ASCII letters count as Latin) or a non-ASCII character changed by NFKC. */
-function needsCure(w: string): boolean {
-  if (!NON_ASCII_RE.test(w)) return false;
-  if (!ONE_SCRIPT_RE.test(w) && (isMixedCharset(w) || (ASCII_LETTER_RE.test(w) && NON_LATIN_LETTER_RE.test(w)))) return true;
-  for (const ch of w) {
-    if (ch.charCodeAt(0) >= 0x80 && ch.normalize('NFC') !== ch.normalize('NFKC')) return true;
+/** Per BMP code unit: 0 not known yet, 1 NFC and NFKC agree, 2 they differ (a confusable form). */
+const nfkcChanges = new Uint8Array(0x10000);
+
+/** Does a non-ASCII character of `w` differ between its NFC and NFKC forms? Each BMP character is normalised once per process. */
+function hasCompatibilityForm(w: string): boolean {
+  for (let i = 0; i < w.length; i++) {
+    const c = w.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < w.length) {
+      const lo = w.charCodeAt(i + 1);
+      if (lo >= 0xdc00 && lo <= 0xdfff) {
+        // Astral characters (mathematical alphanumerics, emoji) are rare: normalised each time.
+        const ch = w.slice(i, i + 2);
+        if (ch.normalize('NFC') !== ch.normalize('NFKC')) return true;
+        i++;
+        continue;
+      }
+    }
+    let v = nfkcChanges[c]!;
+    if (v === 0) {
+      const ch = String.fromCharCode(c);
+      v = nfkcChanges[c] = ch.normalize('NFC') !== ch.normalize('NFKC') ? 2 : 1;
+    }
+    if (v === 2) return true;
   }
   return false;
+}
+
+/**
+ * Does word normalisation cure `w` (Stalwart's rule, docs/classifier.md "Tokens")? True when `w` is mixed-script
+ * under UTS #39's augmented script sets (ASCII letters count as Latin) or has a non-ASCII character that NFKC changes.
+ */
+export function needsCure(w: string): boolean {
+  if (!NON_ASCII_RE.test(w)) return false;
+  if (!ONE_SCRIPT_RE.test(w) && (isMixedCharset(w) || (ASCII_LETTER_RE.test(w) && NON_LATIN_LETTER_RE.test(w)))) return true;
+  return hasCompatibilityForm(w);
 }
 
 const CATEGORIES = ['Sc', 'Sm', 'Sk', 'So', 'Cf', 'Cc', 'Co', 'Cs', 'Cn', 'Lu', 'Ll', 'Lt', 'Lm', 'Lo', 'Mn', 'Mc', 'Me', 'Nd', 'Nl', 'No', 'Zl', 'Zp'];

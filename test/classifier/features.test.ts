@@ -11,7 +11,8 @@ import { T, typesTokenize } from '../../src/classifier/tokenizer.js';
 import { buildTokenCounts, withTokenCounts } from '../../src/classifier/features.js';
 import { ClassifierModel, predictCounts, vectorize, vectorizeCounts } from '../../src/classifier/model.js';
 import { intern, internBoundary, KIND, strToken, truncate16 } from '../../src/classifier/tokens.js';
-import { shapeToken } from '../../src/classifier/words.js';
+import { needsCure, shapeToken } from '../../src/classifier/words.js';
+import { isMixedCharset } from '../../src/message/scripts.js';
 import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
 import { hasSharedData, sharedPath } from '../helpers/shared-data.js';
 
