@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,regex,rules,classify,masscheck,classify-redis,startup,lookup,learn,server`.
+ * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,regex,rules,classify,masscheck,classify-redis,startup,lookup,learn,server,segment`.
  * Figures are reported as ratios against a baseline measured in the same run (shared, noisy machines).
  */
 import { runClassifyBench } from './classify.js';
@@ -44,6 +44,10 @@ async function main(): Promise<void> {
   if (want('lookup')) {
     const { runLookupBench } = await import('./lookup.js');
     await runLookupBench();
+  }
+  if (want('segment')) {
+    const { runSegmentBench } = await import('./segment.js');
+    await runSegmentBench();
   }
   if (want('learn')) {
     const { runLearnBench } = await import('./learn.js');
