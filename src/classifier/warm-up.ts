@@ -27,7 +27,8 @@ const PIECES = [
   'CAFE0123', 'v2', 'mp3', 'H2O', 'Ab12Cd34Ef56', '...', '!!!', '?', '(', ')', '[', ']', '"', "'", '&', '*', '#', '@', '/', '\\',
   '—', '–', '…', '«', '»', '©', '®', '™', '•', '→', '½', '²', '\u00a0', '\u200b', 'café', 'naïve', 'Straße', 'ÉCOLE', 'señor',
   'garçon', 'привет', 'Москва', 'Αθήνα', 'مرحبا', 'שלום', 'नमस्ते', 'สวัสดี', '안녕하세요', '日本語のテキスト', '中文文本', 'ｆｕｌｌｗｉｄｔｈ',
-  'pаypal', '𝐛𝐨𝐥𝐝', 'FREE', 'URGENT', 'Click', 'HERE', 'unsubscribe', 'Viagra', 'a', 'I', 'the', 'and',
+  'пример.рф', '例え.テスト', 'http://bücher.example/straße', 'pаypal', '𝐛𝐨𝐥𝐝',
+  'FREE', 'URGENT', 'Click', 'HERE', 'unsubscribe', 'Viagra', 'a', 'I', 'the', 'and',
 ];
 
 /** One made-up text of about `n` tokens: English-like words in three cases among {@link PIECES}. */
