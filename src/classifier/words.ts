@@ -113,7 +113,12 @@ onInternReset(() => {
 function wordTokens(w: string, stems: WordStemTokenizer, ascii: boolean): readonly Tok[] {
   const cured = !ascii && needsCure(w) ? cure(w) : undefined;
   if (cured !== undefined) return [internKind(KIND.word, Buffer.byteLength(w, 'utf8') > 16 ? truncate16(cured) : cured)];
-  return stems.tokenize(w.toLowerCase()).map((s) => internKind(KIND.word, truncate16(s)));
+  // A literal filled by push, not `.map`: V8's optimised `.map` makes holey arrays where its builtin makes packed
+  // ones, so once this function was optimised (some 80 messages into a process) `insertType` and the memo met a
+  // new array shape and were thrown back to the interpreter while V8 compiled them again.
+  const out: Tok[] = [];
+  for (const s of stems.tokenize(w.toLowerCase())) out.push(internKind(KIND.word, truncate16(s)));
+  return out;
 }
 
 /**
