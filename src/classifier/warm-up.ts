@@ -64,7 +64,9 @@ export function warmUpTokenBuilder(model?: ClassifierModel): void {
     const stems = new WordStemTokenizer(text);
     const counts = new TokCounter(0);
     for (const t = new TypedTokens(text, k % 3 === 0, false); t.next(); ) insertType(counts, t, stems, k % 2 === 0);
-    if (model !== undefined) predictCounts(model, counts);
+    // The options object has the shape the classify path passes (classifier.ts), so that the first real message
+    // does not meet a new map where V8 optimised predictCounts for the warm-up's.
+    if (model !== undefined) predictCounts(model, counts, { logScale: true, l2: true });
   }
   internBoundary(0);
 }
