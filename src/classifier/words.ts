@@ -26,11 +26,16 @@ const ALPHA_CHAR_RE = /\p{Alphabetic}/u;
 const ONE_SCRIPT_RE = new RegExp(
   '^(?:' +
     [['Latn'], ['Hani', 'Hira', 'Kana'], ['Hang', 'Hani'], ['Cyrl'], ['Grek'], ['Arab'], ['Hebr'], ['Thai']]
-      .map((scripts) => `[${[...scripts, 'Zyyy', 'Zinh'].map((c) => `\p{scx=${c}}`).join('')}]+`)
+      .map((scripts) => `[${[...scripts, 'Zyyy', 'Zinh'].map((c) => `\\p{scx=${c}}`).join('')}]+`)
       .join('|') +
     ')$',
   'u',
 );
+
+/** Are all of `w`'s characters of one augmented script (or Common/Inherited)? Such a word is never mixed-script. */
+export function isOneScript(w: string): boolean {
+  return ONE_SCRIPT_RE.test(w);
+}
 
 /** Per BMP code unit: 0 not known yet, 1 NFC and NFKC agree, 2 they differ (a confusable form). */
 const nfkcChanges = new Uint8Array(0x10000);
@@ -66,7 +71,7 @@ function hasCompatibilityForm(w: string): boolean {
  */
 export function needsCure(w: string): boolean {
   if (!NON_ASCII_RE.test(w)) return false;
-  if (!ONE_SCRIPT_RE.test(w) && (isMixedCharset(w) || (ASCII_LETTER_RE.test(w) && NON_LATIN_LETTER_RE.test(w)))) return true;
+  if (!isOneScript(w) && (isMixedCharset(w) || (ASCII_LETTER_RE.test(w) && NON_LATIN_LETTER_RE.test(w)))) return true;
   return hasCompatibilityForm(w);
 }
 

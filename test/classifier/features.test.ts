@@ -11,7 +11,7 @@ import { T, typesTokenize } from '../../src/classifier/tokenizer.js';
 import { buildTokenCounts, withTokenCounts } from '../../src/classifier/features.js';
 import { ClassifierModel, predictCounts, vectorize, vectorizeCounts } from '../../src/classifier/model.js';
 import { intern, internBoundary, KIND, strToken, truncate16 } from '../../src/classifier/tokens.js';
-import { needsCure, shapeToken } from '../../src/classifier/words.js';
+import { isOneScript, needsCure, shapeToken } from '../../src/classifier/words.js';
 import { isMixedCharset } from '../../src/message/scripts.js';
 import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
 import { hasSharedData, sharedPath } from '../helpers/shared-data.js';
@@ -268,6 +268,49 @@ describe('token details', () => {
       }
       internBoundary(0);
     }
+  });
+});
+
+describe('which words are cured (needsCure): mixed script under UTS #39, or changed by NFKC', () => {
+  // The definition, character by character: augmented script sets (Script_Extensions) intersected, ASCII
+  // letters as Latin, and NFC against NFKC per non-ASCII character.
+  const NON_LATIN_LETTER = /(?![\p{Script_Extensions=Latin}\p{Script=Common}\p{Script=Inherited}])\p{L}/u;
+  const reference = (w: string): boolean =>
+    /[^\x00-\x7f]/.test(w) &&
+    (isMixedCharset(w) ||
+      (/[A-Za-z]/.test(w) && NON_LATIN_LETTER.test(w)) ||
+      [...w].some((ch) => ch.charCodeAt(0) >= 0x80 && ch.normalize('NFC') !== ch.normalize('NFKC')));
+
+  it('passes words of one augmented script by the fast test, and no mixed word', () => {
+    for (const w of ['café', 'Straße', '日本語のテキスト', 'カタカナー', '한국어漢字', 'привет', 'Αθήνα', 'שלום', 'plain']) expect(isOneScript(w), w).toBe(true);
+    for (const w of ['caféー', 'pаypal', 'é\u3099', 'ー١', 'Москва1ü']) expect(isOneScript(w), w).toBe(false);
+  });
+
+  it('cures look-alikes and compatibility forms, not words of one script', () => {
+    for (const w of ['pаypal', 'ｆｕｌｌ', '𝐛𝐨𝐥𝐝', 'ﬁnance', 'caféー', 'é\u3099', 'ー١']) expect(needsCure(w), w).toBe(true);
+    for (const w of ['café', 'Straße', '日本語のテキスト', 'カタカナー', '한국어漢字', 'привет', 'Αθήνα', 'plain']) expect(needsCure(w), w).toBe(false);
+  });
+
+  it('agrees with the definition on random words of Latin, kana, Han, Hangul, other scripts, marks and compatibility forms', () => {
+    const alphabet = ['a', 'Z', 'é', 'ß', 'ー', '・', '、', 'か', 'カ', 'ｶ', '字', '한', 'д', 'α', 'ا', 'ש', 'ก', 'Ａ', 'ﬁ', '²', '\u0301', '\u3099', '𝐛', '😀', '1', '١', 'ǅ', 'ㄅ'];
+    let x = 7;
+    const rnd = (): number => ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0), x / 4294967296);
+    let cured = 0;
+    let fast = 0;
+    for (let k = 0; k < 50_000; k++) {
+      let w = '';
+      for (let j = 1 + Math.floor(rnd() * 6); j > 0; j--) w += alphabet[Math.floor(rnd() * alphabet.length)];
+      const want = reference(w);
+      if (needsCure(w) !== want) expect(needsCure(w), JSON.stringify(w)).toBe(want);
+      if (isOneScript(w) && want) {
+        // A word the fast test passes is never cured for its scripts, only for a compatibility form.
+        expect([...w].some((ch) => ch.charCodeAt(0) >= 0x80 && ch.normalize('NFC') !== ch.normalize('NFKC')), JSON.stringify(w)).toBe(true);
+      }
+      if (want) cured++;
+      if (isOneScript(w)) fast++;
+    }
+    expect(cured).toBeGreaterThan(10_000);
+    expect(fast).toBeGreaterThan(1_000);
   });
 });
 
