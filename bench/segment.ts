@@ -9,20 +9,8 @@
 import { createRequire } from 'node:module';
 import { Bench } from 'tinybench';
 import { fastTinySegmenter, type TinySegmenterInstance } from '../src/classifier/tiny-segmenter.js';
-import { analyzeMessage, messageContextOf } from '../src/message/index.js';
-import { mimeView } from '../src/message/text-parts.js';
-import { loadCorpus, printTable, stats } from './common.js';
-
-/** The runs of letters with kana or kanji in the corpus's Japanese-charset messages. */
-async function japaneseRuns(): Promise<string[]> {
-  const runs: string[] = [];
-  for (const m of loadCorpus()) {
-    if (!/iso-2022-jp|shift_jis|euc-jp/i.test(m.raw.toString('latin1', 0, Math.min(m.raw.length, 20_000)))) continue;
-    const ctx = messageContextOf(await analyzeMessage(m.raw));
-    for (const p of mimeView(ctx).textParts) for (const w of p?.text.match(/[\p{L}\p{N}]+/gu) ?? []) if (/[\u3040-\u30ff\u4e00-\u9fff]/.test(w)) runs.push(w);
-  }
-  return runs;
-}
+import { japaneseRuns } from '../test/helpers/japanese.js';
+import { printTable, stats } from './common.js';
 
 export async function runSegmentBench(): Promise<void> {
   const TinySegmenter = createRequire(import.meta.url)('tiny-segmenter') as new () => TinySegmenterInstance;

@@ -178,26 +178,22 @@ export function fastTinySegmenter(instance: TinySegmenterInstance): Segment | un
     const t = instance[name];
     return typeof t === 'object' && t !== null ? (t as Record<string, unknown>) : undefined;
   };
-  const w: Record<string, TupleScores> = {};
+  // Both lists are in the tables' declaration order, which the destructurings below follow.
+  const w: TupleScores[] = [];
   for (const [name, k] of Object.entries(W_TABLES)) {
     const t = table(name);
     if (t === undefined) return undefined;
-    w[name] = tupleScores(t, k);
+    w.push(tupleScores(t, k));
   }
-  const c: Record<string, Int32Array> = {};
+  const c: Int32Array[] = [];
   for (const [name, alphabets] of Object.entries(C_TABLES)) {
     const t = table(name);
     if (t === undefined) return undefined;
-    c[name] = denseScores(t, alphabets);
+    c.push(denseScores(t, alphabets));
   }
-  const [UW1, UW2, UW3, UW4, UW5, UW6] = ['UW1__', 'UW2__', 'UW3__', 'UW4__', 'UW5__', 'UW6__'].map((n) => w[n]!) as TupleScores[];
-  const [BW1, BW2, BW3, TW1, TW2, TW3, TW4] = ['BW1__', 'BW2__', 'BW3__', 'TW1__', 'TW2__', 'TW3__', 'TW4__'].map((n) => w[n]!) as TupleScores[];
-  const [UC1, UC2, UC3, UC4, UC5, UC6, BC1, BC2, BC3, TC1, TC2, TC3, TC4] = [
-    'UC1__', 'UC2__', 'UC3__', 'UC4__', 'UC5__', 'UC6__', 'BC1__', 'BC2__', 'BC3__', 'TC1__', 'TC2__', 'TC3__', 'TC4__',
-  ].map((n) => c[n]!) as Int32Array[];
-  const [UP1, UP2, UP3, BP1, BP2, UQ1, UQ2, UQ3, BQ1, BQ2, BQ3, BQ4, TQ1, TQ2, TQ3, TQ4] = [
-    'UP1__', 'UP2__', 'UP3__', 'BP1__', 'BP2__', 'UQ1__', 'UQ2__', 'UQ3__', 'BQ1__', 'BQ2__', 'BQ3__', 'BQ4__', 'TQ1__', 'TQ2__', 'TQ3__', 'TQ4__',
-  ].map((n) => c[n]!) as Int32Array[];
+  const [UW1, UW2, UW3, UW4, UW5, UW6, BW1, BW2, BW3, TW1, TW2, TW3, TW4] = w as [TupleScores, ...TupleScores[]];
+  const [UC1, UC2, UC3, UC4, UC5, UC6, BC1, BC2, BC3, TC1, TC2, TC3, TC4, UP1, UP2, UP3, BP1, BP2, UQ1, UQ2, UQ3, BQ1, BQ2, BQ3, BQ4, TQ1, TQ2, TQ3, TQ4] =
+    c as [Int32Array, ...Int32Array[]];
 
   /** Code unit → its type index plus one (0: not asked yet). */
   const types = new Uint8Array(0x10000);

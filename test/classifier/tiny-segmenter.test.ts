@@ -7,9 +7,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { fastTinySegmenter, type TinySegmenterInstance } from '../../src/classifier/tiny-segmenter.js';
-import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
-import { mimeView } from '../../src/message/text-parts.js';
-import { loadCorpus } from '../helpers/corpus.js';
+import { japaneseRuns } from '../helpers/japanese.js';
 
 const require = createRequire(import.meta.url);
 const TinySegmenter = require('tiny-segmenter') as new () => TinySegmenterInstance;
@@ -25,12 +23,7 @@ describe('fastTinySegmenter (TinySegmenter over the package\'s model)', () => {
   });
 
   it('gives the package\'s pieces for the Japanese texts of the corpus', async () => {
-    const runs: string[] = [];
-    for (const m of loadCorpus()) {
-      if (!/iso-2022-jp|shift_jis|euc-jp/i.test(m.raw.toString('latin1', 0, Math.min(m.raw.length, 20_000)))) continue;
-      const ctx = messageContextOf(await analyzeMessage(m.raw));
-      for (const p of mimeView(ctx).textParts) for (const w of p?.text.match(/[\p{L}\p{N}]+/gu) ?? []) if (/[\u3040-\u30ff\u4e00-\u9fff]/.test(w)) runs.push(w);
-    }
+    const runs = await japaneseRuns();
     expect(runs.length).toBeGreaterThan(100);
     const differ = runs.filter((w) => fast(w).join('|') !== pkg.segment(w).join('|'));
     expect(differ).toEqual([]);
