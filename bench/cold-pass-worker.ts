@@ -1,20 +1,20 @@
 /**
  * One cold pass in a fresh worker thread (see `coldPassInThread` in model-cost.ts): loads the corpus and
  * the public rule set, opens the model as a second process would (preloaded and warmed up), runs
- * `coldPass` over the held-out half and posts its times.
+ * `coldPass` in the order it is given over the held-out half and posts its times.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openClassifier, sqliteModelConfig } from '../src/classifier/index.js';
-import { coldPass, splitHalves } from './model-cost.js';
+import { coldPass, splitHalves, type ColdOrder } from './model-cost.js';
 import { analysisEngine, loadCorpus, publicBundle } from './common.js';
 
-const { modelFile, trustedDomains } = workerData as { modelFile: string; trustedDomains: string[] };
+const { modelFile, trustedDomains, order } = workerData as { modelFile: string; trustedDomains: string[]; order: ColdOrder };
 const { test } = splitHalves(loadCorpus());
 const classifier = await openClassifier(sqliteModelConfig(modelFile), { trustedDomains, refreshMs: 0, preload: true });
 try {
   await classifier.reload();
   if (classifier.generation === 0) throw new Error(`no model in ${modelFile}`);
-  parentPort!.postMessage(await coldPass(analysisEngine(publicBundle()), classifier, test));
+  parentPort!.postMessage(await coldPass(analysisEngine(publicBundle()), classifier, test, undefined, order));
 } finally {
   await classifier.store.store.close();
 }
