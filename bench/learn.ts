@@ -109,7 +109,7 @@ export async function runLearnBench(): Promise<void> {
     // Unseen mail: the pass above, then COLD_THREADS more, each in a fresh worker thread (a cold pass
     // cannot be repeated in a process that has run one; one pass's ratio is a noisy sample). The passes
     // alternate which side goes first on a message, and the figure pools them: one order alone is
-    // biased by about ±0.015 on this corpus (see ColdOrder in model-cost.ts).
+    // biased by about ±0.015–0.02 on this corpus (see ColdOrder in model-cost.ts).
     const COLD_THREADS = 3;
     const orderName = (o: ColdOrder): string => (o === 0 ? 'model second on even messages' : 'model first on even messages');
     const coldRuns: { pass: string; t: PassTimes }[] = [{ pass: `this thread (${orderName(0)})`, t: cold }];

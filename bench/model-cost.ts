@@ -12,7 +12,7 @@
  * that goes first pays for what the process meets for the first time in that message (code paths V8
  * has not compiled yet, process-wide memos of host names and patterns), which the other side then
  * finds ready. Over this corpus's held-out half that is not even between the two orders: a classifier
- * that does nothing measured 0.97–0.985 in one order and 1.01–1.02 in the other. So the unseen-mail
+ * that does nothing measured 0.95–0.985 in one order and 1.01–1.04 in the other. So the unseen-mail
  * figure pools cold passes run in both orders, as many of each.
  */
 import { Worker } from 'node:worker_threads';
