@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openClassifier, sqliteModelConfig } from '../src/classifier/index.js';
-import { alternatingModelPasses, coldPass, coldPassInThread, costRows, splitHalves, type ColdOrder, type PassTimes } from './model-cost.js';
+import { alternatingModelPasses, coldOrderName, coldPass, coldPassInThread, costRows, splitHalves, type ColdOrder, type PassTimes } from './model-cost.js';
 import { alternatingPerMessage, analysisEngine, loadCorpus, printTable, publicBundle } from './common.js';
 import { HOSTILE_PATTERNS, hostileMessage } from './hostile-mail.js';
 
@@ -106,16 +106,15 @@ export async function runLearnBench(): Promise<void> {
       `\nfloor of the combined ham rate: ${hamOverFloor} of ${hamTotal} ham (${pct(hamOverFloor, hamTotal)}) score ≥ ${scoreSpam - mostNegative} ` +
         `from rules and modules alone, so stay flagged even with ${mostNegative} from the classifier (a perfect one).\n`,
     );
-    // Unseen mail: the pass above, then COLD_THREADS more, each in a fresh worker thread (a cold pass
-    // cannot be repeated in a process that has run one; one pass's ratio is a noisy sample). The passes
-    // alternate which side goes first on a message, and the figure pools them: one order alone is
-    // biased by about ±0.015–0.02 on this corpus (see ColdOrder in model-cost.ts).
-    const COLD_THREADS = 3;
-    const orderName = (o: ColdOrder): string => (o === 0 ? 'model second on even messages' : 'model first on even messages');
-    const coldRuns: { pass: string; t: PassTimes }[] = [{ pass: `this thread (${orderName(0)})`, t: cold }];
-    for (let k = 1; k <= COLD_THREADS; k++) {
-      const order: ColdOrder = k % 2 === 0 ? 0 : 1;
-      coldRuns.push({ pass: `fresh thread ${k} (${orderName(order)})`, t: await coldPassInThread(modelFile, trusted, order) });
+    // Unseen mail: the pass above, then more, each in a fresh worker thread (a cold pass cannot be
+    // repeated in a process that has run one; one pass's ratio is a noisy sample). Pass k runs in order
+    // k % 2, so an even number of passes has as many of each, and the figure pools them: one order alone
+    // is biased by about ±0.015–0.02 on this corpus (see ColdOrder in model-cost.ts).
+    const COLD_PASSES_PER_ORDER = 2;
+    const coldRuns: { pass: string; t: PassTimes }[] = [{ pass: `this thread (${coldOrderName(0)})`, t: cold }];
+    for (let k = 1; k < 2 * COLD_PASSES_PER_ORDER; k++) {
+      const order = (k % 2) as ColdOrder;
+      coldRuns.push({ pass: `fresh thread ${k} (${coldOrderName(order)})`, t: await coldPassInThread(modelFile, trusted, order) });
     }
     printTable('classify cost with the model on unseen mail (a process that has seen none of it: cold memos; both orders pooled)', costRows(coldRuns, 'pooled'));
     // Steady state: a long-running process has seen much mail, so its per-process memos (words, stems,

@@ -28,6 +28,11 @@ import { alternatingPerMessage } from './common.js';
  */
 export type ColdOrder = 0 | 1;
 
+/** How a cost table names a {@link ColdOrder}. */
+export function coldOrderName(order: ColdOrder): string {
+  return order === 0 ? 'model second on even messages' : 'model first on even messages';
+}
+
 /** Each side's summed classify time over a pass (ms) and the number of messages. */
 export interface PassTimes {
   withMs: number;
