@@ -92,6 +92,19 @@ export async function alternatingModelPasses(
   return passes.map((p) => ({ withoutMs: p.baselineMs, withMs: p.candidateMs, messages: test.length }));
 }
 
+/**
+ * Classifies each of `messages` once without and once with `classifier` (untimed): a process that has
+ * run a while, whose memos hold other mail. Leaves `engine.classifier` set to `classifier`.
+ */
+export async function classifyBothSides(engine: SpamEngine, classifier: SpamClassifier, messages: readonly CorpusMessage[]): Promise<void> {
+  for (const m of messages) {
+    engine.classifier = undefined;
+    await engine.classify(m.raw);
+    engine.classifier = classifier;
+    await engine.classify(m.raw);
+  }
+}
+
 /** The cross-validation split: every other message of each corpus folder, from the first (train) or the second (held-out). */
 export function splitHalves(corpus: readonly CorpusMessage[]): { train: CorpusMessage[]; test: CorpusMessage[] } {
   const index = new Map<string, number>();
@@ -126,12 +139,14 @@ export async function coldPass(
 /**
  * {@link coldPass} in `order` over the held-out half in a fresh worker thread, with the SQLite model at
  * `modelFile` (opened as a second process would: preloaded and warmed up before the pass) and the
- * public rule set. Rejects when the worker fails.
+ * public rule set. `primed`: the worker first classifies the training half with both sides
+ * ({@link classifyBothSides}), so the pass measures new mail in a process that has run a while. Rejects
+ * when the worker fails.
  */
-export function coldPassInThread(modelFile: string, trustedDomains: readonly string[], order: ColdOrder): Promise<PassTimes> {
+export function coldPassInThread(modelFile: string, trustedDomains: readonly string[], order: ColdOrder, primed = false): Promise<PassTimes> {
   return new Promise((resolve, reject) => {
     // A worker does not inherit tsx's loader: this entry registers it, then loads cold-pass-worker.ts.
-    const worker = new Worker(new URL('./cold-pass-worker.mjs', import.meta.url), { workerData: { modelFile, trustedDomains, order } });
+    const worker = new Worker(new URL('./cold-pass-worker.mjs', import.meta.url), { workerData: { modelFile, trustedDomains, order, primed } });
     let result: PassTimes | undefined;
     worker.on('message', (m: PassTimes) => {
       result = m;
