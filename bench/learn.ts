@@ -112,20 +112,21 @@ export async function runLearnBench(): Promise<void> {
     // k % 2, so an even number of passes has as many of each, and the figure pools them: one order alone
     // is biased by about ±0.015–0.02 on this corpus (see ColdOrder in model-cost.ts).
     const COLD_PASSES_PER_ORDER = 2;
-    const coldRuns: { pass: string; t: PassTimes }[] = [{ pass: `this thread (${coldOrderName(0)})`, t: cold }];
-    for (let k = 1; k < 2 * COLD_PASSES_PER_ORDER; k++) {
-      const order = (k % 2) as ColdOrder;
-      coldRuns.push({ pass: `fresh thread ${k} (${coldOrderName(order)})`, t: await coldPassInThread(modelFile, trusted, order) });
-    }
+    // Passes `from` to the last, each in a fresh worker thread; `primed`: see coldPassInThread.
+    const threadPasses = async (from: number, primed: boolean): Promise<{ pass: string; t: PassTimes }[]> => {
+      const runs: { pass: string; t: PassTimes }[] = [];
+      for (let k = from; k < 2 * COLD_PASSES_PER_ORDER; k++) {
+        const order = (k % 2) as ColdOrder;
+        runs.push({ pass: `fresh thread ${runs.length + 1} (${coldOrderName(order)})`, t: await coldPassInThread(modelFile, trusted, order, primed) });
+      }
+      return runs;
+    };
+    const coldRuns = [{ pass: `this thread (${coldOrderName(0)})`, t: cold }, ...(await threadPasses(1, false))];
     printTable('classify cost with the model on unseen mail (a process that has seen none of it: cold memos; both orders pooled)', costRows(coldRuns, 'pooled'));
     // New mail in a process that has run a while (a server's usual case): each fresh thread first
     // classifies the training half with both sides, so its memos (words, stems, interned tokens, host
     // names) hold other mail of the same kind, then runs the cold pass over the held-out half.
-    const primedRuns: { pass: string; t: PassTimes }[] = [];
-    for (let k = 0; k < 2 * COLD_PASSES_PER_ORDER; k++) {
-      const order = (k % 2) as ColdOrder;
-      primedRuns.push({ pass: `fresh thread ${k + 1} (${coldOrderName(order)})`, t: await coldPassInThread(modelFile, trusted, order, true) });
-    }
+    const primedRuns = await threadPasses(0, true);
     printTable('classify cost with the model on unseen mail after the training half (a process that has classified other mail; both orders pooled)', costRows(primedRuns, 'pooled'));
     // Seen mail: both paths classify the training half once, then the held-out half is timed again the
     // same way. The memos now hold these very messages (from the cold pass above, which must stay first):
