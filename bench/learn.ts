@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openClassifier, sqliteModelConfig } from '../src/classifier/index.js';
-import { alternatingModelPasses, classifyBothSides, coldOrderName, coldPass, coldPassInThread, costRows, splitHalves, type ColdOrder, type PassTimes } from './model-cost.js';
+import { alternatingModelPasses, classifyBothSides, coldOrderName, coldPass, coldPassInThread, costRows, splitHalves, type ColdOrder, type CostPass } from './model-cost.js';
 import { alternatingPerMessage, analysisEngine, loadCorpus, printTable, publicBundle } from './common.js';
 import { HOSTILE_PATTERNS, hostileMessage } from './hostile-mail.js';
 
@@ -113,8 +113,8 @@ export async function runLearnBench(): Promise<void> {
     // is biased by about ±0.015–0.02 on this corpus (see ColdOrder in model-cost.ts).
     const COLD_PASSES_PER_ORDER = 2;
     // Passes `from` to the last, each in a fresh worker thread; `primed`: see coldPassInThread.
-    const threadPasses = async (from: number, primed: boolean): Promise<{ pass: string; t: PassTimes }[]> => {
-      const runs: { pass: string; t: PassTimes }[] = [];
+    const threadPasses = async (from: number, primed: boolean): Promise<CostPass[]> => {
+      const runs: CostPass[] = [];
       for (let k = from; k < 2 * COLD_PASSES_PER_ORDER; k++) {
         const order = (k % 2) as ColdOrder;
         runs.push({ pass: `fresh thread ${runs.length + 1} (${coldOrderName(order)})`, t: await coldPassInThread(modelFile, trusted, order, primed) });

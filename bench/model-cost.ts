@@ -40,6 +40,12 @@ export interface PassTimes {
   messages: number;
 }
 
+/** One row of a cost table: the pass's name (or number) and its times. */
+export interface CostPass {
+  pass: string | number;
+  t: PassTimes;
+}
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
@@ -47,7 +53,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
  * ratio, or with `summary` 'pooled' the ratio of all passes' summed times (for cold passes run in both
  * orders, as many of each: see {@link ColdOrder}).
  */
-export function costRows(passes: readonly { pass: string | number; t: PassTimes }[], summary: 'median' | 'pooled' = 'median'): Record<string, string | number>[] {
+export function costRows(passes: readonly CostPass[], summary: 'median' | 'pooled' = 'median'): Record<string, string | number>[] {
   const rows: Record<string, string | number>[] = passes.map(({ pass, t }) => ({
     pass,
     'without model (ms/msg)': (t.withoutMs / t.messages).toFixed(2),
