@@ -185,6 +185,13 @@ export async function run(argv: string[]): Promise<number> {
       } else {
         say(`not enough samples for a model yet: ${r.totalHam} ham and ${r.totalSpam} spam, ${a.minSamples} of each needed`);
       }
+      // The same message learned again (same hash and account) counts once, with its latest label, as in
+      // Stalwart; said here so that the totals above do not look short of what was stored.
+      if (r.duplicates > 0) {
+        say(r.duplicates === 1
+          ? '1 sample was a message learned before: counted once, with its latest label'
+          : `${r.duplicates} samples were messages learned before: each counted once, with its latest label`);
+      }
       if (r.skipped > 0) say(`${r.skipped} sample${r.skipped === 1 ? '' : 's'} could not be read and were skipped`);
     }
   } catch (e) {
