@@ -18,7 +18,7 @@ import { separatorReplacer } from '../../src/classifier/eld-scores.js';
 import { truncate16 } from '../../src/classifier/tokens.js';
 import { urlPathWords } from '../../src/classifier/words.js';
 import { compositeBudget, MAX_COMPOSITE_LOOKAHEAD, T, TypedTokens, typesTokenize, urlScanners } from '../../src/classifier/tokenizer.js';
-import { mulberry32, randomString } from '../helpers/random-text.js';
+import { randomString } from '../helpers/random-text.js';
 
 describe('separatorReplacer', () => {
   async function eldSeparators(): Promise<RegExp> {
@@ -33,7 +33,7 @@ describe('separatorReplacer', () => {
     const separators = await eldSeparators();
     const replace = separatorReplacer(separators);
     const alphabet = [...'abcXYZ', "'", '`', '’', ' ', '\t', '\n', '0', '7', '.', ',', '!', '-', '"', 'é', 'ü', '\u0301', '中', '文', 'д', 'Ж', '😀', '\u00a0', 'ª'];
-    const rnd = mulberry32(3);
+    const rnd = prng(3);
     const sentences = [
       "It's the users' choice — don't `quote` me’ please.",
       'Ça va très bien, merci ! Größe: 12,5 cm.',
@@ -54,7 +54,7 @@ describe('separatorReplacer', () => {
   }, 20_000);
 
   it('falls back to the pattern itself for a pattern of another shape', () => {
-    const rnd = mulberry32(4);
+    const rnd = prng(4);
     const alphabet = [...'abzAZ09', "'", '’', ' ', '.', 'é', '😀'];
     const patterns = [/[^a-z]+/g, /[^a-z]+(?<![\x27\x60\u2019])/g, /[^a-z]+(?<![\x27\x60\u2019])/gu, /[^a-z][^b]+(?<![\x27\x60\u2019])/gu];
     for (const p of patterns) {
@@ -86,7 +86,7 @@ describe('TypedTokens', () => {
   };
 
   it('agrees with itself with and without spaces, with its ranges and with typesTokenize on 100,000 strings', () => {
-    const rnd = mulberry32(5);
+    const rnd = prng(5);
     const failures: string[] = [];
     const key = (t: { type: T; text: string }): string => `${t.type}:${t.text}`;
     for (let k = 0; k < 100_000 && failures.length < 5; k++) {
@@ -201,7 +201,7 @@ describe('URL scanners (the loops that stand for the tokenizer\'s URL patterns o
 
   it('give the lengths of the authority and path patterns at many positions of 20,000 random strings', () => {
     const { authLength, pathLength } = urlScanners;
-    const rnd = mulberry32(11);
+    const rnd = prng(11);
     const failures: string[] = [];
     for (let k = 0; k < 20_000 && failures.length < 5; k++) {
       const s = randomString(rnd, ALPHABET, 0, 12);
@@ -219,7 +219,7 @@ describe('URL scanners (the loops that stand for the tokenizer\'s URL patterns o
 
   it('test a host\'s last label and drop its port as the patterns do', () => {
     const { alphaLastLabel, dropPort } = urlScanners;
-    const rnd = mulberry32(12);
+    const rnd = prng(12);
     const HOST = [...'abcXYZ019.-:', 'é', '中', 'com', 'co.uk', 'x'.repeat(62), '😀'];
     const failures: string[] = [];
     for (let k = 0; k < 100_000 && failures.length < 5; k++) {
@@ -235,7 +235,7 @@ describe('urlPathWords (the URL path words of the token builder and of host-less
   it("equals path.split(/[/._]/) kept by byte length > 2 and alphabetic, cut to 16, on 100,000 random paths", () => {
     const ALPHA = /^\p{Alphabetic}+$/u;
     const PATH = [...'ab/._-09x?', 'é', '中', '😀', 'ǅ', 'abcdefghijklmnopqrstuv', '\ud800'];
-    const rnd = mulberry32(13);
+    const rnd = prng(13);
     const failures: string[] = [];
     for (let k = 0; k < 100_000 && failures.length < 5; k++) {
       const path = randomString(rnd, PATH, 0, 10);
@@ -251,7 +251,7 @@ describe('urlPathWords (the URL path words of the token builder and of host-less
 describe('collapsedLength (language detection\'s letter count)', () => {
   it('equals t.replace(/\\s+/g, " ").trim().length on random texts of every kind of white space', async () => {
     const { collapsedLength } = await import('../../src/classifier/language.js');
-    const rnd = mulberry32(17);
+    const rnd = prng(17);
     const parts = [' ', '\t', '\n', '\r', '\v', '\f', 'a', 'é', '中', '\u00a0', '\u1680', '\u2000', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff', '\u180e', '\u200b', '\u0085', 'x y'];
     for (let k = 0; k < 50_000; k++) {
       const t = randomString(rnd, parts, 0, 12);

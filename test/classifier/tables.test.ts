@@ -11,11 +11,11 @@ import { InternTable, MAX_SLOT_VALUE } from '../../src/classifier/intern-table.j
 import { foldedWordHash, MAX_PROBE, MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
 import { MAX_KEY, MAX_VALUE, MIN_VALUE, SlotTable } from '../../src/classifier/slot-table.js';
 import { internBoundary, TokCounter } from '../../src/classifier/tokens.js';
-import { mulberry32, randomString, WORD_CHARS, FILLER } from '../helpers/random-text.js';
+import { randomString, WORD_CHARS, FILLER } from '../helpers/random-text.js';
 
 describe('WordMemo', () => {
   it('finds ~50,000 words again from other texts, and no word never stored', () => {
-    const rnd = mulberry32(1);
+    const rnd = prng(1);
     const memo = new WordMemo();
     const words = new Set<string>();
     while (words.size < 50_000) words.add(randomString(rnd, WORD_CHARS, 1, 12));
@@ -68,7 +68,7 @@ describe('WordMemo', () => {
     expect(memo.get('AB[C', 0, 4, fold('AB[C'), true)).toBe(4);
     expect(memo.get('ab{c', 0, 4, fold('ab{c'), true)).toBeUndefined();
     // Random words: every spelling finds its word, across growth.
-    const rnd = mulberry32(5);
+    const rnd = prng(5);
     const words = new Set<string>();
     while (words.size < 20_000) words.add(randomString(rnd, [...'abcdefghijklmnopqrstuvwxyz'], 1, 12));
     const m2 = new WordMemo();
@@ -179,7 +179,7 @@ describe('WordMemo', () => {
   });
 
   it('wordHash of a range equals wordHash of that range cut out', () => {
-    const rnd = mulberry32(2);
+    const rnd = prng(2);
     for (let k = 0; k < 5000; k++) {
       const s = randomString(rnd, [...WORD_CHARS, ...FILLER], 0, 30);
       const a = Math.floor(rnd() * (s.length + 1));
@@ -218,7 +218,7 @@ describe('SlotTable', () => {
   const foldAscii = (k: string): string => k.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
   it('keeps keys in the slot and in the pool alike (lengths 0-12, characters 255 and 256, folded or not), through growth', () => {
-    const rnd = mulberry32(11);
+    const rnd = prng(11);
     // ÿ is 255 (a byte), Ā is 256 (not): keys of up to 8 characters below 256 live in the slot.
     const alphabet = ['a', 'b', 'Z', 'Q', 'ÿ', 'Ā', 'é', '😀', '0', '\u0000'];
     const t = new SlotTable();
@@ -268,7 +268,7 @@ describe('SlotTable', () => {
 
 describe('InternTable', () => {
   it('gives back the id of each of 150,000 values, long ones included, and −1 for values never added', () => {
-    const rnd = mulberry32(7);
+    const rnd = prng(7);
     const t = new InternTable();
     const values = new Set<string>();
     while (values.size < 150_000) values.add(randomString(rnd, WORD_CHARS, 1, values.size % 50 === 0 ? 90 : 14));

@@ -1,8 +1,7 @@
-/** Seeded random text for the tests that check a fast path against its plain definition. */
-import { prng } from '../../src/classifier/train.js';
-
-/** The seeded PRNG of training (mulberry32): the same inputs on every run. */
-export const mulberry32 = prng;
+/**
+ * Seeded random text for the tests that check a fast path against its plain definition (the random numbers:
+ * training's seeded PRNG, `prng` in src/classifier/train.ts, so every run sees the same inputs).
+ */
 
 /** A random string of `min`..`max` pieces drawn from `alphabet`. */
 export function randomString(rnd: () => number, alphabet: readonly string[], min: number, max: number): string {
