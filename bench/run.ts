@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,regex,rules,classify,masscheck,classify-redis,startup,lookup,learn,server,segment`.
+ * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,regex,rules,classify,masscheck,classify-redis,startup,lookup,learn,step-floor,server,segment`.
  * Figures are reported as ratios against a baseline measured in the same run (shared, noisy machines).
  */
 import { runClassifyBench } from './classify.js';
@@ -52,6 +52,10 @@ async function main(): Promise<void> {
   if (want('learn')) {
     const { runLearnBench } = await import('./learn.js');
     await runLearnBench();
+  }
+  if (want('step-floor')) {
+    const { runStepFloorBench } = await import('./step-floor.js');
+    await runStepFloorBench();
   }
 }
 
