@@ -49,9 +49,11 @@ class StepTimer implements EngineClassifier {
     return r;
   }
 
+  /** `r` when the step answered at once; a promise is counted (the suite then fails) and its rejection dropped. */
   sync(r: ReturnType<SpamClassifier['classify']>): ClassifierVerdict | undefined {
     if (r instanceof Promise) {
       this.asyncSteps++;
+      r.catch(() => undefined);
       return undefined;
     }
     return r;
