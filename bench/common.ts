@@ -15,6 +15,11 @@ export function publicBundle(): RuleBundle {
   return loadRuleFile(file);
 }
 
+/** The keys of the rule set's `trusted-domains` list (its entries are keys or key/value objects), for the classifier's trust check. */
+export function trustedDomains(bundle: RuleBundle): string[] {
+  return bundle.lists.get('trusted-domains')?.map((e) => (typeof e === 'string' ? e : e.key)) ?? [];
+}
+
 /**
  * An engine with the public rule set, its scores and its static lists in memory. `storedSession`:
  * read each message's session from its own Received/Return-Path headers (corpus mail is stored

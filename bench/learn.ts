@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openClassifier, sqliteModelConfig } from '../src/classifier/index.js';
 import { alternatingModelPasses, classifyBothSides, coldOrderName, coldPass, coldPassInThread, costRows, splitHalves, type ColdOrder, type CostPass } from './model-cost.js';
-import { alternatingPerMessage, analysisEngine, loadCorpus, printTable, publicBundle } from './common.js';
+import { alternatingPerMessage, analysisEngine, loadCorpus, printTable, publicBundle, trustedDomains } from './common.js';
 import { HOSTILE_PATTERNS, hostileMessage } from './hostile-mail.js';
 
 interface Confusion {
@@ -43,7 +43,7 @@ function row(name: string, c: Confusion): Record<string, string | number> {
 export async function runLearnBench(): Promise<void> {
   const { train, test } = splitHalves(loadCorpus());
   const bundle = publicBundle();
-  const trusted = bundle.lists.get('trusted-domains')?.map((e) => (typeof e === 'string' ? e : e.key)) ?? [];
+  const trusted = trustedDomains(bundle);
   const dir = mkdtempSync(join(tmpdir(), 'spamrule-learn-bench-'));
   try {
     const modelFile = join(dir, 'model.sqlite');

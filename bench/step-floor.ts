@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { openClassifier, sqliteModelConfig, type ClassifierInput, type ClassifierVerdict, type EngineClassifier, type SpamClassifier } from '../src/classifier/index.js';
 import type { SpamEngine } from '../src/engine/index.js';
 import { classifyBothSides, splitHalves } from './model-cost.js';
-import { analysisEngine, loadCorpus, printTable, publicBundle } from './common.js';
+import { analysisEngine, loadCorpus, printTable, publicBundle, trustedDomains } from './common.js';
 
 /** What runs, untimed, just before the timed step. */
 type Before = 'nothing' | 'previous' | 'same';
@@ -70,7 +70,7 @@ const us = (ms: number, n: number): number => (1000 * ms) / Math.max(n, 1);
 export async function runStepFloorBench(): Promise<void> {
   const { train, test } = splitHalves(loadCorpus());
   const bundle = publicBundle();
-  const trusted = bundle.lists.get('trusted-domains')?.map((e) => (typeof e === 'string' ? e : e.key)) ?? [];
+  const trusted = trustedDomains(bundle);
   const dir = mkdtempSync(join(tmpdir(), 'spamrule-step-floor-'));
   try {
     const classifier = await openClassifier(sqliteModelConfig(join(dir, 'model.sqlite')), { trustedDomains: trusted, refreshMs: 0, preload: true });
