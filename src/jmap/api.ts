@@ -48,7 +48,8 @@ export function parseRequest(
 
 /** Replaces `#arg` ResultReferences with the values they point at (RFC 8620 §3.7). */
 function resolveReferences(args: Record<string, unknown>, responses: Invocation[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // No prototype: an argument named "__proto__" is an argument like any other, not the map's prototype.
+  const out = Object.create(null) as Record<string, unknown>;
   for (const [k, v] of Object.entries(args)) {
     if (!k.startsWith('#')) {
       out[k] = v;
@@ -64,6 +65,10 @@ function resolveReferences(args: Record<string, unknown>, responses: Invocation[
     out[name] = evaluatePath(target[1], v.path);
   }
   return out;
+}
+
+function isStackOverflow(e: unknown): boolean {
+  return e instanceof RangeError && /call stack/i.test(e.message);
 }
 
 const METHODS: Record<string, (t: ObjectType, args: Record<string, unknown>, ctx: MethodContext) => unknown> = {
@@ -88,7 +93,11 @@ export async function runMethodCalls(
       responses.push([name, result as Record<string, unknown>, callId]);
     } catch (e) {
       if (e instanceof MethodError) responses.push(['error', e.toJSON(), callId]);
-      else {
+      else if (isStackOverflow(e)) {
+        // Only arguments nested deeper than the stack can take (a patch value, a filter) get here: the
+        // client's mistake (RFC 8620 §3.6.2), not the server's.
+        responses.push(['error', new MethodError('invalidArguments', 'arguments nested too deeply').toJSON(), callId]);
+      } else {
         onInternalError(e);
         responses.push(['error', { type: 'serverFail', description: e instanceof Error ? e.message : String(e) }, callId]);
       }

@@ -113,6 +113,11 @@ export function getMethod(kind: ObjectKind, args: Record<string, unknown>, ctx: 
   return { accountId: ctx.accountId, state: stateString(snap.state), list, notFound };
 }
 
+/** An empty map for keys a client chose: no prototype, so no key reaches or replaces an inherited one. */
+function keyedByClient<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 function optionalMap(v: unknown, name: string): Record<string, unknown> {
   if (v === undefined || v === null) return {};
   if (!isObject(v)) throw new MethodError('invalidArguments', `${name} must be an object or null`);
@@ -171,12 +176,14 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
     const oldState = stateString(working.state);
     if (typeof ifInState === 'string' && ifInState !== oldState) throw new MethodError('stateMismatch', `state is ${oldState}, not ${ifInState}`);
     const touched = new Set<string>();
-    const created: Record<string, Data> = {};
-    const notCreated: Record<string, SetError> = {};
-    const updated: Record<string, null> = {};
-    const notUpdated: Record<string, SetError> = {};
+    // Keyed by client strings (creation ids, ids): without a prototype, so that a creation id such as
+    // "__proto__" (a valid Id, RFC 8620 §1.2) is a key like any other.
+    const created = keyedByClient<Data>();
+    const notCreated = keyedByClient<SetError>();
+    const updated = keyedByClient<null>();
+    const notUpdated = keyedByClient<SetError>();
     const destroyed: string[] = [];
-    const notDestroyed: Record<string, SetError> = {};
+    const notDestroyed = keyedByClient<SetError>();
 
     const clash = (id: string, data: Data): SetError | undefined => {
       const key = data[kind.uniqueProperty];

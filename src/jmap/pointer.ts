@@ -20,28 +20,55 @@ function patchError(path: string, description: string): SetErrorException {
 }
 
 /**
+ * A segment that names no property of any JMAP object, but would reach JavaScript's prototype chain
+ * if followed or assigned (`node["__proto__"] = v` replaces `node`'s prototype instead of setting a
+ * property). Refused as a path that does not exist.
+ */
+const PROTOTYPE_SEGMENT = '__proto__';
+
+/**
+ * Segments a patch path may have at most. The deepest property of these objects is four segments
+ * down (`condition/match/0/if`); a deeper path cannot exist, and refusing it first keeps the overlap
+ * check linear in the request's size.
+ */
+export const MAX_PATCH_DEPTH = 32;
+
+/**
  * Applies a PatchObject to a deep copy of `target` and returns the copy. Every key is a pointer; its
  * value replaces what is at that path, `null` removes it (the object's defaults then apply on
- * validation). Intermediate segments must exist: an object key, or an array index (`N` < length,
- * or `N` == length to append). Throws `SetErrorException(invalidPatch)` for a key that is a prefix
- * of another key, or a path that does not exist (RFC 8620 §5.3).
+ * validation). Intermediate segments must exist as the object's own keys (never inherited ones), or
+ * as array indexes (`N` < length, or `N` == length to append). Throws
+ * `SetErrorException(invalidPatch)` for a key that is a prefix of another key, or a path that does
+ * not exist (RFC 8620 §5.3). Linear in the total length of the keys: the overlap check looks each
+ * key's proper prefixes up in a set rather than comparing every pair.
  */
 export function applyPatch(target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   const out = structuredClone(target);
   const keys = Object.keys(patch);
-  const norm = keys.map((k) => parsePointer(k).join('/'));
-  for (let i = 0; i < norm.length; i++)
-    for (let j = 0; j < norm.length; j++)
-      if (i !== j && norm[j]!.startsWith(norm[i]! + '/'))
-        throw patchError(norm[j]!, `patch keys "${keys[i]}" and "${keys[j]}" overlap`);
+  const segsOf = keys.map((k) => parsePointer(k));
+  segsOf.forEach((segs, i) => {
+    if (segs.length > MAX_PATCH_DEPTH) throw patchError(keys[i]!, `path "${keys[i]}" is deeper than any property (${MAX_PATCH_DEPTH} segments)`);
+  });
+  const norm = segsOf.map((segs) => segs.join('/'));
+  const index = new Map<string, number>();
+  norm.forEach((n, i) => index.set(n, i));
+  norm.forEach((n, j) => {
+    for (let cut = n.indexOf('/'); cut >= 0; cut = n.indexOf('/', cut + 1)) {
+      const i = index.get(n.slice(0, cut));
+      if (i !== undefined) throw patchError(n, `patch keys "${keys[i]}" and "${keys[j]}" overlap`);
+    }
+  });
   keys.forEach((key, i) => {
-    const segs = parsePointer(key);
+    const segs = segsOf[i]!;
     const path = norm[i]!;
     if (segs.length === 0) throw patchError('', 'empty patch path');
+    if (segs.includes(PROTOTYPE_SEGMENT)) throw patchError(path, `path "${key}" does not exist`);
     let node: unknown = out;
     for (let s = 0; s < segs.length - 1; s++) {
       const seg = segs[s]!;
-      const next: unknown = Array.isArray(node) ? (/^\d+$/.test(seg) ? node[Number(seg)] : undefined) : isPlainObject(node) ? node[seg] : undefined;
+      const next: unknown = Array.isArray(node)
+        ? /^\d+$/.test(seg) ? node[Number(seg)] : undefined
+        : isPlainObject(node) && Object.hasOwn(node, seg) ? node[seg] : undefined;
       if (next === null || typeof next !== 'object') throw patchError(path, `path "${key}" does not exist`);
       node = next;
     }

@@ -11,21 +11,32 @@ const OPERATORS: Record<string, 'AND' | 'OR' | 'NOT'> = { AND: 'AND', OR: 'OR', 
 
 type Filter = (id: string, data: Data) => boolean;
 
+/**
+ * FilterOperators nested at most this deep. RFC 8620 §5.5 sets no bound; one is needed so that a
+ * hostile filter gets `invalidArguments` rather than overflowing the stack of the compiler below.
+ */
+export const MAX_FILTER_DEPTH = 64;
+
+function tooDeep(): MethodError {
+  return new MethodError('invalidArguments', `filter operators nested deeper than ${MAX_FILTER_DEPTH}`);
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /** Compiles a filter tree once; throws `invalidArguments` for a malformed operator, `unsupportedFilter` via the kind. */
-function compileFilter(kind: ObjectKind, f: unknown): Filter {
+function compileFilter(kind: ObjectKind, f: unknown, depth = 0): Filter {
   if (f === undefined || f === null) return () => true;
   if (!isObject(f)) throw new MethodError('invalidArguments', 'filter must be an object or null');
   if ('operator' in f) {
-    const op = typeof f.operator === 'string' ? OPERATORS[f.operator] : undefined;
+    if (depth >= MAX_FILTER_DEPTH) throw tooDeep();
+    const op = typeof f.operator === 'string' && Object.hasOwn(OPERATORS, f.operator) ? OPERATORS[f.operator] : undefined;
     if (op === undefined) throw new MethodError('invalidArguments', `unknown filter operator ${JSON.stringify(f.operator)}`);
     const extra = Object.keys(f).filter((k) => k !== 'operator' && k !== 'conditions');
     if (extra.length > 0) throw new MethodError('invalidArguments', `a FilterOperator cannot also have ${extra.join(', ')}`);
     if (!Array.isArray(f.conditions)) throw new MethodError('invalidArguments', 'FilterOperator conditions must be an array');
-    const subs = f.conditions.map((c) => compileFilter(kind, c));
+    const subs = f.conditions.map((c) => compileFilter(kind, c, depth + 1));
     if (op === 'AND') return (id, d) => subs.every((s) => s(id, d));
     if (op === 'OR') return (id, d) => subs.some((s) => s(id, d));
     return (id, d) => !subs.some((s) => s(id, d));
@@ -35,10 +46,11 @@ function compileFilter(kind: ObjectKind, f: unknown): Filter {
 }
 
 /** Checks every FilterCondition's keys even when there are no objects to test them on. */
-function checkFilterKeys(kind: ObjectKind, f: unknown): void {
+function checkFilterKeys(kind: ObjectKind, f: unknown, depth = 0): void {
   if (!isObject(f)) return;
   if ('operator' in f) {
-    if (Array.isArray(f.conditions)) for (const c of f.conditions) checkFilterKeys(kind, c);
+    if (depth >= MAX_FILTER_DEPTH) throw tooDeep();
+    if (Array.isArray(f.conditions)) for (const c of f.conditions) checkFilterKeys(kind, c, depth + 1);
     return;
   }
   for (const [k, v] of Object.entries(f)) {
@@ -62,7 +74,7 @@ export function runQuery(kind: ObjectKind, objects: Map<string, Data>, args: Rec
   if (!Array.isArray(sort)) throw new MethodError('invalidArguments', 'sort must be an array or null');
   const comparators = sort.map((c: unknown) => {
     if (!isObject(c) || typeof c.property !== 'string') throw new MethodError('invalidArguments', 'each Comparator needs a string "property"');
-    const key = kind.sortKeys[c.property];
+    const key = Object.hasOwn(kind.sortKeys, c.property) ? kind.sortKeys[c.property] : undefined;
     if (key === undefined) throw new MethodError('unsupportedSort', `cannot sort x:${kind.type} by "${c.property}"`);
     if (c.isAscending !== undefined && typeof c.isAscending !== 'boolean') throw new MethodError('invalidArguments', 'isAscending must be a boolean');
     return { key, property: c.property, dir: c.isAscending === false ? -1 : 1 };

@@ -218,6 +218,9 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     const blob = accountId === ACCOUNT_ID ? blobs.get(blobId) : undefined;
     if (blob === undefined) throw new HttpError(404, problem(404, 'Not Found', `no blob "${blobId}" (blobs are kept an hour after upload)`));
     const type = query.get('accept') ?? blob.type;
+    // A header value cannot hold control or non-ASCII characters (RFC 9110 §5.5): refuse them rather
+    // than fail while writing the response.
+    if (!/^[\x20-\x7e]*$/.test(type)) throw new HttpError(400, problem(400, 'Bad Request', 'the accept type must be printable ASCII'));
     const file = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
     res.writeHead(200, { 'content-type': type, 'content-length': blob.data.length, 'content-disposition': `attachment; filename="${file}"`, 'cache-control': 'private, immutable, max-age=31536000' });
     res.end(blob.data);
