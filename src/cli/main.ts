@@ -37,7 +37,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write('spamrule 0.1.0\n');
     return 0;
   }
-  const cmd = COMMANDS[name];
+  const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (cmd === undefined) {
     process.stderr.write(`spamrule: unknown command "${name}"\n\n${usage()}\n`);
     return 2;

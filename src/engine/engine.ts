@@ -383,7 +383,8 @@ export class SpamEngine {
   private async runRules(
     byScope: RulesByScope, msg: AnalyzedMessage, tags: Set<string>, matches: RuleMatch[], errors: ClassifyError[], deadline: number,
   ): Promise<void> {
-    const system = (name: string): string | number => this.system[name] ?? '';
+    // A rule's name never reaches an inherited property (`system('constructor')` is '').
+    const system = (name: string): string | number => (Object.hasOwn(this.system, name) ? this.system[name]! : '');
     const skipped = new Set<string>();
     const overBudget = (): boolean => deadline !== Infinity && performance.now() > deadline;
     for (const scope of SCOPE_ORDER) {

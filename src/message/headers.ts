@@ -234,7 +234,8 @@ export function dateToRfc3339(raw: string): string {
   const m = DATE_RE.exec(unfold(raw).slice(0, 256));
   if (m === null) return '';
   const day = Number(m[1]);
-  const month = MONTHS[m[2]!.toLowerCase()];
+  const mon = m[2]!.toLowerCase();
+  const month = Object.hasOwn(MONTHS, mon) ? MONTHS[mon] : undefined;
   let year = Number(m[3]);
   if (m[3]!.length <= 2) year += year < 50 ? 2000 : 1900;
   else if (m[3]!.length === 3) year += 1900;
@@ -244,7 +245,7 @@ export function dateToRfc3339(raw: string): string {
   if (month === undefined || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60) return '';
   let tz = 0;
   const z = m[7];
-  if (z !== undefined) tz = /^[+-]/.test(z) ? Number(z) : (ZONES[z.toLowerCase()] ?? 0);
+  if (z !== undefined) tz = /^[+-]/.test(z) ? Number(z) : (Object.hasOwn(ZONES, z.toLowerCase()) ? ZONES[z.toLowerCase()]! : 0);
   const date = `${pad(year, 4)}-${pad(month)}-${pad(day)}T${pad(hh)}:${pad(mm)}:${pad(ss)}`;
   if (tz === 0) return date + 'Z';
   const a = Math.abs(tz);

@@ -45,7 +45,8 @@ export function decodeEntities(s: string): string {
       if (!Number.isFinite(cp) || cp <= 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return '\ufffd';
       return String.fromCodePoint(cp);
     }
-    return NAMED[ref] ?? m;
+    // Own names only: `&toString;` is not a character reference, whatever Object.prototype has.
+    return Object.hasOwn(NAMED, ref) ? NAMED[ref]! : m;
   });
 }
 

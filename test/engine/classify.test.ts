@@ -217,6 +217,15 @@ describe('failures are reported, never thrown', () => {
     }
     expect(ruleTags((await engine.classify('')).tags)).toEqual(['NO_SUBJECT']);
   });
+
+  it("gives system() only the values configured, never an inherited property ('constructor')", async () => {
+    const engine = new SpamEngine({
+      analysis: false,
+      system: { hostname: 'mx.example' },
+      rules: [r('Any', 'HOST', 1, "system('hostname') == 'mx.example'", 'HOST_OK'), r('Any', 'PROTO', 2, "system('constructor') != ''", 'INHERITED')],
+    });
+    expect(ruleTags((await engine.classify(MESSAGE)).tags)).toEqual(['HOST_OK']);
+  });
 });
 
 describe('lookups of one message go out concurrently (issue 3)', () => {

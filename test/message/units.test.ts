@@ -98,6 +98,10 @@ describe('HTML scanning', () => {
     expect(s.mailtos).toEqual(['mailto:A@B.com']);
     expect(s.text).toBe('Mail Tom & Jerry AB');
   });
+
+  it('leaves names that only Object.prototype has as written (&toString; is no character reference)', () => {
+    expect(scanHtml('<p>a &toString; b &valueOf c &amp;</p>').text).toBe('a &toString; b &valueOf c &');
+  });
 });
 
 describe('headers', () => {
