@@ -45,6 +45,8 @@ Workers and limits:
   --scan-timeout MS     per-message time limit (default 30000; 0 = none)
   --max-scans N         scans handed to the workers at once (default 4 per worker)
   --idle-timeout MS     close connections idle this long (default 60000)
+  --head-timeout MS     a request head (or milter packet) must arrive within this (default 30000; 0 = none)
+  --request-timeout MS  a whole spamd/rspamd request must arrive within this (default 300000; 0 = none)
   --log-level LEVEL     trace|debug|info|warn|error|silent (default info); JSON lines on stdout
 
   --config FILE         JSON or TOML file with the settings above (docs/deployment.md)
@@ -87,6 +89,8 @@ const OPTIONS = {
   'scan-timeout': { type: 'string' },
   'max-scans': { type: 'string' },
   'idle-timeout': { type: 'string' },
+  'head-timeout': { type: 'string' },
+  'request-timeout': { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -129,6 +133,10 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (ms !== undefined) l.maxConcurrentScans = ms;
   const it = int('idle-timeout', v['idle-timeout'], 1);
   if (it !== undefined) l.idleTimeoutMs = it;
+  const ht = int('head-timeout', v['head-timeout']);
+  if (ht !== undefined) l.headTimeoutMs = ht;
+  const rt = int('request-timeout', v['request-timeout']);
+  if (rt !== undefined) l.requestTimeoutMs = rt;
   out.limits = l;
   if (v['log-level'] !== undefined) out.log = { level: v['log-level'] };
   return out;

@@ -14,6 +14,19 @@ export interface ServerLimits {
   maxWaitingScans: number;
   /** A connection idle (nothing read or written) this long is closed, in ms (default 60 000). */
   idleTimeoutMs: number;
+  /**
+   * A request head must arrive within this many ms, however steadily it trickles in (default
+   * 30 000; 0 = none): spamd's request line and headers and the rspamd HTTP request line and headers,
+   * timed from the connection's start (for HTTP keep-alive, from the previous reply); for milter,
+   * each packet, from its first byte. Over it, the connection is closed.
+   */
+  headTimeoutMs: number;
+  /**
+   * A whole spamd or rspamd request (head and body) must arrive within this many ms of its start
+   * (default 300 000; 0 = none). Over it, the connection is closed. Milter has no such deadline: the
+   * MTA forwards the message as its own SMTP client sends it, under its own timeouts.
+   */
+  requestTimeoutMs: number;
   /** Open connections per listener (default 1024). */
   maxConnections: number;
 }
@@ -25,6 +38,12 @@ export function defaultLimits(workers: number): ServerLimits {
     maxConcurrentScans: 4 * Math.max(1, workers),
     maxWaitingScans: 256,
     idleTimeoutMs: 60_000,
+    // spamd's own --timeout-tcp (headers) is 30 s and Postfix waits 30 s for a milter's reply to a
+    // command (milter_command_timeout): a peer on the mail path that takes longer is broken anyway.
+    headTimeoutMs: 30_000,
+    // Postfix's milter_content_timeout and spamd's --timeout-child are both 300 s; a 50 MiB message
+    // then needs 175 KB/s, far below any link between an MTA and its filter.
+    requestTimeoutMs: 300_000,
     maxConnections: 1024,
   };
 }

@@ -39,6 +39,13 @@ export class ServerMetrics {
     labelNames: ['protocol'] as const,
     registers: [this.registry],
   });
+  /** Connections closed because the client was too slow: `idle`, `head` or `request` (see `ServerLimits`). */
+  readonly clientTimeouts = new Counter({
+    name: 'spamrule_client_timeouts_total',
+    help: 'Connections closed because the client was idle too long or too slow to send a request head or a whole request, by protocol and timeout',
+    labelNames: ['protocol', 'timeout'] as const,
+    registers: [this.registry],
+  });
   private readonly depths: (() => number)[] = [];
   /** Read from the scanners when the metrics are collected ({@link watchQueueDepth}), not set per scan. */
   readonly queueDepth = new Gauge({

@@ -13,10 +13,19 @@
  *   milter that is down).
  *
  * A packet longer than 1 MiB, an unknown command, or a packet out of order ends the connection (a
- * protocol error for the MTA, which applies its `milter_default_action`).
+ * protocol error for the MTA, which applies its `milter_default_action`). The order is the one MTAs
+ * send (see {@link Stage}); macros (`D`), `A` (abort), `K` (new session) and `Q` (quit) may come at
+ * any point after the negotiation.
+ *
+ * What the connection keeps besides the message is bounded: only the macros above, each up to
+ * 1 KiB; at most 1000 recipients per message (Postfix's default `smtpd_recipient_limit`), each
+ * further one answered `452 4.5.3` as Postfix itself does past that limit (the client retries it
+ * later); and at most 512 KiB of connect, HELO, MAIL FROM and RCPT TO strings, past which the
+ * recipient gets that 452 and a connect, HELO or MAIL FROM a temporary failure.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SessionInput } from '../analysis/types.js';
+import { Deadlines, idleTimeout } from './deadline.js';
 import type { Scanner } from './scan.js';
 import { unbracket } from './scan.js';
 
@@ -30,6 +39,40 @@ const SMFIF_CHGHDRS = 0x10;
 // Protocol flags (SMFIP_*).
 const SMFIP_NOUNKNOWN = 0x100;
 const SMFIP_HDR_LEADSPC = 0x100000;
+
+/** The macros {@link MilterConnection.sessionWithMacros} reads; the MTA may send many more. */
+const KEPT_MACROS = new Set(['i', 'j', 'auth_authen', 'tls_version', 'daemon_addr', 'client_addr'].flatMap((n) => [n, `{${n}}`]));
+/** Longer values of those are not kept: a host name has 255 bytes at most, an address 45. */
+const MAX_MACRO_VALUE = 1024;
+/** Recipients per message (Postfix's default smtpd_recipient_limit). */
+const MAX_RECIPIENTS = 1000;
+/** Connect, HELO, MAIL FROM and RCPT TO strings kept per message: 1000 recipients of RFC 5321's 256 bytes fit twice. */
+const MAX_ENVELOPE_BYTES = 512 * 1024;
+
+/**
+ * Where the connection is in the protocol, after the last packet: `init` before the option
+ * negotiation; `negotiated` after it (or after `K`), when the connect info comes; `session` between
+ * messages; `envelope` after MAIL (and RCPT, DATA); `headers`; `body` after end of headers.
+ */
+type Stage = 'init' | 'negotiated' | 'session' | 'envelope' | 'headers' | 'body';
+
+/**
+ * The stages each command may come in (those not listed: any but `init`). libmilter's own order;
+ * C (connect) and H (HELO) may be left out, as an MTA does for a client that skips HELO.
+ */
+const ALLOWED: Record<string, readonly Stage[]> = {
+  O: ['init'],
+  C: ['negotiated'],
+  H: ['negotiated', 'session'],
+  M: ['negotiated', 'session'],
+  R: ['envelope'],
+  T: ['envelope'],
+  L: ['envelope', 'headers'],
+  N: ['envelope', 'headers'],
+  B: ['body'],
+  E: ['envelope', 'headers', 'body'],
+  Q: ['init', 'negotiated', 'session', 'envelope', 'headers', 'body'],
+};
 
 const NOTE_HEADER = 'X-Spam-Note';
 const OUR_HEADERS = ['X-Spam-Result', 'X-Spam-Score'];
@@ -70,6 +113,7 @@ function packet(cmd: string, data: Buffer | string = Buffer.alloc(0)): Buffer {
 }
 
 const CONTINUE = packet('c');
+const TEMPFAIL = packet('t');
 
 function cstr(...parts: string[]): Buffer {
   return Buffer.from(parts.map((p) => p + '\0').join(''), 'utf8');
@@ -95,6 +139,11 @@ class MilterConnection {
   private macros = new Map<string, string>();
   private session: SessionInput = {};
   private msg = newMessage();
+  private stage: Stage = 'init';
+  /** Bytes of the connect and HELO strings, and of MAIL FROM and the recipients kept. */
+  private sessionBytes = 0;
+  private envelopeBytes = 0;
+  private readonly deadlines: Deadlines;
   private leadingSpace = false;
   /** Whether the MTA let us change (delete) headers. */
   private canChange = false;
@@ -105,7 +154,9 @@ class MilterConnection {
   constructor(
     private readonly socket: Socket,
     private readonly scanner: Scanner,
-  ) {}
+  ) {
+    this.deadlines = new Deadlines(socket, 'milter', scanner.metrics);
+  }
 
   onData(chunk: Buffer): void {
     this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
@@ -116,12 +167,17 @@ class MilterConnection {
     while (!this.busy && !this.closed && this.buf.length >= 4) {
       const len = this.buf.readUInt32BE(0);
       if (len === 0 || len > MAX_PACKET) return this.protocolError(`packet length ${len} out of range`);
-      if (this.buf.length < 4 + len) return; // the rest is on its way (bounded by MAX_PACKET)
+      if (this.buf.length < 4 + len) break; // the rest is on its way (bounded by MAX_PACKET)
       const cmd = String.fromCharCode(this.buf[4]!);
       const data = this.buf.subarray(5, 4 + len);
       this.buf = this.buf.subarray(4 + len);
+      this.deadlines.clear('head');
       this.command(cmd, data);
     }
+    // A packet that has begun must be complete within headTimeoutMs, however slowly it trickles.
+    // Whole packets held back while a message is scanned are not the MTA's delay.
+    if (this.busy || this.closed || this.buf.length === 0) this.deadlines.clear('head');
+    else this.deadlines.ensure('head', this.scanner.limits.headTimeoutMs);
   }
 
   private send(b: Buffer): void {
@@ -135,7 +191,16 @@ class MilterConnection {
     this.socket.destroy();
   }
 
+  /** Whether the envelope may grow by `bytes` more (see {@link MAX_ENVELOPE_BYTES}). */
+  private fits(bytes: number): boolean {
+    return this.sessionBytes + this.envelopeBytes + bytes <= MAX_ENVELOPE_BYTES;
+  }
+
   private command(cmd: string, data: Buffer): void {
+    const allowed = ALLOWED[cmd];
+    if (allowed !== undefined ? !allowed.includes(this.stage) : this.stage === 'init' && 'DAKU'.includes(cmd)) {
+      return this.protocolError(`milter command ${JSON.stringify(cmd)} out of order (after ${this.stage})`);
+    }
     switch (cmd) {
       case 'O': {
         if (data.length < 12) return this.protocolError('short option negotiation');
@@ -149,14 +214,24 @@ class MilterConnection {
         reply.writeUInt32BE(Math.min(version, MILTER_VERSION), 0);
         reply.writeUInt32BE(actions & (SMFIF_ADDHDRS | SMFIF_CHGHDRS), 4);
         reply.writeUInt32BE(protocol & (SMFIP_HDR_LEADSPC | SMFIP_NOUNKNOWN), 8);
+        this.stage = 'negotiated';
         return this.send(packet('O', reply));
       }
       case 'D': {
+        // Only what the session is built from: the MTA may send any number of macros of any size.
         const pairs = cstrings(data.subarray(1));
-        for (let i = 0; i + 1 < pairs.length; i += 2) this.macros.set(pairs[i]!, pairs[i + 1]!);
+        for (let i = 0; i + 1 < pairs.length; i += 2) {
+          const [name, value] = [pairs[i]!, pairs[i + 1]!];
+          if (KEPT_MACROS.has(name) && Buffer.byteLength(value) <= MAX_MACRO_VALUE) this.macros.set(name, value);
+        }
         return;
       }
       case 'C': {
+        this.sessionBytes = 0;
+        this.envelopeBytes = 0;
+        if (!this.fits(data.length)) return this.send(TEMPFAIL);
+        this.sessionBytes = data.length;
+        this.stage = 'session';
         const nul = data.indexOf(0);
         const host = data.toString('utf8', 0, nul < 0 ? data.length : nul);
         const family = nul >= 0 ? String.fromCharCode(data[nul + 1] ?? 0) : 'U';
@@ -167,12 +242,24 @@ class MilterConnection {
         if (host !== '' && host.toLowerCase() !== 'unknown' && !host.startsWith('[')) this.session.iprev = { result: 'pass', ptr: [host] };
         return this.send(CONTINUE);
       }
-      case 'H':
-        this.session.heloDomain = cstrings(data)[0] ?? '';
+      case 'H': {
+        // A second HELO (after STARTTLS) replaces the first.
+        const helo = cstrings(data)[0] ?? '';
+        const bytes = Buffer.byteLength(helo);
+        const before = Buffer.byteLength(this.session.heloDomain ?? '');
+        if (!this.fits(bytes - before)) return this.send(TEMPFAIL);
+        this.sessionBytes += bytes - before;
+        this.session.heloDomain = helo;
+        this.stage = 'session';
         return this.send(CONTINUE);
+      }
       case 'M': {
+        this.envelopeBytes = 0;
+        if (!this.fits(data.length)) return this.send(TEMPFAIL);
+        this.envelopeBytes = data.length;
         const [from = '', ...args] = cstrings(data);
         this.msg = newMessage();
+        this.stage = 'envelope';
         this.session.mailFrom = unbracket(from);
         this.session.rcptTo = [];
         const up = args.map((a) => a.toUpperCase());
@@ -183,7 +270,11 @@ class MilterConnection {
       }
       case 'R': {
         const to = unbracket(cstrings(data)[0] ?? '');
-        if (to !== '') (this.session.rcptTo ??= []).push(to);
+        const rcpts = (this.session.rcptTo ??= []);
+        const bytes = Buffer.byteLength(to);
+        if (rcpts.length >= MAX_RECIPIENTS || !this.fits(bytes)) return this.send(packet('y', cstr('452 4.5.3 Too many recipients')));
+        if (to !== '') rcpts.push(to);
+        this.envelopeBytes += bytes;
         return this.send(CONTINUE);
       }
       case 'T':
@@ -195,9 +286,11 @@ class MilterConnection {
         if (known !== undefined) this.msg.forged.set(known, (this.msg.forged.get(known) ?? 0) + 1);
         const line = `${name}:${this.leadingSpace ? '' : ' '}${value.replace(/\r?\n/g, '\r\n')}\r\n`;
         this.append(Buffer.from(line, 'utf8'));
+        this.stage = 'headers';
         return this.send(CONTINUE);
       }
       case 'N':
+        this.stage = 'body';
         this.append(Buffer.from('\r\n'));
         this.msg.inBody = true;
         return this.send(CONTINUE);
@@ -206,15 +299,20 @@ class MilterConnection {
         return this.send(CONTINUE);
       case 'E':
         if (data.length > 0) this.append(data);
+        this.stage = 'session';
         return void this.endOfMessage();
       case 'A':
         this.msg = newMessage();
+        if (this.stage !== 'negotiated') this.stage = 'session';
         return;
       case 'K':
         // QUIT_NC: the MTA reuses this connection for a new SMTP session.
         this.macros = new Map();
         this.session = {};
         this.msg = newMessage();
+        this.sessionBytes = 0;
+        this.envelopeBytes = 0;
+        this.stage = 'negotiated';
         return;
       case 'Q':
         this.closed = true;
@@ -304,7 +402,7 @@ export function createMilterServer(scanner: Scanner): Server {
   const server = createServer((socket) => {
     metrics.connections.inc({ protocol: 'milter' });
     socket.once('close', () => metrics.connections.dec({ protocol: 'milter' }));
-    socket.setTimeout(limits.idleTimeoutMs, () => socket.destroy());
+    idleTimeout(socket, limits.idleTimeoutMs, 'milter', metrics);
     socket.on('error', () => undefined);
     const conn = new MilterConnection(socket, scanner);
     socket.on('data', (c: Buffer) => conn.onData(c));

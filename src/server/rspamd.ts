@@ -11,8 +11,9 @@
  * body, 503 busy or shutting down, 504 scan time limit, 500 worker failure.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { SessionInput } from '../analysis/types.js';
+import { Deadlines, idleTimeout } from './deadline.js';
 import { toRspamdReply } from './rspamd-reply.js';
 import { sessionFromHeaderMap } from './rspamd-session.js';
 import type { NotScanned, Scanner } from './scan.js';
@@ -20,6 +21,52 @@ import { REQUEST_LINE, textProtocolHandler, type ReplyThresholds } from './spamd
 
 export { RSPAMD_ACTIONS } from './rspamd-session.js';
 export { toRspamdReply, type RspamdReply, type RspamdSymbol } from './rspamd-reply.js';
+
+/**
+ * The deadlines of one connection on the rspamd listener: the first request's head and whole
+ * request are timed from the accept, and on a keep-alive HTTP connection the next request's from
+ * the end of the previous exchange (its reply sent and its body read).
+ */
+class RspamdConnection {
+  readonly deadlines: Deadlines;
+  /** Between two HTTP requests (keep-alive): an idle timeout then is no client's fault. */
+  betweenRequests = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly scanner: Scanner,
+  ) {
+    this.deadlines = new Deadlines(socket, 'rspamd', scanner.metrics);
+    this.startDeadlines();
+  }
+
+  private startDeadlines(): void {
+    this.deadlines.start('head', this.scanner.limits.headTimeoutMs);
+    this.deadlines.start('request', this.scanner.limits.requestTimeoutMs);
+  }
+
+  /** An HTTP request's head has arrived. */
+  request(req: IncomingMessage, res: ServerResponse): void {
+    this.betweenRequests = false;
+    this.deadlines.clear('head');
+    let ended = false;
+    let finished = false;
+    const next = (): void => {
+      if (!ended || !finished || this.socket.destroyed) return;
+      this.betweenRequests = true;
+      this.startDeadlines();
+    };
+    req.once('end', () => {
+      ended = true;
+      this.deadlines.clear('request');
+      next();
+    });
+    res.once('finish', () => {
+      finished = true;
+      next();
+    });
+  }
+}
 
 function one(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
@@ -69,6 +116,61 @@ function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
   });
 }
 
+/**
+ * What every endpoint that takes a message checks before and while reading it (`/checkv2` and the
+ * controller's `/learnspam`, `/learnham`): the method (405), a compressed body (415), a size over
+ * `maxSize` (413: refused as soon as `Content-Length` says so, before the body is read, or once the
+ * body passes it; the connection is then closed), an empty body (400). Resolves to the body, or to
+ * `undefined` when a reply has been sent. `scan` counts a size refusal as a refused scan.
+ */
+export async function takeMessage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  scanner: Scanner,
+  opts: { methods: readonly string[]; scan: boolean; queueId?: string },
+): Promise<Uint8Array | undefined> {
+  const { limits, metrics } = scanner;
+  const path = (req.url ?? '/').split('?')[0]!;
+  if (!opts.methods.includes(req.method ?? '')) {
+    req.resume();
+    res.setHeader('allow', opts.methods.join(', '));
+    sendJson(res, 405, { error: `use ${opts.methods.join(' or ')} on ${path}` });
+    return undefined;
+  }
+  const tooLarge = (size: number): void => {
+    const message = opts.scan ? scanner.refuse('rspamd', 'too_large', scanner.tooLargeMessage(), size, opts.queueId) : undefined;
+    sendJson(res, 413, { error: message === undefined ? scanner.tooLargeMessage() : message.ok ? '' : message.message }, true);
+    // The rest of the body is not read: the connection ends with the reply.
+    res.once('finish', () => req.destroy());
+  };
+  const enc = one(req, 'content-encoding') ?? one(req, 'compression');
+  if (enc !== undefined && enc.toLowerCase() !== 'identity') {
+    metrics.protocolErrors.inc({ protocol: 'rspamd' });
+    sendJson(res, 415, { error: `compressed requests (${enc}) are not supported; send the message uncompressed` }, true);
+    res.once('finish', () => req.destroy());
+    return undefined;
+  }
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > limits.maxSize) {
+    tooLarge(declared);
+    return undefined;
+  }
+  let raw: Uint8Array;
+  try {
+    raw = await readBody(req, limits.maxSize);
+  } catch (e) {
+    if (e instanceof TooLarge) tooLarge(limits.maxSize + 1);
+    else metrics.protocolErrors.inc({ protocol: 'rspamd' });
+    return undefined;
+  }
+  if (raw.length === 0) {
+    metrics.protocolErrors.inc({ protocol: 'rspamd' });
+    sendJson(res, 400, { error: 'empty message: send the message as the request body' });
+    return undefined;
+  }
+  return raw;
+}
+
 export interface OpsHandler {
   /** Serves `/metrics` and `/healthz`; returns false for other paths. */
   (req: IncomingMessage, res: ServerResponse): boolean;
@@ -95,43 +197,10 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
       sendJson(res, 404, { error: `unknown command ${path}` });
       return;
     }
-    // rspamc itself sends GET when it has no message to send; rspamd takes the body either way.
-    if (req.method !== 'POST' && req.method !== 'GET') {
-      req.resume();
-      sendJson(res, 405, { error: `use POST on ${path}` });
-      return;
-    }
     const queueId = one(req, 'queue-id');
-    const enc = one(req, 'content-encoding') ?? one(req, 'compression');
-    if (enc !== undefined && enc.toLowerCase() !== 'identity') {
-      metrics.protocolErrors.inc({ protocol: 'rspamd' });
-      sendJson(res, 415, { error: `compressed requests (${enc}) are not supported; send the message uncompressed` }, true);
-      res.once('finish', () => req.destroy());
-      return;
-    }
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    if (declared > limits.maxSize) {
-      const o = scanner.refuse('rspamd', 'too_large', scanner.tooLargeMessage(), declared, queueId);
-      sendJson(res, 413, { error: o.ok ? '' : o.message }, true);
-      res.once('finish', () => req.destroy());
-      return;
-    }
-    let raw: Uint8Array;
-    try {
-      raw = await readBody(req, limits.maxSize);
-    } catch (e) {
-      if (e instanceof TooLarge) {
-        const o = scanner.refuse('rspamd', 'too_large', scanner.tooLargeMessage(), limits.maxSize + 1, queueId);
-        sendJson(res, 413, { error: o.ok ? '' : o.message }, true);
-        res.once('finish', () => req.destroy());
-      } else metrics.protocolErrors.inc({ protocol: 'rspamd' });
-      return;
-    }
-    if (raw.length === 0) {
-      metrics.protocolErrors.inc({ protocol: 'rspamd' });
-      sendJson(res, 400, { error: 'empty message: send the message as the request body' });
-      return;
-    }
+    // rspamc itself sends GET when it has no message to send; rspamd takes the body either way.
+    const raw = await takeMessage(req, res, scanner, { methods: ['POST', 'GET'], scan: true, queueId });
+    if (raw === undefined) return;
     // The idle timeout is for the client: it does not run while we scan.
     req.socket.setTimeout(0);
     // The reply is serialised in the worker thread that scanned (when the classifier is a pool):
@@ -143,40 +212,54 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
     else if (o.ok) sendJson(res, 200, toRspamdReply(o.result, thresholds.spam(), o.ms));
     else sendJson(res, STATUS[o.reason], { error: o.message });
   };
-  const server = createServer({ requestTimeout: 0, headersTimeout: limits.idleTimeoutMs, keepAliveTimeout: 5_000 }, (req, res) => {
+  // Node enforces headersTimeout and requestTimeout only for a server that listen()s itself, and
+  // this one gets its sockets from `outer`: the connection's Deadlines do that job instead.
+  const server = createServer({ requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 5_000 }, (req, res) => {
+    conns.get(req.socket)?.request(req, res);
     handle(req, res).catch((e: unknown) => {
       scanner.log.error({ protocol: 'rspamd', err: e instanceof Error ? e.message : String(e) }, 'request failed');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' }, true);
     });
   });
-  // Socket inactivity (nothing read or written: a stalled client) ends the connection.
-  server.setTimeout(limits.idleTimeoutMs, (socket) => socket.destroy());
-  server.on('connection', (socket) => {
-    metrics.connections.inc({ protocol: 'rspamd' });
-    socket.once('close', () => metrics.connections.dec({ protocol: 'rspamd' }));
-  });
+  // Without it Node would clear the socket's idle timeout when a keep-alive connection's next
+  // request starts; the socket's 'timeout' listener (`idleTimeout`) closes it.
+  server.timeout = limits.idleTimeoutMs;
   server.on('clientError', (_err, socket) => {
     metrics.protocolErrors.inc({ protocol: 'rspamd' });
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();
   });
   const legacy = textProtocolHandler(scanner, thresholds);
+  const conns = new WeakMap<Socket, RspamdConnection>();
   const outer = createNetServer({ allowHalfOpen: true }, (socket) => {
     socket.on('error', () => undefined);
+    // Counted and timed from the accept: a client that never sends a line holds a connection too.
+    metrics.connections.inc({ protocol: 'rspamd' });
+    socket.once('close', () => metrics.connections.dec({ protocol: 'rspamd' }));
+    const conn = new RspamdConnection(socket, scanner);
+    idleTimeout(socket, limits.idleTimeoutMs, 'rspamd', metrics, () => !conn.betweenRequests);
     let head: Buffer = Buffer.alloc(0);
+    // A client that closes before its first line (a TCP health check, `nc -z`) has nothing to be
+    // answered; with allowHalfOpen its socket would otherwise stay in CLOSE-WAIT.
+    const ended = (): void => void socket.destroy();
     const sniff = (chunk: Buffer): void => {
       head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
       const nl = head.indexOf('\r\n');
       // The first line decides; 1 KiB without one is not a request line of either protocol.
       if (nl < 0 && head.length < 1024) return;
       socket.off('data', sniff);
+      socket.off('end', ended);
       socket.pause();
       socket.unshift(head);
-      if (nl >= 0 && REQUEST_LINE.test(head.toString('latin1', 0, nl))) legacy(socket);
-      else server.emit('connection', socket);
+      if (nl >= 0 && REQUEST_LINE.test(head.toString('latin1', 0, nl))) legacy(socket, conn.deadlines);
+      else {
+        conns.set(socket, conn);
+        server.emit('connection', socket);
+      }
       socket.resume();
     };
     socket.on('data', sniff);
+    socket.once('end', ended);
   });
   outer.maxConnections = limits.maxConnections;
   return outer;

@@ -11,7 +11,7 @@ import { createLogger, type Logger } from './log.js';
 import { ServerMetrics } from './metrics.js';
 import { createMilterServer } from './milter.js';
 import { SpamEnginePool } from './pool.js';
-import { createRspamdServer, type OpsHandler } from './rspamd.js';
+import { createRspamdServer, takeMessage, type OpsHandler } from './rspamd.js';
 import { Scanner } from './scan.js';
 import { createSpamdServer } from './spamd.js';
 
@@ -128,25 +128,22 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
     }
     if ((path === '/learnspam' || path === '/learnham') && opts.learner !== undefined) {
       const learner = opts.learner;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size <= limits.maxSize) chunks.push(c);
-      });
-      req.once('end', () => {
-        const reply = (status: number, body: unknown): void => {
-          const text = JSON.stringify(body);
-          res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-          res.end(text);
-        };
-        if (size > limits.maxSize) return reply(413, { error: 'message over the size limit' });
-        if (size === 0) return reply(400, { error: 'no message in the request body' });
-        learner.learn(Buffer.concat(chunks, size), path === '/learnspam').then(
-          () => reply(200, { success: true }),
-          (e: unknown) => reply(500, { error: `learning failed: ${e instanceof Error ? e.message : String(e)}` }),
-        );
-      });
+      const reply = (status: number, body: unknown): void => {
+        const text = JSON.stringify(body);
+        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+      };
+      // The same refusals as /checkv2 (405, 415, 413 before the body is read, 400), so that a
+      // compressed or oversized body never becomes a training sample. rspamc sends POST.
+      takeMessage(req, res, scanner, { methods: ['POST'], scan: false })
+        .then(async (raw) => {
+          if (raw === undefined) return;
+          await learner.learn(raw, path === '/learnspam');
+          reply(200, { success: true });
+        })
+        .catch((e: unknown) => {
+          if (!res.headersSent) reply(500, { error: `learning failed: ${e instanceof Error ? e.message : String(e)}` });
+        });
       return true;
     }
     if (path === '/healthz') {

@@ -15,13 +15,18 @@
  * listener): its headers carry the SMTP session and the reply is rspamd's (see {@link rspamcReply}).
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { inflateSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { inflate } from 'node:zlib';
 import type { ClassifyResult } from '../engine/types.js';
+import { Deadlines, idleTimeout } from './deadline.js';
 import { splitMessage, withVerdictHeaders } from './headers.js';
 import { RSPAMD_ACTIONS, sessionFromHeaderMap } from './rspamd-session.js';
 import type { NotScanned, Scanner } from './scan.js';
 
 const MAX_HEAD = 64 * 1024;
+// zlib's thread pool, not the event loop every connection shares: a small body that inflates to
+// maxSize costs a tenth of a second of CPU.
+const inflateAsync = promisify(inflate);
 const VERBS = new Set(['CHECK', 'SYMBOLS', 'REPORT', 'REPORT_IFSPAM', 'HEADERS', 'PROCESS', 'PING', 'SKIP', 'TELL']);
 
 const EX: Record<number, string> = {
@@ -137,14 +142,13 @@ export interface ReplyThresholds {
 /**
  * The connection handler of both text dialects: spamd's `SPAMC` and rspamd's legacy `RSPAMC`
  * (whose headers carry the SMTP session: `IP`, `Helo`, `From`, `Rcpt`, `User`, `Hostname`,
- * `Queue-Id`). Data already read from the socket must be `unshift`ed back before the call.
+ * `Queue-Id`). Data already read from the socket must be `unshift`ed back before the call. The
+ * listener counts the connection, sets its idle timeout and starts its `head` and `request`
+ * deadlines (`deadlines`), which the handler clears as the request arrives.
  */
-export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThresholds): (socket: Socket) => void {
+export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThresholds): (socket: Socket, deadlines: Deadlines) => void {
   const { limits, metrics } = scanner;
-  return (socket: Socket): void => {
-    metrics.connections.inc({ protocol: 'spamd' });
-    socket.once('close', () => metrics.connections.dec({ protocol: 'spamd' }));
-    socket.setTimeout(limits.idleTimeoutMs, () => socket.destroy());
+  return (socket: Socket, deadlines: Deadlines): void => {
     socket.on('error', () => undefined);
     let buf: Buffer = Buffer.alloc(0);
     let req: Request | undefined;
@@ -153,9 +157,16 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
     let got = 0;
     let done = false;
 
+    /** The request is over (answered or refused): what the client does now is no longer timed. */
+    const settle = (): void => {
+      done = true;
+      deadlines.clear('head');
+      deadlines.clear('request');
+    };
+
     const fail = (code: number, text: string, protocolError = true): void => {
       if (done) return;
-      done = true;
+      settle();
       if (protocolError) metrics.protocolErrors.inc({ protocol: 'spamd' });
       socket.end(errorReply(code, text, req?.rspamc ?? false));
       // A client still sending (a 60 MB body) is not read further.
@@ -163,14 +174,15 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
     };
 
     const finish = async (): Promise<void> => {
-      done = true;
+      settle();
       socket.pause();
       const r = req!;
       let raw: Uint8Array = Buffer.concat(chunks, got);
       if (want >= 0 && raw.length > want) raw = raw.subarray(0, want);
       if ((r.headers.get('compress')?.[0] ?? '').toLowerCase() === 'zlib') {
         try {
-          raw = inflateSync(raw, { maxOutputLength: limits.maxSize + 1 });
+          raw = await inflateAsync(raw, { maxOutputLength: limits.maxSize + 1 });
+          if (socket.destroyed) return;
         } catch (e) {
           const tooBig = (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
           if (tooBig) scanner.refuse('spamd', 'too_large', scanner.tooLargeMessage(), limits.maxSize + 1);
@@ -204,7 +216,7 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
           if (buf.length > MAX_HEAD) fail(76, 'request headers too long');
           else if (/^PING SPAMC\/\d+\.\d+\r\n$/.test(buf.toString('latin1'))) {
             // Some clients send PING without the blank line.
-            done = true;
+            settle();
             socket.end('SPAMD/1.5 0 PONG\r\n');
           }
           return;
@@ -214,18 +226,22 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
         buf = Buffer.alloc(0);
         if (typeof parsed === 'string') return fail(76, parsed);
         req = parsed;
+        deadlines.clear('head');
         if (req.verb === 'PING') {
-          done = true;
+          settle();
           socket.end(req.rspamc ? 'RSPAMD/1.3 0 PONG\r\n' : 'SPAMD/1.5 0 PONG\r\n');
           return;
         }
         if (req.verb === 'SKIP') {
-          done = true;
+          settle();
           socket.end();
           return;
         }
         if (req.verb === 'TELL') return fail(69, 'learning (TELL) is not supported', false);
-        const cl = req.headers.get('content-length')?.[0];
+        const lengths = req.headers.get('content-length') ?? [];
+        // Two different lengths: which one a proxy in between believed is anyone's guess (smuggling).
+        if (new Set(lengths).size > 1) return fail(76, `conflicting Content-length headers ${JSON.stringify(lengths)}`);
+        const cl = lengths[0];
         if (cl !== undefined) {
           if (!/^\d+$/.test(cl)) return fail(76, `bad Content-length ${JSON.stringify(cl)}`);
           want = Number(cl);
@@ -257,8 +273,18 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
 
 /** Creates the spamd-protocol server (not yet listening). */
 export function createSpamdServer(scanner: Scanner, thresholds: ReplyThresholds): Server {
+  const { limits, metrics } = scanner;
+  const handler = textProtocolHandler(scanner, thresholds);
   // spamc half-closes its side after sending the message and then reads the reply.
-  const server = createServer({ allowHalfOpen: true }, textProtocolHandler(scanner, thresholds));
+  const server = createServer({ allowHalfOpen: true }, (socket) => {
+    metrics.connections.inc({ protocol: 'spamd' });
+    socket.once('close', () => metrics.connections.dec({ protocol: 'spamd' }));
+    idleTimeout(socket, limits.idleTimeoutMs, 'spamd', metrics);
+    const deadlines = new Deadlines(socket, 'spamd', metrics);
+    deadlines.start('head', limits.headTimeoutMs);
+    deadlines.start('request', limits.requestTimeoutMs);
+    handler(socket, deadlines);
+  });
   server.maxConnections = scanner.limits.maxConnections;
   return server;
 }

@@ -8,7 +8,15 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { readRuleSet } from '../../src/cli/ruleset.js';
-import { createLogger, SpamEnginePool, startScanServer, type RuleSetSpec, type ScanServer, type ServerLimits } from '../../src/server/index.js';
+import {
+  createLogger,
+  SpamEnginePool,
+  startScanServer,
+  type RuleSetSpec,
+  type ScanServer,
+  type ScanServerOptions,
+  type ServerLimits,
+} from '../../src/server/index.js';
 
 export const run = promisify(execFile);
 
@@ -27,7 +35,9 @@ export interface Started {
   close(): Promise<void>;
 }
 
-export async function startAll(opts: { workers?: number; limits?: Partial<ServerLimits>; spec?: RuleSetSpec; timeoutMs?: number } = {}): Promise<Started> {
+export async function startAll(
+  opts: { workers?: number; limits?: Partial<ServerLimits>; spec?: RuleSetSpec; timeoutMs?: number; learner?: ScanServerOptions['learner'] } = {},
+): Promise<Started> {
   const pool = new SpamEnginePool({ ...(opts.spec ?? defaultSpec()), workers: opts.workers ?? 2, timeoutMs: opts.timeoutMs });
   const logs: Record<string, unknown>[] = [];
   const destination = new Writable({
@@ -37,7 +47,7 @@ export async function startAll(opts: { workers?: number; limits?: Partial<Server
     },
   });
   const any = { host: '127.0.0.1', port: 0 };
-  const server = await startScanServer({ pool, rspamd: any, milter: any, spamd: any, limits: opts.limits, logger: createLogger({ destination }) });
+  const server = await startScanServer({ pool, rspamd: any, milter: any, spamd: any, limits: opts.limits, logger: createLogger({ destination }), learner: opts.learner });
   return {
     pool,
     server,
@@ -102,7 +112,67 @@ export function raw(host: string, port: number, data: Uint8Array | string, opts:
   });
 }
 
-/** A free TCP port on loopback (for daemons that bind themselves, such as Postfix). */
+/**
+ * Sends `parts` on a new TCP connection, `gapMs` milliseconds apart (a slow client), and collects
+ * everything until the server closes the connection, or `timeoutMs` passes.
+ */
+export function trickle(host: string, port: number, parts: (Uint8Array | string)[], gapMs: number, timeoutMs = 15_000): Promise<{ reply: Buffer; closedBy: 'server' | 'timeout' }> {
+  return new Promise((resolve) => {
+    const s = connect(port, host);
+    const chunks: Buffer[] = [];
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (closedBy: 'server' | 'timeout'): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      clearTimeout(deadline);
+      s.destroy();
+      resolve({ reply: Buffer.concat(chunks), closedBy });
+    };
+    const deadline = setTimeout(() => finish('timeout'), timeoutMs);
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('close', () => finish('server'));
+    s.on('error', () => undefined);
+    let i = 0;
+    const next = (): void => {
+      if (done || i >= parts.length) return;
+      s.write(parts[i++]!);
+      timer = setTimeout(next, gapMs);
+    };
+    next();
+  });
+}
+
+/** One milter packet: length, command byte, data. */
+export function milterPacket(cmd: string, data: Buffer | string = ''): Buffer {
+  const body = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
+  const h = Buffer.alloc(5);
+  h.writeUInt32BE(body.length + 1, 0);
+  h.write(cmd, 4, 'latin1');
+  return Buffer.concat([h, body]);
+}
+
+/** The MTA's option negotiation: version 6, every action and protocol flag offered. */
+export function milterOptneg(): Buffer {
+  const d = Buffer.alloc(12);
+  d.writeUInt32BE(6, 0);
+  d.writeUInt32BE(0x1ff, 4);
+  d.writeUInt32BE(0x1fffff, 8);
+  return milterPacket('O', d);
+}
+
+/** Milter replies as [command, data] pairs. */
+export function milterReplies(buf: Buffer): [string, string][] {
+  const out: [string, string][] = [];
+  for (let o = 0; o + 5 <= buf.length; ) {
+    const len = buf.readUInt32BE(o);
+    out.push([String.fromCharCode(buf[o + 4]!), buf.toString('latin1', o + 5, o + 4 + len)]);
+    o += 4 + len;
+  }
+  return out;
+}
+
 /**
  * Resolves once something accepts connections on 127.0.0.1:`port`; rejects after `ms`, or as soon as
  * `gaveUp()` says the server will not come (e.g. its process exited), with `why()` in the message.
@@ -126,6 +196,7 @@ export function waitForPort(port: number, ms: number, why: () => string, gaveUp:
   });
 }
 
+/** A free TCP port on loopback (for daemons that bind themselves, such as Postfix). */
 export async function freePort(): Promise<number> {
   const srv = createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));

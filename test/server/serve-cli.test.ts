@@ -194,19 +194,29 @@ describe('spamrule serve --config FILE.toml', () => {
         '',
       ].join('\n'),
     );
-    const s = await serve(['--config', join(dir, 'spamrule.toml'), '--spamd', '127.0.0.1:0']);
+    const s = await serve(['--config', join(dir, 'spamrule.toml'), '--spamd', '127.0.0.1:0', '--head-timeout', '300']);
     expect(Object.keys(s.lines).sort()).toEqual(['rspamd', 'spamd']);
     const r = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: 'Subject: plugh\r\n\r\nhi\r\n' });
     expect(JSON.parse(r.body)).toMatchObject({ action: 'add header', score: 2, required_score: 1.5, symbols: { CFG_MARK: { score: 2 } } });
     const tooBig = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: `Subject: x\r\n\r\n${'x'.repeat(3000)}` });
     expect(tooBig.status).toBe(413);
+    // --head-timeout: a spamd request head that never ends is cut off (the idle timeout alone is 60 s).
+    const [host, port] = s.lines.spamd!.replace(/^\w+:\/\//, '').split(':');
+    const closed = await new Promise<string>((resolve) => {
+      const sock = connect(Number(port), host);
+      sock.on('connect', () => sock.write('CHECK SPAMC/1.5\r\n'));
+      sock.on('error', () => undefined);
+      sock.on('close', () => resolve('closed'));
+      setTimeout(() => resolve('still open'), 20_000).unref();
+    });
+    expect(closed).toBe('closed');
     s.child.kill('SIGTERM');
     expect(await s.exit).toBe(0);
   }, 120_000);
 
   it('the example configuration file (examples/spamrule.toml) is valid', () => {
     const c = readServeConfig(join(REPO_ROOT, 'examples', 'spamrule.toml'));
-    expect(c).toMatchObject({ milter: '127.0.0.1:11332', rspamd: '127.0.0.1:11333', workers: 2, limits: { maxSize: '50M' } });
+    expect(c).toMatchObject({ milter: '127.0.0.1:11332', rspamd: '127.0.0.1:11333', workers: 2, limits: { maxSize: '50M', headTimeoutMs: 30_000, requestTimeoutMs: 300_000 } });
     expect(c.lists).toEqual(['trusted-domains=/etc/spamrule/trusted-domains.txt']);
   });
 

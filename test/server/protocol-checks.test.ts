@@ -1,0 +1,200 @@
+/**
+ * What each protocol refuses besides oversized messages: milter packets out of order, more
+ * recipients or envelope bytes than the limits (and macros nobody reads, which are dropped); the
+ * rspamd controller's learn endpoints with what /checkv2 refuses; spamd's zlib bodies that inflate
+ * past the size cap, and conflicting Content-length headers.
+ */
+import { deflateSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http, milterOptneg, milterPacket, milterReplies, raw, startAll, type Started } from './harness.js';
+
+let s: Started;
+const learned: { spam: boolean; size: number }[] = [];
+const MB = 1024 * 1024;
+const MSG = 'From: a@example.org\r\nTo: b@example.com\r\nSubject: hello\r\n\r\nhello world\r\n';
+
+beforeAll(async () => {
+  const learner = {
+    learn: (r: Uint8Array, spam: boolean): Promise<number> => {
+      learned.push({ spam, size: r.length });
+      return Promise.resolve(learned.length);
+    },
+  };
+  s = await startAll({ workers: 1, limits: { maxSize: MB, idleTimeoutMs: 5000 }, learner });
+}, 60_000);
+
+afterAll(async () => {
+  await s?.close();
+});
+
+async function milter(packets: Buffer[]): Promise<{ replies: [string, string][]; closedBy: string }> {
+  const { host, port } = s.hostPort('milter');
+  const r = await raw(host, port, Buffer.concat(packets), { timeoutMs: 15_000 });
+  return { replies: milterReplies(r.reply), closedBy: r.closedBy };
+}
+
+const connectInfo = milterPacket('C', 'client.example.net\x004\x00\x19127.0.0.1\x00');
+const message = [milterPacket('L', 'Subject\x00hi\x00'), milterPacket('N'), milterPacket('B', 'hello\r\n'), milterPacket('E')];
+
+describe('milter packet order', () => {
+  const bad: [string, Buffer[]][] = [
+    ['end of message before the negotiation', [milterPacket('E'), milterPacket('Q')]],
+    ['macros before the negotiation', [milterPacket('D', 'Ci\x00Q1\x00'), milterOptneg()]],
+    ['a body chunk before MAIL', [milterOptneg(), milterPacket('B', 'body first\r\n'), milterPacket('E')]],
+    ['end of message with no message', [milterOptneg(), connectInfo, milterPacket('E')]],
+    ['a header after the end of headers', [milterOptneg(), milterPacket('M', '<a@b>\x00'), milterPacket('N'), milterPacket('L', 'Subject\x00late\x00'), milterPacket('E')]],
+    ['a recipient after the headers', [milterOptneg(), milterPacket('M', '<a@b>\x00'), milterPacket('L', 'Subject\x00x\x00'), milterPacket('R', '<c@d>\x00'), milterPacket('E')]],
+    ['a second negotiation', [milterOptneg(), milterPacket('M', '<a@b>\x00'), milterOptneg(), milterPacket('E')]],
+    ['a second connect', [milterOptneg(), connectInfo, connectInfo]],
+    ['MAIL inside a transaction', [milterOptneg(), milterPacket('M', '<a@b>\x00'), milterPacket('M', '<c@d>\x00'), ...message]],
+  ];
+  for (const [name, packets] of bad) {
+    it(`ends the connection on ${name}, without a verdict`, async () => {
+      const before = (await s.server.metrics.protocolErrors.get()).values.find((v) => v.labels.protocol === 'milter')?.value ?? 0;
+      const r = await milter(packets);
+      expect(r.closedBy).toBe('server');
+      expect(r.replies.map((x) => x[0])).not.toContain('h');
+      expect((await s.server.metrics.protocolErrors.get()).values.find((v) => v.labels.protocol === 'milter')?.value).toBe(before + 1);
+    });
+  }
+
+  it('takes what MTAs send: no HELO, macros at every stage, DATA, abort, a new session on the same connection', async () => {
+    const r = await milter([
+      milterOptneg(),
+      milterPacket('D', 'Cj\x00mx.example\x00'),
+      connectInfo,
+      milterPacket('D', 'M{auth_authen}\x00\x00'),
+      milterPacket('M', '<a@example.org>\x00'),
+      milterPacket('A'),
+      milterPacket('H', 'client.example.net\x00'),
+      milterPacket('M', '<a@example.org>\x00'),
+      milterPacket('D', 'R{rcpt_addr}\x00b@example.com\x00'),
+      milterPacket('R', '<b@example.com>\x00'),
+      milterPacket('D', 'Ti\x00QUEUE1\x00'),
+      milterPacket('T'),
+      ...message,
+      milterPacket('K'),
+      connectInfo,
+      milterPacket('M', '<a@example.org>\x00'),
+      milterPacket('R', '<b@example.com>\x00'),
+      milterPacket('N'),
+      milterPacket('E'),
+      milterPacket('Q'),
+    ]);
+    expect(r.closedBy).toBe('server');
+    const cmds = r.replies.map((x) => x[0]).join('');
+    // O; C, M (aborted: no reply to A), H, M, R, T, L, N, B; E's verdict; after K: C, M, R, N; a verdict.
+    expect(cmds).toBe('O' + 'c'.repeat(9) + 'hhc' + 'c'.repeat(4) + 'hhc');
+  });
+});
+
+describe('milter envelope limits', () => {
+  it('answers 452 to recipients past 1000 and keeps scanning the message', async () => {
+    const rcpts = Array.from({ length: 1005 }, (_, i) => milterPacket('R', `<user${i}@example.com>\x00`));
+    const r = await milter([milterOptneg(), connectInfo, milterPacket('M', '<a@example.org>\x00'), ...rcpts, ...message, milterPacket('Q')]);
+    const replies = r.replies.slice(3, 3 + 1005);
+    expect(replies.filter((x) => x[0] === 'c')).toHaveLength(1000);
+    expect(replies.slice(1000)).toEqual(Array(5).fill(['y', '452 4.5.3 Too many recipients\0']));
+    expect(r.replies.at(-1)![0]).toBe('c');
+    expect(r.replies.some((x) => x[0] === 'h' && x[1].startsWith('X-Spam-Score'))).toBe(true);
+  });
+
+  it('refuses recipients, HELO and MAIL FROM past 512 KiB of envelope', async () => {
+    const big = 'r'.repeat(300 * 1024);
+    const r = await milter([
+      milterOptneg(),
+      connectInfo,
+      milterPacket('H', `${'h'.repeat(600 * 1024)}\x00`),
+      milterPacket('M', `<a@example.org>\x00`),
+      milterPacket('R', `<${big}1@example.com>\x00`),
+      milterPacket('R', `<${big}2@example.com>\x00`),
+      milterPacket('R', '<small@example.com>\x00'),
+      ...message,
+      milterPacket('M', `<${'m'.repeat(600 * 1024)}@example.org>\x00`),
+      milterPacket('Q'),
+    ]);
+    const cmds = r.replies.map((x) => (x[0] === 'y' ? x[1].slice(0, 3) : x[0]));
+    // O, C; HELO tempfailed; MAIL; the first big recipient fits, the second not, the small one does.
+    expect(cmds.slice(0, 7)).toEqual(['O', 'c', 't', 'c', 'c', '452', 'c']);
+    expect(cmds.at(-1)).toBe('t');
+  });
+
+  it('keeps only the macros it reads, and none longer than 1 KiB', async () => {
+    // 900 KiB of macros nobody reads, in one packet (a packet has at most 1 MiB).
+    const junk = Array.from({ length: 9 }, (_, i) => `{junk${i}}\x00${'v'.repeat(100 * 1024)}\x00`).join('');
+    for (const [queueId, expected] of [
+      ['Q12345', 'Q12345'],
+      ['Q'.repeat(2000), undefined],
+    ] as const) {
+      const r = await milter([
+        milterOptneg(),
+        connectInfo,
+        milterPacket('D', `M${junk}`),
+        milterPacket('M', '<a@example.org>\x00'),
+        milterPacket('D', `Ti\x00${queueId}\x00`),
+        ...message,
+        milterPacket('Q'),
+      ]);
+      expect(r.replies.map((x) => x[0]).join('')).toBe('Occccchhc');
+      const line = s.logs.filter((l) => l.protocol === 'milter' && l.msg === 'scan').at(-1)!;
+      expect(line.queueId).toBe(expected);
+    }
+  });
+});
+
+describe('rspamd learn endpoints refuse what /checkv2 refuses', () => {
+  it('415 for a compressed body, 405 for another method, 400 for an empty one: nothing is learned', async () => {
+    const url = s.server.addresses.rspamd!;
+    const zstd = await http(`${url}/learnspam`, { method: 'POST', headers: { Compression: 'zstd' }, body: Buffer.from('28b52ffd2058', 'hex') });
+    expect(zstd.status).toBe(415);
+    const put = await http(`${url}/learnham`, { method: 'PUT', body: MSG });
+    expect(put.status).toBe(405);
+    expect(put.headers.allow).toBe('POST');
+    const empty = await http(`${url}/learnham`, { method: 'POST', body: '' });
+    expect(empty.status).toBe(400);
+    expect(learned).toEqual([]);
+    const ok = await http(`${url}/learnham`, { method: 'POST', body: MSG });
+    expect(ok.status).toBe(200);
+    expect(learned).toEqual([{ spam: false, size: MSG.length }]);
+  });
+
+  it('413 and close, before the body is read, when Content-Length is over maxSize', async () => {
+    const { host, port } = s.hostPort('rspamd');
+    // Only the head is sent: the answer cannot wait for the body.
+    const r = await raw(host, port, `POST /learnspam HTTP/1.1\r\nHost: x\r\nContent-Length: ${20 * MB}\r\n\r\nFrom: a@b\r\n`);
+    expect(r.closedBy).toBe('server');
+    expect(r.reply.toString()).toMatch(/^HTTP\/1\.1 413 /);
+    // Streamed past the cap without a length: 413 as well (or the connection reset while sending).
+    const streamed = await http(`${s.server.addresses.rspamd}/learnspam`, { method: 'POST', headers: { 'transfer-encoding': 'chunked' }, body: Buffer.alloc(2 * MB, 'x') }).then(
+      (x) => x.status,
+      (e: NodeJS.ErrnoException) => e.code,
+    );
+    expect([413, 'ECONNRESET', 'EPIPE']).toContain(streamed);
+    expect(learned.filter((l) => l.spam)).toEqual([]);
+  });
+});
+
+describe('spamd request checks', () => {
+  const spamd = async (head: string, body: Buffer | string): Promise<string> => {
+    const { host, port } = s.hostPort('spamd');
+    const b = typeof body === 'string' ? Buffer.from(body) : body;
+    return (await raw(host, port, Buffer.concat([Buffer.from(head.replaceAll('LEN', String(b.length))), b]), { halfClose: true })).reply.toString();
+  };
+
+  it('scans a zlib body as the plain message, refuses one that inflates past maxSize or does not inflate', async () => {
+    const plain = await spamd('SYMBOLS SPAMC/1.5\r\nContent-length: LEN\r\n\r\n', MSG);
+    const zipped = await spamd('SYMBOLS SPAMC/1.5\r\nCompress: zlib\r\nContent-length: LEN\r\n\r\n', deflateSync(MSG));
+    expect(plain).toMatch(/^SPAMD\/1\.1 0 EX_OK/);
+    expect(zipped).toBe(plain);
+    const bomb = await spamd('CHECK SPAMC/1.5\r\nCompress: zlib\r\nContent-length: LEN\r\n\r\n', deflateSync(Buffer.alloc(8 * MB, 'a')));
+    expect(bomb).toMatch(/^SPAMD\/1\.1 65 EX_DATAERR message larger than/);
+    const garbage = await spamd('CHECK SPAMC/1.5\r\nCompress: zlib\r\nContent-length: LEN\r\n\r\n', 'not zlib');
+    expect(garbage).toMatch(/^SPAMD\/1\.1 76 EX_PROTOCOL the zlib-compressed body does not inflate/);
+  });
+
+  it('refuses two different Content-length headers, and takes two equal ones', async () => {
+    const head = `CHECK SPAMC/1.5\r\nContent-length: LEN\r\nContent-length: ${MSG.length + 10}\r\n\r\n`;
+    expect(await spamd(head, MSG)).toMatch(/^SPAMD\/1\.1 76 EX_PROTOCOL conflicting Content-length/);
+    expect(await spamd('CHECK SPAMC/1.5\r\nContent-length: LEN\r\nContent-length: LEN\r\n\r\n', MSG)).toMatch(/^SPAMD\/1\.1 0 EX_OK/);
+  });
+});
