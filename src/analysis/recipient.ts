@@ -92,15 +92,22 @@ function chars(s: string): string[] {
   return c.length > MAX_COMPARE_CHARS ? c.slice(0, MAX_COMPARE_CHARS) : c;
 }
 
-/** `TO_WRAPPED_IN_SPACES`: an address written `< a@b >` or `<a@b >` in the raw value. */
-function wrappedInSpaces(text: string): boolean {
-  // Every piece after a "<" (and the text before the first one) up to its first ">".
+/** `TO_WRAPPED_IN_SPACES`: an address written `< a@b >` or `<a@b >` in the raw value. Linear in `text`. */
+export function wrappedInSpaces(text: string): boolean {
+  // Every piece after a "<" (and the text before the first one) up to its first ">". The next ">"
+  // is searched again only once the pieces have passed it, so that a value of many "<" and no ">"
+  // (a hostile header) costs one pass, not one pass per "<".
   let start = 0;
+  let gt = text.indexOf('>');
   for (;;) {
+    if (gt < 0) return false;
+    if (gt < start) {
+      gt = text.indexOf('>', start);
+      if (gt < 0) return false;
+    }
     const lt = text.indexOf('<', start);
     const end = lt < 0 ? text.length : lt;
-    const gt = text.indexOf('>', start);
-    if (gt >= 0 && gt < end && gt > start && (text.charCodeAt(start) === 32 || text.charCodeAt(gt - 1) === 32)) return true;
+    if (gt < end && gt > start && (text.charCodeAt(start) === 32 || text.charCodeAt(gt - 1) === 32)) return true;
     if (lt < 0) return false;
     start = lt + 1;
   }

@@ -17,6 +17,13 @@ export interface ContentType {
   readonly attributes: ReadonlyMap<string, string>;
 }
 
+/**
+ * Characters of a Content-Type or Content-Disposition value that are read (real ones, RFC 2231
+ * file names included, are well under 1 KiB). The value is parsed by several modules for each part;
+ * a hostile one of megabytes cost seconds of each of them.
+ */
+export const MAX_CONTENT_TYPE_CHARS = 65_536;
+
 function unfoldValue(v: string): string {
   return v.replace(/\r?\n(?=[ \t])/g, '');
 }
@@ -29,7 +36,8 @@ interface RawParams {
 
 /** Splits `type/subtype; a=b; c="d"` (latin1 text); undefined when there is no type. */
 function splitContentType(value: string): RawParams | undefined {
-  const s = unfoldValue(value).replace(/\([^()]*\)/g, ' ');
+  const cut = value.length > MAX_CONTENT_TYPE_CHARS ? value.slice(0, MAX_CONTENT_TYPE_CHARS) : value;
+  const s = unfoldValue(cut).replace(/\([^()]*\)/g, ' ');
   const n = s.length;
   let i = 0;
   while (i < n && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;
@@ -60,12 +68,17 @@ function splitContentType(value: string): RawParams | undefined {
     while (k < n && (s[k] === ' ' || s[k] === '\t')) k++;
     let v = '';
     if (s[k] === '"') {
+      // Unquoted by runs between backslashes, not a character at a time.
       k++;
+      let from = k;
       while (k < n && s[k] !== '"') {
-        if (s[k] === '\\' && k + 1 < n) k++;
-        v += s[k];
+        if (s[k] === '\\' && k + 1 < n) {
+          v += s.slice(from, k);
+          from = ++k;
+        }
         k++;
       }
+      v += s.slice(from, k);
       while (k < n && s[k] !== ';') k++;
     } else {
       const e = s.indexOf(';', k);

@@ -50,6 +50,13 @@ describe('mime: per-part headers and encodings', () => {
     expect(await tags(mail([FROM, MV, 'Content-Type: ; charset=utf-8'], LONG))).toEqual(['BROKEN_CONTENT_TYPE']);
     expect(await tags(mail([FROM, MV, 'Content-Type: text/plain; charset=utf-8;  '], LONG))).toEqual(['CT_EXTRA_SEMI']);
     expect(await tags(mail([FROM, MV, 'Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: 7BIT'], LONG))).toEqual(['CTE_CASE']);
+    expect(await tags(mail([FROM, MV, 'Content-Type: text/plain; charset=utf-8;\r\n\t \f'], LONG))).toEqual(['CT_EXTRA_SEMI']);
+  });
+
+  it('judges a hostile folded Content-Type of 3 MB as broken, in one pass (4.5 s before the white-space scan)', async () => {
+    const folded = Array.from({ length: 40_000 }, () => '('.repeat(76)).join('\r\n\t');
+    expect(await tags(mail([FROM, MV, `Content-Type: ${folded}`], LONG))).toEqual(['BROKEN_CONTENT_TYPE']);
+    expect(await tags(mail([FROM, MV, `Content-Type: text/plain; x="${folded}";`], LONG))).toEqual(['CT_EXTRA_SEMI']);
   });
 
   it('HAS_MESSAGE_PARTS for message/rfc822 and text/rfc822-headers parts', async () => {

@@ -3,7 +3,7 @@
  * the Subject and each other, as Stalwart's recipient analysis judges them.
  */
 import { describe, expect, it } from 'vitest';
-import { levenshteinBelow, MAX_SUSPICIOUS_RECIPS } from '../../src/analysis/recipient.js';
+import { levenshteinBelow, MAX_SUSPICIOUS_RECIPS, wrappedInSpaces } from '../../src/analysis/recipient.js';
 import type { SessionInput } from '../../src/analysis/types.js';
 import { mail, runOne } from './module-harness.js';
 
@@ -94,6 +94,31 @@ describe('recipient module', () => {
     expect(await tags(['To: < bob@example.net >'])).toContain('TO_WRAPPED_IN_SPACES');
     expect(await tags(['Cc: Bob <bob@example.net >'])).toContain('TO_WRAPPED_IN_SPACES');
     expect(await tags(['To: Bob <bob@example.net>'])).not.toContain('TO_WRAPPED_IN_SPACES');
+  });
+
+  it('judges TO_WRAPPED_IN_SPACES as the piece-by-piece scan does, in one pass over hostile values', async () => {
+    // The scan as first written: every piece's first ">" searched from the piece's start.
+    const reference = (text: string): boolean => {
+      let start = 0;
+      for (;;) {
+        const lt = text.indexOf('<', start);
+        const end = lt < 0 ? text.length : lt;
+        const gt = text.indexOf('>', start);
+        if (gt >= 0 && gt < end && gt > start && (text.charCodeAt(start) === 32 || text.charCodeAt(gt - 1) === 32)) return true;
+        if (lt < 0) return false;
+        start = lt + 1;
+      }
+    };
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
+    for (let i = 0; i < 20_000; i++) {
+      const s = Array.from({ length: next() % 14 }, () => '<> a'[next() % 4]).join('');
+      expect(wrappedInSpaces(s), JSON.stringify(s)).toBe(reference(s));
+    }
+    // 1 MB of "<" without ">" (16 s with the per-piece search): no tag, and the other checks still run.
+    const t = await tags([`To: bob@example.net`, `Cc: ${'<'.repeat(1 << 20)}`]);
+    expect(t).not.toContain('TO_WRAPPED_IN_SPACES');
+    expect(t).toContain('RCPT_COUNT_ONE');
   });
 
   it('caps the pair comparison on huge recipient lists and finishes quickly', async () => {

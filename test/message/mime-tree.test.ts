@@ -4,6 +4,7 @@
  * messages, malformed headers and limits.
  */
 import { describe, expect, it } from 'vitest';
+import { MAX_CONTENT_TYPE_CHARS } from '../../src/message/content-type.js';
 import { MAX_MIME_PARTS, parseContentType, parseMimeTree } from '../../src/message/mime-tree.js';
 import { buildView } from '../../src/message/text-parts.js';
 
@@ -181,5 +182,17 @@ describe('Content-Type attributes', () => {
     const cd = parseContentType("attachment; filename*0*=utf-8''%C3%A9t%C3%A9; filename*1=.txt");
     expect([cd?.type, cd?.subtype, cd?.attributes.get('filename')]).toEqual(['attachment', undefined, 'été.txt']);
     expect(parseContentType('  ; x=1')).toBeUndefined();
+  });
+
+  it('unquotes backslash escapes anywhere in a quoted value', () => {
+    for (const [quoted, value] of [['"a\\\\b"', 'a\\b'], ['"\\"x\\""', '"x"'], ['"ends\\"', 'ends"'], ['"tail\\', 'tail\\'], ['""', ''], ['"\\\\\\a"', '\\a']])
+      expect(parseContentType(`text/plain; x=${quoted}`)?.attributes.get('x'), quoted).toBe(value);
+  });
+
+  it(`reads the first ${MAX_CONTENT_TYPE_CHARS} characters of a hostile value (3 MB of "(" or of backslashes)`, () => {
+    const parens = parseContentType(`multipart/mixed; boundary="b"; junk=${'('.repeat(3 << 20)}; late="never"`);
+    expect([parens?.type, parens?.subtype, parens?.attributes.get('boundary'), parens?.attributes.has('late')]).toEqual(['multipart', 'mixed', 'b', false]);
+    const slashes = parseContentType(`text/plain; name="${'\\'.repeat(1 << 20)}"`);
+    expect(slashes?.attributes.get('name')).toBe('\\'.repeat((MAX_CONTENT_TYPE_CHARS - 'text/plain; name="'.length) / 2));
   });
 });
