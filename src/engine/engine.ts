@@ -85,8 +85,10 @@ export interface EngineOptions {
   trustReceived?: boolean;
   /**
    * Time budget of one `classify`, in ms from its start (default {@link DEFAULT_TIME_BUDGET_MS}):
-   * past it, the rules not yet evaluated are skipped, each reported in `errors` (source: the rule
-   * name), and a rule still waiting on a store is abandoned. `0` or `Infinity`: no budget.
+   * past it, the analysis modules and the classifier not yet run are skipped (source
+   * `module:NAME`, `classifier`), the rules not yet evaluated too (source: the rule name), each
+   * reported in `errors`, and a rule still waiting on a store is abandoned. A module that has
+   * started runs to its end. `0` or `Infinity`: no budget.
    */
   timeBudgetMs?: number;
   /**
@@ -319,6 +321,10 @@ export class SpamEngine {
     let verdict: ClassifierVerdict | undefined;
     // Nothing to fill without a trusted authserv-id or verification: no await (a microtask turn) then.
     if (this.authResults.verify === true || (this.authResults.trustedAuthservIds?.length ?? 0) > 0) await this.fillAuthResults(run, warnings);
+    const overBudget = (): boolean => this.timeBudgetMs !== Infinity && performance.now() > t0 + this.timeBudgetMs;
+    const budgetSkip = (source: string): void => {
+      errors.push({ source, message: `skipped: the classify time budget of ${this.timeBudgetMs} ms was exceeded` });
+    };
     for (const step of steps) {
       if (step === 'rules') {
         const tr = performance.now();
@@ -334,6 +340,10 @@ export class SpamEngine {
       } else if (step === 'classify') {
         // Stalwart skips the classifier for a spam trap; no model yet gives no verdict.
         if (this.classifier === undefined || tags.has('SPAM_TRAP')) continue;
+        if (overBudget()) {
+          budgetSkip('classifier');
+          continue;
+        }
         const tc = performance.now();
         try {
           // A classifier that answers without a promise costs no microtask turn (as the modules above).
@@ -344,6 +354,12 @@ export class SpamEngine {
         }
         analysisMs += performance.now() - tc;
       } else {
+        // A hostile message can make a module slow (its work is bounded, not its time): what has not
+        // run yet is skipped once the budget is spent, as the rules are.
+        if (overBudget()) {
+          budgetSkip(`module:${step}`);
+          continue;
+        }
         const ta = performance.now();
         // Most modules answer synchronously; awaiting a plain boolean would still cost a microtask
         // turn per module and message.

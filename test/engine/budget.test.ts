@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
+import { OffResolver, type Resolver } from '../../src/dns/index.js';
 import { LookupMap, type LookupStore } from '../../src/lookup/index.js';
 
 const MESSAGE = ['From: a@sender.example', 'To: b@receiver.example', `Subject: ${'a'.repeat(100_000)}`, '', 'body', ''].join('\r\n');
@@ -45,6 +46,24 @@ describe('classify time budget', () => {
     expect(r.errors.length).toBeGreaterThan(0);
     expect(r.errors.every((e) => e.message.startsWith('skipped: the classify time budget'))).toBe(true);
   });
+
+  it('skips the analysis modules and the classifier not yet run once a slow module has used up the budget', async () => {
+    // A resolver that answers every query after 400 ms: the ehlo module's lookups of the HELO name spend the budget.
+    const slow: Resolver = { query: (name, type) => new Promise((resolve) => setTimeout(() => resolve(new OffResolver().query(name, type)), 400)) };
+    const classifier = { classify: () => ({ confidence: 0.99, tag: 'PROB_SPAM_HIGH', generation: 1 }) };
+    const engine = new SpamEngine({ analysis: {}, timeBudgetMs: 200, rules: [rule('late', 'true')], classifier });
+    const r = await engine.classify(MESSAGE, { dns: slow, session: { remoteIp: '203.0.113.7', heloDomain: 'mail.example.com' } });
+    const skippedModules = r.errors.filter((e) => e.source.startsWith('module:')).map((e) => e.source);
+    expect(skippedModules.length).toBeGreaterThan(0);
+    expect(r.errors.map((e) => e.source)).toEqual(expect.arrayContaining(['classifier', 'late']));
+    expect(r.errors.every((e) => e.message === 'skipped: the classify time budget of 200 ms was exceeded')).toBe(true);
+    expect(r.tags).not.toContain('PROB_SPAM_HIGH');
+    expect(r.tags).not.toContain('LATE');
+    // The same message with time to spare runs everything.
+    const full = await new SpamEngine({ analysis: {}, timeBudgetMs: 0, rules: [rule('late', 'true')], classifier }).classify(MESSAGE, { dns: slow, session: { remoteIp: '203.0.113.7', heloDomain: 'mail.example.com' } });
+    expect(full.errors).toEqual([]);
+    expect(full.tags).toEqual(expect.arrayContaining(['PROB_SPAM_HIGH', 'LATE']));
+  }, 60_000);
 
   it('has no budget with timeBudgetMs 0', async () => {
     const engine = new SpamEngine({ analysis: false, timeBudgetMs: 0, rules: [rule('one', 'true')] });
