@@ -16,8 +16,14 @@ import { grammarTokens } from './lexer.js';
 
 /** Longest accepted source, in UTF-16 code units (64 KiB): larger input is refused before lexing. */
 export const MAX_SOURCE_LENGTH = 65536;
-/** Deepest accepted nesting of brackets, parentheses and unary operators. */
-export const MAX_NESTING = 256;
+/**
+ * Deepest accepted nesting, counted cumulatively: every open `(` or `[` and every unary `!`/`-`
+ * whose operand is still open adds one (`-len(!x)` is 3). The recursive parser and the tree passes
+ * use several stack frames per level; in a fresh Node 20 process the cheapest construct to
+ * overflow (`len(1+len(1+…`) did so at about 184 levels, so 64 leaves a margin of about 3× for
+ * callers that are themselves deep in the stack. Rules need a handful of levels.
+ */
+export const MAX_NESTING = 64;
 /** Deepest accepted syntax tree (long operator chains nest on the left). */
 export const MAX_TREE_DEPTH = 1024;
 
@@ -320,18 +326,39 @@ function translate(source: string, e: IRecognitionException, endOffset: number):
   return grammarError(source, `unexpected ${describe(tok)}`, offset);
 }
 
-/** Refuses nesting deeper than MAX_NESTING before the recursive parser sees it. */
+/**
+ * Refuses nesting deeper than MAX_NESTING before the recursive parser sees it, counting open
+ * brackets plus the unary operators whose operand is still open (a unary run ends at the next
+ * binary operator or comma of its level, and survives the brackets it applies to: `-len(` counts 2).
+ */
 function checkNesting(source: string, tokens: IToken[]): void {
-  const { LBracket, LParen, Minus, NotOp, RBracket, RParen } = grammarTokens();
-  let depth = 0;
-  let unary = 0;
+  const g = grammarTokens();
+  const operandEnd = new Set([g.Word, g.StringLiteral, g.RParen, g.RBracket]);
+  const saved: number[] = [];
+  let run = 0; // unary operators of the current level whose operand is still open
+  let total = 0; // open brackets + every open unary operator
+  let prev: IToken | undefined;
   for (const t of tokens) {
     const k = t.tokenType;
-    if (k === LParen || k === LBracket) depth++;
-    else if (k === RParen || k === RBracket) depth = Math.max(0, depth - 1);
-    if (k === NotOp || k === Minus) unary++;
-    else unary = 0;
-    if (depth + unary > MAX_NESTING) throw grammarError(source, `expression nested too deeply (more than ${MAX_NESTING} levels)`, t.startOffset);
+    if (k === g.NotOp || (k === g.Minus && (prev === undefined || !operandEnd.has(prev.tokenType)))) {
+      run++;
+      total++;
+    } else if (k === g.LParen || k === g.LBracket) {
+      saved.push(run);
+      total++;
+      run = 0;
+    } else if (k === g.RParen || k === g.RBracket) {
+      // An unmatched close is the parser's error to report.
+      if (saved.length > 0) {
+        total -= run + 1;
+        run = saved.pop()!;
+      }
+    } else if (k === g.Comma || (k.CATEGORIES ?? []).includes(g.BinaryOperator)) {
+      total -= run;
+      run = 0;
+    }
+    if (total > MAX_NESTING) throw grammarError(source, `expression nested too deeply (more than ${MAX_NESTING} levels)`, t.startOffset);
+    if (k !== g.WhiteSpace) prev = t;
   }
 }
 

@@ -7,8 +7,10 @@
  * Evaluation order is Stalwart's: left to right, all arguments before the call, `&&`/`||`
  * short-circuiting and then returning the LEFT operand itself (spec §1.6), other operators strict.
  */
+import { deepFreeze, FOLD_BUDGET, sizeOver } from './limits.js';
 import { BINARY_OPS, opNeg, opNot } from './ops.js';
 import { flattenChain, optimizeTree } from './optimize.js';
+import { stackSafe } from './nesting.js';
 import { resolveExpression, type Expr } from './resolve.js';
 import type { RustRegex } from './regex.js';
 import { isSyncTree, slotScopeFor, usesCaptures, type SlotScope } from './slots.js';
@@ -50,13 +52,16 @@ const NO_CONTEXT: EvalContext = {
 
 /**
  * Constant folding: a pure node (operator, index, array, sync function; all pure per spec §4)
- * whose operands are all literals is evaluated once at compile time. Arrays are shared between
- * evaluations, which the value model allows (arrays are immutable once built, `value.ts`).
+ * whose operands are all literals is evaluated once at compile time. A value over FOLD_BUDGET is
+ * not kept (the node is evaluated per call, under the run-time size limits), so no parent folds
+ * either and compiling never builds a huge value. Folded arrays are shared between evaluations, so
+ * they are frozen deeply: freezing costs once per compile, where copying would cost per evaluation.
  */
 function fold(c: Compiled, children: Compiled[]): Compiled {
   if (!c.sync || !children.every((x) => x.lit !== undefined)) return c;
   try {
-    return literal(c.f(NO_CONTEXT, []));
+    const v = c.f(NO_CONTEXT, []);
+    return sizeOver(v, FOLD_BUDGET) > FOLD_BUDGET ? c : literal(deepFreeze(v));
   } catch {
     return c;
   }
@@ -112,7 +117,7 @@ function compileVariable(name: string, env: CompileEnv): Compiled {
 function compileNode(e: Expr, env: CompileEnv): Compiled {
   switch (e.k) {
     case 'lit':
-      return literal(e.value);
+      return literal(deepFreeze(e.value));
     case 'var':
       return compileVariable(e.name, env);
     case 'global': {
@@ -490,5 +495,5 @@ export function compileResolved(source: string, tree: Expr, scope?: SlotScope): 
  */
 export function compileExpression(source: string, opts: CompileOptions = {}): MaybeAsyncExpression {
   const r = resolveExpression(source, opts);
-  return compileResolved(source, optimizeTree(r.tree, false));
+  return stackSafe(() => compileResolved(source, optimizeTree(r.tree, false)));
 }

@@ -11,7 +11,14 @@ import {
   ExprParseError, type CompiledExpression, type CompiledIfBlock, type CompileOptions, type EvalContext,
   type IfBlockError, type IfResult,
 } from './types.js';
+import { trim } from './functions/util.js';
 import { toBool as truthy } from './value.js';
+
+/**
+ * Empty or only the grammar's white space. JS `trim()` would also strip U+FEFF, which the grammar
+ * refuses as a character: such an expression must be an error, not an empty block.
+ */
+const isBlank = (s: string): boolean => trim(s) === '';
 
 /** `match` as a list, or Stalwart's index-keyed object (`{"0": {...}, "1": {...}}`). */
 export type MatchInput = { if: string; then: string }[] | Record<string, { if: string; then: string }>;
@@ -147,11 +154,17 @@ class IfBlock implements CompiledIfBlock {
   }
 }
 
+/**
+ * The error entry of one expression. Anything unexpected (a bug, an exhausted stack) is still that
+ * expression's error: one bad rule must never stop the others of a rule set from loading.
+ */
 function errorOf(path: string, prefix: string, e: unknown): IfBlockError {
   if (e instanceof ExprParseError) {
     return { path, message: prefix + e.message, ...(e.position !== undefined ? { position: e.position } : {}) };
   }
-  throw e;
+  const overflow = e instanceof RangeError && /call stack/i.test(e.message);
+  const problem = overflow ? 'expression nested too deeply (out of stack)' : `internal error: ${e instanceof Error ? e.message : String(e)}`;
+  return { path, message: prefix + problem };
 }
 
 /**
@@ -161,23 +174,25 @@ function errorOf(path: string, prefix: string, e: unknown): IfBlockError {
  * @param opts allow-lists of the context (§3.3), applied to every branch
  * @returns `{block}` on success (the empty block when both `match` and `else` are empty), or
  *   `{errors}` with the first error only, as Stalwart stops there (§5.2). Paths: `else`,
- *   `match/<i>/if`, `match/<i>/then` (0-based); messages carry the position (D6).
+ *   `match/<i>/if`, `match/<i>/then` (0-based); messages carry the position (D6). Never throws: an
+ *   unexpected failure (a bug, an exhausted stack) is returned as that expression's error too.
  */
 export function compileIfBlock(obj: IfBlockInput, opts: CompileOptions = {}): { block?: CompiledIfBlock; errors: IfBlockError[] } {
   const match = normalizeMatch(obj.match);
   const elseSrc = obj.else ?? '';
-  if (elseSrc.trim() === '' && match.length === 0) return { block: new IfBlock([], undefined), errors: [] };
-  if (elseSrc.trim() === '') return { errors: [{ path: 'else', message: "missing 'else' expression (required when 'match' is not empty)" }] };
+  if (isBlank(elseSrc) && match.length === 0) return { block: new IfBlock([], undefined), errors: [] };
+  if (isBlank(elseSrc)) return { errors: [{ path: 'else', message: "missing 'else' expression (required when 'match' is not empty)" }] };
   for (let i = 0; i < match.length; i++) {
     const m = match[i]!;
-    if (typeof m?.if !== 'string' || m.if.trim() === '') return { errors: [{ path: `match/${i}/if`, message: "'if' expression must not be empty" }] };
-    if (typeof m.then !== 'string' || m.then.trim() === '') return { errors: [{ path: `match/${i}/then`, message: "'then' expression must not be empty" }] };
+    if (typeof m?.if !== 'string' || isBlank(m.if)) return { errors: [{ path: `match/${i}/if`, message: "'if' expression must not be empty" }] };
+    if (typeof m.then !== 'string' || isBlank(m.then)) return { errors: [{ path: `match/${i}/then`, message: "'then' expression must not be empty" }] };
   }
   // Resolve everything first: a block whose expressions are all synchronous shares one set of
   // variable slots, so a variable read by an `if` and its `then` is asked of the context once.
   let elseTree: ResolvedExpression;
   try {
     elseTree = resolveExpression(elseSrc, opts);
+    elseTree = { ...elseTree, tree: optimizeTree(elseTree.tree, false) };
   } catch (e) {
     return { errors: [errorOf('else', "error in 'else' expression: ", e)] };
   }
@@ -188,23 +203,36 @@ export function compileIfBlock(obj: IfBlockInput, opts: CompileOptions = {}): { 
     let then: ResolvedExpression;
     try {
       cond = resolveExpression(m.if, opts);
+      // Only the truthiness of an `if` is read (§5.3): its tests may be reordered (optimize.ts).
+      cond = { ...cond, tree: optimizeTree(cond.tree, true) };
     } catch (e) {
       return { errors: [errorOf(`match/${i}/if`, `error in 'if' expression of condition #${i + 1}: `, e)] };
     }
     try {
       then = resolveExpression(m.then, opts);
+      then = { ...then, tree: optimizeTree(then.tree, false) };
     } catch (e) {
       return { errors: [errorOf(`match/${i}/then`, `error in 'then' expression of condition #${i + 1}: `, e)] };
     }
-    // Only the truthiness of an `if` is read (§5.3): its tests may be reordered (optimize.ts).
-    resolved.push({ cond: { ...cond, tree: optimizeTree(cond.tree, true) }, then: { ...then, tree: optimizeTree(then.tree, false) } });
+    resolved.push({ cond, then });
   }
-  elseTree = { ...elseTree, tree: optimizeTree(elseTree.tree, false) };
   const all = [elseTree, ...resolved.flatMap((r) => [r.cond, r.then])];
-  const scope = all.every((r) => !r.isAsync) ? slotScopeFor(all.map((r) => r.tree)) : undefined;
-  const compile = (r: ResolvedExpression): MaybeAsyncExpression => compileResolved(r.source, r.tree, scope);
-  const otherwise = compile(elseTree);
-  const branches: Branch[] = resolved.map((r) => ({ cond: compile(r.cond), then: compile(r.then) }));
-  const guard = resolved.length === 1 ? guardOf(resolved[0]!.cond.tree) : undefined;
-  return { block: new IfBlock(branches, otherwise, scope, guard), errors: [] };
+  // Compilation of a resolved tree is not expected to fail; if it does, it is that expression's error.
+  let at = { path: 'else', prefix: "error in 'else' expression: " };
+  try {
+    const scope = all.every((r) => !r.isAsync) ? slotScopeFor(all.map((r) => r.tree)) : undefined;
+    const compile = (r: ResolvedExpression, path: string, prefix: string): MaybeAsyncExpression => {
+      at = { path, prefix };
+      return compileResolved(r.source, r.tree, scope);
+    };
+    const otherwise = compile(elseTree, 'else', "error in 'else' expression: ");
+    const branches: Branch[] = resolved.map((r, i) => ({
+      cond: compile(r.cond, `match/${i}/if`, `error in 'if' expression of condition #${i + 1}: `),
+      then: compile(r.then, `match/${i}/then`, `error in 'then' expression of condition #${i + 1}: `),
+    }));
+    const guard = resolved.length === 1 ? guardOf(resolved[0]!.cond.tree) : undefined;
+    return { block: new IfBlock(branches, otherwise, scope, guard), errors: [] };
+  } catch (e) {
+    return { errors: [errorOf(at.path, at.prefix, e)] };
+  }
 }

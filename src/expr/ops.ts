@@ -1,8 +1,10 @@
 /**
  * Operator semantics of the expression language (docs/expression-language.md), shared by
  * the closure compiler and the reference interpreter so both give identical results.
- * Every function is total: operators never throw (§6.2).
+ * Every function is total (§6.2): operators never throw, except the ExprEvalError of a result over
+ * the size limits of limits.ts (`+` only), which the engine reports as the rule's error.
  */
+import { MAX_ARRAY_ELEMENTS, MAX_VALUE_CHARS, tooLarge } from './limits.js';
 import {
   Constant, Float, I64_MIN, looseEq, num, parseNumber, partialCmp, saturate, toBool, toDisplay, type Value,
 } from './value.js';
@@ -23,16 +25,30 @@ const addF = (x: number, y: number): number => x + y;
 const subF = (x: number, y: number): number => x - y;
 const mulF = (x: number, y: number): number => x * y;
 
-/** `+`: numbers add, arrays concatenate/append/prepend, strings concatenate with Display (§2.6). */
+/** String concatenation within MAX_VALUE_CHARS. */
+function concat(x: string, y: string): string {
+  const n = x.length + y.length;
+  if (n > MAX_VALUE_CHARS) tooLarge('a string', n, MAX_VALUE_CHARS);
+  return x + y;
+}
+
+/**
+ * `+`: numbers add, arrays concatenate/append/prepend, strings concatenate with Display (§2.6).
+ * @throws ExprEvalError when the result would exceed MAX_VALUE_CHARS or MAX_ARRAY_ELEMENTS
+ */
 export function opAdd(a: Value, b: Value): Value {
   if (isNum(a) && isNum(b)) return arith(a, b, addF);
   const aArr = Array.isArray(a);
   const bArr = Array.isArray(b);
-  if (aArr && bArr) return [...a, ...b];
-  if (aArr) return [...a, b];
-  if (bArr) return [a, ...b];
-  if (typeof a === 'string') return a.length === 0 ? b : a + toDisplay(b);
-  if (typeof b === 'string') return b.length === 0 ? a : toDisplay(a) + b;
+  if (aArr || bArr) {
+    const n = (aArr ? a.length : 1) + (bArr ? b.length : 1);
+    if (n > MAX_ARRAY_ELEMENTS) tooLarge('an array', n, MAX_ARRAY_ELEMENTS);
+    if (aArr && bArr) return [...a, ...b];
+    if (aArr) return [...a, b];
+    return [a, ...(b as Value[])];
+  }
+  if (typeof a === 'string') return a.length === 0 ? b : concat(a, toDisplay(b));
+  if (typeof b === 'string') return b.length === 0 ? a : concat(toDisplay(a), b);
   if (b instanceof Constant) return a;
   return b; // Constant + x
 }

@@ -16,7 +16,8 @@
  * operations `&&`, `--`, `~~`; named groups. Refused, as Rust refuses them: backreferences and
  * look-around (a {@link RegexError} with the offset). Differences from Rust: word boundaries
  * (`\b \B \< \>`) look at ASCII word characters only; `(?R)` line anchors break lines at LF only;
- * nested counted repetitions may total at most 1000 (RE2's limit).
+ * nested counted repetitions may total at most 1000 (RE2's limit); a pattern whose program costs
+ * more than {@link MAX_PROGRAM_COST} is refused (a search costs up to that × the subject length).
  */
 import { RE2JS } from 're2js';
 import { RegexError } from './regex-error.js';
@@ -160,6 +161,37 @@ function re2(n: Node, uses: { lookbehind: boolean }): string {
   }
 }
 
+/**
+ * Largest accepted {@link programCost}. A search costs up to (program cost × subject length): the
+ * fuzz campaign's `(?:(a)|b){1000}!` (cost 13003) took 17–28 s on 100 KB, `(?:a*)` ×680 (1362)
+ * 11 s, `(?:([a-z]+)\.){1,100}com` (1404) 1.7 s; just under the limit `(?:a*)` ×499 still takes
+ * about 4 s (the worst shape: every instruction live at every character). Every pattern of the
+ * shipped rules, examples and conformance vectors costs at most 66: a margin of 15×. A single count
+ * at the 1000 limit (`a{1000}`, cost 1002) is refused although Rust accepts it.
+ */
+export const MAX_PROGRAM_COST = 1000;
+
+/** The program shape re2js keeps internally (not part of its typings). */
+interface Re2Program {
+  inst: { op: number }[];
+  numCap: number;
+}
+/** re2js `Inst.CAPTURE`. */
+const OP_CAPTURE = 3;
+
+/**
+ * Cost of a compiled re2js program: its instructions, plus for each capture instruction the
+ * capture slots it copies (the Pike VM copies a thread's slots at every capture it passes).
+ */
+function programCost(re: RE2JS): number {
+  const prog = (re as unknown as { re2Input?: { prog?: Re2Program } }).re2Input?.prog;
+  // Should a future re2js hide its program, the refusal is lost but the pattern still works.
+  if (prog === undefined || !Array.isArray(prog.inst)) return 0;
+  let captures = 0;
+  for (const i of prog.inst) if (i.op === OP_CAPTURE) captures++;
+  return prog.inst.length + captures * prog.numCap;
+}
+
 function re2Regex(source: string, root: Node): RustRegex {
   const uses = { lookbehind: false };
   const src = re2(root, uses);
@@ -168,6 +200,10 @@ function re2Regex(source: string, root: Node): RustRegex {
     re = RE2JS.compile(src, uses.lookbehind ? RE2JS.LOOKBEHINDS : 0);
   } catch (err) {
     throw new RegexError(`pattern too large or unsupported: ${(err as Error).message}`);
+  }
+  const cost = programCost(re);
+  if (cost > MAX_PROGRAM_COST) {
+    throw new RegexError(`pattern too complex: its program costs ${cost} (limit ${MAX_PROGRAM_COST}); write fewer or smaller repetitions and capture groups`);
   }
   // `test` runs RE2's DFA (no captures), far cheaper than `exec` on a subject that does not match,
   // which is the common case of a spam rule.

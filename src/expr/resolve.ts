@@ -8,6 +8,7 @@
 import { parse, GrammarError, positionAt, type Node } from '../../grammar/index.js';
 import { DEFAULT_TREES_JSON } from './default-trees.js';
 import { FUNCTIONS, type FunctionDef } from './functions/index.js';
+import { stackSafe } from './nesting.js';
 import { compileRustRegex, RegexError, type RustRegex } from './regex.js';
 import { ExprParseError, type CompileOptions } from './types.js';
 import { Constant, Float, type Value } from './value.js';
@@ -63,8 +64,15 @@ function resolveNode(src: string, n: Node, opts: CompileOptions, flags: { async:
       return { k: 'capture', index: n.index };
     case 'Array':
       return { k: 'array', items: n.items.map(go) };
-    case 'Index':
-      return { k: 'index', target: go(n.target), index: go(n.index) };
+    case 'Index': {
+      // Spec §1.6: only a variable, `)` or `]` may be followed by an index; the grammar lets any
+      // bare name through, as it does not know which names are constants.
+      const t = n.target;
+      if (t.type === 'Name' && (t as { paren?: boolean }).paren !== true && !isExpressionVariable(t.name) && Constant.of(t.name) !== undefined) {
+        fail(src, `the constant ${JSON.stringify(t.name)} cannot be indexed (only a variable, ")" or "]" can)`, t.end);
+      }
+      return { k: 'index', target: go(t), index: go(n.index) };
+    }
     case 'Unary':
       return { k: 'unary', op: n.op, operand: go(n.operand) };
     case 'Binary':
@@ -148,14 +156,15 @@ let defaultTrees: Map<string, Node> | undefined;
 
 /**
  * Parses one expression into the grammar's syntax tree (names unresolved).
- * @throws ExprParseError naming the problem and its `line:column` (README.md, deviation D6)
+ * @throws ExprParseError naming the problem and its `line:column` (README.md, deviation D6), also
+ *   for nesting deeper than MAX_NESTING (grammar/parser.ts)
  */
 export function parseExpression(source: string): Node {
   // The default rules' trees are prebuilt (src/expr/default-trees.ts): compiling them needs no parser.
   const known = (defaultTrees ??= new Map(Object.entries(JSON.parse(DEFAULT_TREES_JSON) as Record<string, Node>))).get(source);
   if (known !== undefined) return structuredClone(known);
   try {
-    return parse(source);
+    return stackSafe(() => parse(source));
   } catch (e) {
     if (e instanceof GrammarError) throw new ExprParseError(e.message, e.position);
     throw e;
@@ -172,5 +181,5 @@ export function parseExpression(source: string): Node {
 export function resolveExpression(source: string, opts: CompileOptions = {}): ResolvedExpression {
   const tree = parseExpression(source);
   const flags = { async: false };
-  return { source, tree: resolveNode(source, tree, opts, flags), isAsync: flags.async };
+  return { source, tree: stackSafe(() => resolveNode(source, tree, opts, flags)), isAsync: flags.async };
 }

@@ -26,7 +26,10 @@ export class ExprParseError extends Error {
   }
 }
 
-/** Raised during evaluation by store functions only (store down, NotSupported, bad SQL). */
+/**
+ * Raised during evaluation by store functions (store down, NotSupported, bad SQL) and for a value
+ * over the size limits of limits.ts (`value too large: …`).
+ */
 export class ExprEvalError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -64,7 +67,11 @@ export interface CompiledExpression {
   readonly source: string;
   /** True when evaluation may await a store (key_*, counter_*, sql_query, dns_query, is_local_*). */
   readonly isAsync: boolean;
-  /** Synchronous evaluation; throws if `isAsync`. Returns the value (never undefined). */
+  /**
+   * Synchronous evaluation; throws if `isAsync`. Returns the value (never undefined). Arrays inside
+   * the value may be compile-time constants shared by every evaluation: those are frozen, so copy
+   * before changing. Throws ExprEvalError for a value over the size limits (limits.ts).
+   */
   evalSync(ctx: EvalContext, captures?: string[]): Value;
   /** Evaluation that may await stores; rejects with ExprEvalError on store failure. */
   evalAsync(ctx: EvalContext, captures?: string[]): Promise<Value>;

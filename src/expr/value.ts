@@ -14,6 +14,7 @@
  * Integers are JS doubles: exact up to 2^53, which rules never approach (spec §2.8 allows this).
  * There is no null: the "missing" value is the empty string `""` (§2.1).
  */
+import { MAX_VALUE_CHARS, tooLarge } from './limits.js';
 
 /** A Stalwart f64 value. Boxed so that Float 2.0 and Integer 2 stay different types. */
 export class Float {
@@ -117,6 +118,7 @@ export function floatToDisplay(x: number): string {
 /**
  * `to_string()` (§2.3 format 1): arrays are CRLF-joined, a CRLF being added before an element
  * only when the text so far is non-empty; nested arrays contribute nothing.
+ * @throws ExprEvalError when the joined text would exceed MAX_VALUE_CHARS (limits.ts)
  */
 export function toStr(v: Value): string {
   if (typeof v === 'string') return v;
@@ -127,6 +129,9 @@ export function toStr(v: Value): string {
   for (const el of v) {
     if (out.length > 0) out += '\r\n';
     if (!Array.isArray(el)) out += toStr(el);
+    // The join is where values grow (2 characters per element): `split(…, '')` of a join of a
+    // `split(…, '')` triples the size at every level.
+    if (out.length > MAX_VALUE_CHARS) tooLarge('a string', out.length, MAX_VALUE_CHARS);
   }
   return out;
 }
@@ -254,6 +259,8 @@ export function intoArray(v: Value): Value[] {
   return [v];
 }
 
+const USIZE_MAX = 18446744073709551615n;
+
 /** `to_usize` for indexes (§2.9). Negative integers wrap to huge values (→ out of range). */
 export function toUsize(v: Value): number {
   if (typeof v === 'number') return v < 0 ? Number.MAX_SAFE_INTEGER : v;
@@ -264,8 +271,9 @@ export function toUsize(v: Value): number {
   }
   if (typeof v === 'string') {
     if (!/^\+?[0-9]+$/.test(v)) return 0;
-    const n = Number(v);
-    return Number.isFinite(n) ? n : Number.MAX_SAFE_INTEGER;
+    // `parse::<usize>` fails on overflow (a 64-bit usize), and a failed parse is index 0 (§2.9).
+    if (v.length > 19 && BigInt(v) > USIZE_MAX) return 0;
+    return Number(v);
   }
   return 0;
 }

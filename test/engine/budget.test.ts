@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { EngineClassifier } from '../../src/classifier/index.js';
 import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
 import { OffResolver, type Resolver } from '../../src/dns/index.js';
 import { LookupMap, type LookupStore } from '../../src/lookup/index.js';
@@ -50,7 +51,7 @@ describe('classify time budget', () => {
   it('skips the analysis modules and the classifier not yet run once a slow module has used up the budget', async () => {
     // A resolver that answers every query after 400 ms: the ehlo module's lookups of the HELO name spend the budget.
     const slow: Resolver = { query: (name, type) => new Promise((resolve) => setTimeout(() => resolve(new OffResolver().query(name, type)), 400)) };
-    const classifier = { classify: () => ({ confidence: 0.99, tag: 'PROB_SPAM_HIGH', generation: 1 }) };
+    const classifier: EngineClassifier = { classify: () => ({ confidence: 0.99, tag: 'PROB_SPAM_HIGH', generation: 1 }) };
     const engine = new SpamEngine({ analysis: {}, timeBudgetMs: 200, rules: [rule('late', 'true')], classifier });
     const r = await engine.classify(MESSAGE, { dns: slow, session: { remoteIp: '203.0.113.7', heloDomain: 'mail.example.com' } });
     const skippedModules = r.errors.filter((e) => e.source.startsWith('module:')).map((e) => e.source);

@@ -2,6 +2,7 @@
  * Array functions (docs/expression-language.md; Stalwart `functions/array.rs`).
  */
 import { intoArray, looseEq, totalCmp, toBool, type Value } from '../value.js';
+import { dedupLoose, intersectsLoose } from './loose-set.js';
 import type { SyncFunctionDef } from './types.js';
 import { int } from './util.js';
 
@@ -29,11 +30,7 @@ export const ARRAY_FUNCTIONS: Record<string, SyncFunctionDef> = {
     return out;
   }),
   /** `into_array(v)` keeping the first of each group of `==` elements (`[1,'1',1,2]` → `[1,2]`). */
-  dedup: sync(1, ([v]) => {
-    const out: Value[] = [];
-    for (const el of intoArray(v!)) if (!includesLoose(out, el)) out.push(el);
-    return out;
-  }),
+  dedup: sync(1, ([v]) => dedupLoose(intoArray(v!))),
   /** Array → without the `""` elements (0 and `[]` stay); non-Array → unchanged. */
   winnow: sync(1, ([v]) => (Array.isArray(v) ? v.filter((el) => el !== '') : v!)),
   /**
@@ -42,7 +39,7 @@ export const ARRAY_FUNCTIONS: Record<string, SyncFunctionDef> = {
    */
   is_intersect: sync(2, ([a, b]) => {
     if (Array.isArray(a)) {
-      if (Array.isArray(b)) return int(a.some((x) => includesLoose(b, x)));
+      if (Array.isArray(b)) return int(intersectsLoose(a, b));
       return int(includesLoose(a, b!));
     }
     if (Array.isArray(b)) return int(includesLoose(b, a!));

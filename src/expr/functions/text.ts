@@ -4,6 +4,7 @@
  * char boundary, `lines`, ASCII-only case folding where Rust uses it.
  */
 import { looseEq, toInteger, toStr, toUsize, type Value } from '../value.js';
+import { checkedLength, MAX_ARRAY_ELEMENTS, tooLarge } from '../limits.js';
 import type { SyncFunctionDef } from './types.js';
 import { eqIgnoreAsciiCase, int, transform, trim, trimEnd, trimStart, WS_ALL, WS_SPLIT } from './util.js';
 
@@ -25,16 +26,42 @@ function countMatches(s: string, re: RegExp): number {
   return m === null ? 0 : m.length;
 }
 
-/** Rust `str::split(sep)`: an empty separator matches at every char boundary, both ends included. */
+/** Unicode scalar values in `s` (a high surrogate followed by a low one is one), counted without building an array. */
+function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/**
+ * Rust `str::split(sep)`: an empty separator matches at every char boundary, both ends included.
+ * @throws ExprEvalError for more than MAX_ARRAY_ELEMENTS parts (limits.ts)
+ */
 export function rustSplit(s: string, sep: string): string[] {
-  if (sep !== '') return s.split(sep);
+  // JS `split`'s limit stops the work at the cap instead of building a huge array first.
+  if (sep !== '') return checkedLength(s.split(sep, MAX_ARRAY_ELEMENTS + 1));
+  if (s.length + 2 > MAX_ARRAY_ELEMENTS) {
+    const n = codePoints(s) + 2;
+    if (n > MAX_ARRAY_ELEMENTS) tooLarge('an array', n, MAX_ARRAY_ELEMENTS);
+  }
   return ['', ...s, ''];
 }
 
 /** Rust `str::lines`: split on LF; a CR is removed only before a LF; no final empty line. */
 export function rustLines(s: string): string[] {
   if (s === '') return [];
-  const parts = s.split('\n');
+  // One more than the cap, so that a final empty part popped below cannot hide an overflow.
+  const parts = s.split('\n', MAX_ARRAY_ELEMENTS + 2);
+  if (parts.length > MAX_ARRAY_ELEMENTS + 1 || (parts.length === MAX_ARRAY_ELEMENTS + 1 && parts[MAX_ARRAY_ELEMENTS] !== '')) {
+    tooLarge('an array', parts.length, MAX_ARRAY_ELEMENTS);
+  }
   if (parts[parts.length - 1] === '') parts.pop();
   const last = s.endsWith('\n') ? parts.length : parts.length - 1;
   for (let i = 0; i < last; i++) {
@@ -64,6 +91,7 @@ export function splitN(s: string, sep: string, n: number): string[] {
   for (let i = 0; i < n; i++) {
     const at = rest.indexOf(sep);
     if (at < 0) break;
+    if (out.length + 2 > MAX_ARRAY_ELEMENTS) tooLarge('an array', out.length + 2, MAX_ARRAY_ELEMENTS);
     out.push(rest.slice(0, at));
     rest = rest.slice(at + sep.length);
   }
@@ -100,20 +128,7 @@ export const TEXT_FUNCTIONS: Record<string, SyncFunctionDef> = {
   count_uppercase: sync(1, ([v]) => countMatches(toStr(v!), UPPER_ALL)),
   count_lowercase: sync(1, ([v]) => countMatches(toStr(v!), LOWER_ALL)),
   /** Unicode scalar values in `ts(v)`. */
-  count_chars: sync(1, ([v]) => {
-    const s = toStr(v!);
-    let n = 0;
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      // A high surrogate followed by a low one is a single scalar value.
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-        const d = s.charCodeAt(i + 1);
-        if (d >= 0xdc00 && d <= 0xdfff) i++;
-      }
-      n++;
-    }
-    return n;
-  }),
+  count_chars: sync(1, ([v]) => codePoints(toStr(v!))),
   /** String → substring test; Array → membership under `==`; other → substring test on `ts(h)`. */
   contains: sync(2, ([h, n]) => {
     if (typeof h === 'string') return int(h.includes(typeof n === 'string' ? n : toStr(n!)));
@@ -181,5 +196,5 @@ export const TEXT_FUNCTIONS: Record<string, SyncFunctionDef> = {
     return splitN(toStr(s!), toStr(sep!), k < 0 ? Number.MAX_SAFE_INTEGER : k);
   }),
   /** Whitespace-separated words made only of Alphabetic/Numeric chars. */
-  split_words: sync(1, ([v]) => toStr(v!).split(WS_SPLIT).filter((w) => ALNUM_WORD.test(w))),
+  split_words: sync(1, ([v]) => checkedLength(toStr(v!).split(WS_SPLIT, MAX_ARRAY_ELEMENTS + 1)).filter((w) => ALNUM_WORD.test(w))),
 };

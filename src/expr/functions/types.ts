@@ -8,7 +8,10 @@ import type { Value } from '../value.js';
 export interface SyncFunctionDef {
   readonly arity: number;
   readonly async: false;
-  /** Pure: never throws for any argument values. */
+  /**
+   * Pure: never throws for any argument values, except the ExprEvalError of a result over the size
+   * limits of limits.ts (the splitting functions, and any function converting a huge array to text).
+   */
   fn(args: Value[], ctx: EvalContext): Value;
 }
 
