@@ -7,6 +7,8 @@ import PostalMime from 'postal-mime';
 import type { Email } from 'postal-mime';
 import { scanHtml, type HtmlScan } from './html.js';
 import { installFastDecoders } from './postal-fast.js';
+import { installPostalLimits, postalPartsCapped } from './postal-limits.js';
+import { MAX_MIME_PARTS } from './mime-tree.js';
 import { tokenize, type TextTokens } from './tokenizer.js';
 import type { Location } from './types.js';
 
@@ -94,6 +96,8 @@ const utf8 = new TextDecoder('utf-8');
 
 // postal-mime's Blob-based part joining dominates its cost on Node 20 (see postal-fast.ts).
 installFastDecoders();
+// Hostile encoded-word runs and part counts (see postal-limits.ts).
+installPostalLimits();
 
 /**
  * Parses the MIME structure. Returns `undefined` (and a warning) when postal-mime rejects the
@@ -108,6 +112,7 @@ export async function parseBody(raw: Uint8Array, warnings: string[]): Promise<Pa
     warnings.push(`MIME parsing failed (${e instanceof Error ? e.message : String(e)}); using a raw header/body split`);
     return undefined;
   }
+  if (postalPartsCapped(parser)) warnings.push(`MIME part limit: parts beyond ${MAX_MIME_PARTS} ignored`);
   const internals = parser as unknown as ParserInternals;
   const topLevel = new Set<object>();
   collectNodes(internals.root, topLevel);
