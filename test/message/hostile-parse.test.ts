@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import Base64Decoder from '../../node_modules/postal-mime/dist/esm/base64-decoder.js';
 import { MAX_MIME_PARTS } from '../../src/message/mime-tree.js';
 import { installFastDecoders } from '../../src/message/postal-fast.js';
-import { cutEncodedWordRuns, installPostalLimits, MAX_ENCODED_WORD_RUN } from '../../src/message/postal-limits.js';
+import { cutAddressValue, cutEncodedWordRuns, installPostalLimits, MAX_ENCODED_WORD_RUN, MAX_POSTAL_ADDRESS_CHARS } from '../../src/message/postal-limits.js';
 
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -37,7 +37,8 @@ const word = (s: string): string => `=?utf-8?B?${b64(s)}?=`;
 const rand0 = mulberry32(0x2047);
 function randomHeaderValue(rand: () => number, address: boolean): string {
   const out: string[] = [];
-  const target = 2000 + Math.floor(rand() * 20000);
+  // Address values stay under MAX_POSTAL_ADDRESS_CHARS (16,384), which cuts them for postal-mime whatever they hold.
+  const target = 2000 + Math.floor(rand() * (address ? 14_000 : 20_000));
   let len = 0;
   while (len < target) {
     const r = rand();
@@ -54,7 +55,7 @@ function randomHeaderValue(rand: () => number, address: boolean): string {
   }
   return out.join('');
 }
-const longValues = Array.from({ length: 40 }, (_, i) => randomHeaderValue(rand0, i % 2 === 0));
+const longValues = Array.from({ length: 60 }, (_, i) => randomHeaderValue(rand0, i % 2 === 0));
 const referenceMessages: Buffer[] = [
   ...longValues.map((v, i) =>
     crlf([
@@ -76,7 +77,7 @@ const referenceMessages: Buffer[] = [
       '',
     ]),
   ),
-  crlf(['From: ' + word('J\u00f6rg') + ' <j@example.com>', 'To: ' + Array.from({ length: 800 }, (_, i) => `${word('Empf\u00e4nger ' + i)} <r${i}@example.com>`).join(', '), 'Subject: ' + Array.from({ length: 100 }, () => word('\u65e5\u672c\u8a9e')).join(' '), '', 'hi', '']),
+  crlf(['From: ' + word('J\u00f6rg') + ' <j@example.com>', 'To: ' + Array.from({ length: 280 }, (_, i) => `${word('Empf\u00e4nger ' + i)} <r${i}@example.com>`).join(', '), 'Subject: ' + Array.from({ length: 100 }, () => word('\u65e5\u672c\u8a9e')).join(' '), '', 'hi', '']),
 ];
 const LIMITS_UNPATCHED = (PostalMime.prototype as unknown as Record<symbol, unknown>)[Symbol.for('spamrule.postalLimits')] === undefined;
 const references: Email[] = [];
@@ -195,6 +196,20 @@ describe('runs of encoded words', () => {
     const { body, warnings } = await parseBodyOf(raw);
     expect(warnings).toEqual([]);
     expect(body.parts.map((p) => p.content)).toEqual(['body text\n']);
+    const { analyzeMessage } = await import('../../src/message/index.js');
+    const m = await analyzeMessage(raw);
+    expect(m.elements('Body').map((e) => e.variable('value'))).toEqual(['body text\n']);
+  });
+
+  it('a 1 MB From of URLs: postal-mime parses only its first 16 KiB, headers and body intact', async () => {
+    const v = 'http://x.com/ '.repeat(75_000);
+    const raw = crlf([`From: ${v}`, 'To: b@example.com', 'Subject: hi', '', 'body text', '']);
+    const email = await PostalMime.parse(raw);
+    expect(email.headers.find((h) => h.key === 'from')!.value).toBe(v.trimEnd());
+    expect(email.text).toBe('body text\n');
+    expect(cutAddressValue(v).length).toBe(MAX_POSTAL_ADDRESS_CHARS);
+    expect(cutAddressValue(`${'a@example.com, '.repeat(2_000)}`)).toMatch(/^(a@example\.com, )*a@example\.com$/);
+    expect(cutAddressValue('a@example.com, b@example.com')).toBe('a@example.com, b@example.com');
     const { analyzeMessage } = await import('../../src/message/index.js');
     const m = await analyzeMessage(raw);
     expect(m.elements('Body').map((e) => e.variable('value'))).toEqual(['body text\n']);
