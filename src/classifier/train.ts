@@ -10,6 +10,7 @@
  * added since then).
  */
 import { analyzeMessage, messageContextOf } from '../message/index.js';
+import { prng } from '../util/index.js';
 import { buildTokens, trainFacts, type TrustCheck } from './features.js';
 import { DEFAULT_FTRL, FtrlTrainer, vectorize, type Features, type FtrlParameters } from './model.js';
 import type { ClassifierStore, Reservoir, SampleMeta, TrainerState } from './store.js';
@@ -65,18 +66,6 @@ export interface TrainReport {
   /** Duplicates removed. */
   duplicates: number;
   ms: number;
-}
-
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffle<T>(a: T[], rnd: () => number): void {

@@ -1,4 +1,5 @@
 /** Small helpers shared by every part (no imports of their own, so any part may use them). */
 export { MemoSlot, type MemoHolder } from './memo.js';
 export { SmallMap, SMALL_MAP_LINEAR } from './small-map.js';
+export { prng } from './prng.js';
 export { detach } from './strings.js';

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { prng } from '../../src/classifier/train.js';
+import { prng } from '../../src/util/index.js';
 import { foldedWordHash, WordMemo } from '../../src/classifier/word-memo.js';
 import { separatorReplacer } from '../../src/classifier/eld-scores.js';
 import { truncate16 } from '../../src/classifier/tokens.js';

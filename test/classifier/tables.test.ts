@@ -6,7 +6,7 @@
  * is checked against the simple form it replaces.
  */
 import { describe, expect, it } from 'vitest';
-import { prng } from '../../src/classifier/train.js';
+import { prng } from '../../src/util/index.js';
 import { InternTable, MAX_SLOT_VALUE } from '../../src/classifier/intern-table.js';
 import { foldedWordHash, MAX_PROBE, MAX_WORD, WordMemo, wordHash } from '../../src/classifier/word-memo.js';
 import { MAX_KEY, MAX_VALUE, MIN_VALUE, SlotTable } from '../../src/classifier/slot-table.js';

@@ -7,7 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { prng } from '../../src/classifier/train.js';
+import { prng } from '../../src/util/index.js';
 import { xxh3Compact, xxh3CompactString } from '../../src/classifier/xxh3.js';
 
 type Xxh3 = { xxh64(input: Uint8Array, seed?: bigint): bigint };

@@ -1,6 +1,6 @@
 /**
  * Seeded random text for the tests that check a fast path against its plain definition (the random numbers:
- * training's seeded PRNG, `prng` in src/classifier/train.ts, so every run sees the same inputs).
+ * training's seeded PRNG, `prng` in src/util/prng.ts, so every run sees the same inputs).
  */
 
 /** A random string of `min`..`max` pieces drawn from `alphabet`. */

@@ -7,7 +7,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCorpus } from '../helpers/corpus.js';
-import { http, raw, startAll, type Started } from './harness.js';
+import { http, milterOptneg as optneg, milterPacket, milterReplies, raw, startAll, type Started } from './harness.js';
 
 let s: Started;
 let good: Buffer[];
@@ -29,22 +29,6 @@ async function spamdCheck(body: Buffer): Promise<string> {
   return r.reply.toString('latin1');
 }
 
-function milterPacket(cmd: string, data: Buffer | string = ''): Buffer {
-  const body = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
-  const h = Buffer.alloc(5);
-  h.writeUInt32BE(body.length + 1, 0);
-  h.write(cmd, 4, 'latin1');
-  return Buffer.concat([h, body]);
-}
-
-function optneg(): Buffer {
-  const d = Buffer.alloc(12);
-  d.writeUInt32BE(6, 0);
-  d.writeUInt32BE(0x1ff, 4);
-  d.writeUInt32BE(0x1fffff, 8);
-  return milterPacket('O', d);
-}
-
 /** The packets of one milter transaction carrying `bodySize` bytes of body. */
 function milterTransaction(bodySize: number): Buffer {
   const parts = [
@@ -60,17 +44,6 @@ function milterTransaction(bodySize: number): Buffer {
   for (let left = bodySize; left > 0; left -= chunk.length) parts.push(milterPacket('B', left >= chunk.length ? chunk : chunk.subarray(0, left)));
   parts.push(milterPacket('E'), milterPacket('Q'));
   return Buffer.concat(parts);
-}
-
-/** Milter replies as [command, data] pairs. */
-function milterReplies(buf: Buffer): [string, string][] {
-  const out: [string, string][] = [];
-  for (let o = 0; o + 5 <= buf.length; ) {
-    const len = buf.readUInt32BE(o);
-    out.push([String.fromCharCode(buf[o + 4]!), buf.toString('latin1', o + 5, o + 4 + len)]);
-    o += 4 + len;
-  }
-  return out;
 }
 
 beforeAll(async () => {
