@@ -23,11 +23,11 @@ import type { AnalyzedMessage, Envelope } from '../message/types.js';
 import { Glob } from '../lookup/glob.js';
 import { SCOPE_ORDER, type ScopeElement } from '../message/types.js';
 import { renderSpamHeaders } from './headers.js';
+import { scoreTags } from './scoring.js';
 import { missingNamespaces } from './namespaces.js';
 import { compileRuleSet, type CompiledRule, type RulesByScope } from './rules.js';
 import { SpamTagTable } from './tags.js';
 import type {
-  Action,
   ClassifyError,
   ClassifyOptions,
   ClassifyResult,
@@ -494,28 +494,7 @@ export class SpamEngine {
     rulesMs: number,
     skipped: string[],
   ): ClassifyResult {
-    // Scoring (Stalwart's spam filter). A Reject tag wins over a Discard tag so that the result does
-    // not depend on set order (Stalwart: hash order); both end scoring without a score.
-    let score = 0;
-    let tagAction: Action | undefined;
-    const scores: Record<string, number> = {};
-    for (const tag of tags) {
-      const a = this.tagTable.lookup(tag);
-      if (a === undefined) scores[tag] = 0;
-      else if (a.kind === 'score') {
-        scores[tag] = a.score;
-        score += a.score;
-      } else if (a.kind === 'reject') tagAction = 'reject';
-      else if (a.kind === 'discard' && tagAction === undefined) tagAction = 'discard';
-    }
-    score = Math.round(score * 100) / 100;
-    const { scoreSpam, scoreReject, scoreDiscard } = this.thresholds;
-    let action: Action;
-    if (tagAction !== undefined) action = tagAction;
-    else if (scoreReject > 0 && score >= scoreReject) action = 'reject';
-    else if (scoreDiscard > 0 && score >= scoreDiscard) action = 'discard';
-    else if (score >= scoreSpam) action = 'spam';
-    else action = 'allow';
+    const { score, action, scores } = scoreTags(tags, this.tagTable, this.thresholds);
     const totalMs = performance.now() - t0;
     return {
       tags: [...tags],
