@@ -4,6 +4,7 @@
  * request for ever; a deadline runs from a fixed start and traffic does not reset it.
  */
 import type { Socket } from 'node:net';
+import type { ServerLimits } from './limits.js';
 import type { Protocol, ServerMetrics } from './metrics.js';
 
 /** Which limit closed a connection: `idleTimeoutMs`, `headTimeoutMs` or `requestTimeoutMs`. */
@@ -40,6 +41,12 @@ export class Deadlines {
     // A pending deadline must not keep the process alive on its own.
     t.unref();
     this.timers.set(kind, t);
+  }
+
+  /** A request begins: starts its `head` and `request` deadlines from the listener's limits. */
+  startRequest(limits: Pick<ServerLimits, 'headTimeoutMs' | 'requestTimeoutMs'>): void {
+    this.start('head', limits.headTimeoutMs);
+    this.start('request', limits.requestTimeoutMs);
   }
 
   /** Starts deadline `kind` unless it already runs (it keeps its first start). */

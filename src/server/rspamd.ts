@@ -37,12 +37,7 @@ class RspamdConnection {
     private readonly scanner: Scanner,
   ) {
     this.deadlines = new Deadlines(socket, 'rspamd', scanner.metrics);
-    this.startDeadlines();
-  }
-
-  private startDeadlines(): void {
-    this.deadlines.start('head', this.scanner.limits.headTimeoutMs);
-    this.deadlines.start('request', this.scanner.limits.requestTimeoutMs);
+    this.deadlines.startRequest(scanner.limits);
   }
 
   /** An HTTP request's head has arrived. */
@@ -54,7 +49,7 @@ class RspamdConnection {
     const next = (): void => {
       if (!ended || !finished || this.socket.destroyed) return;
       this.betweenRequests = true;
-      this.startDeadlines();
+      this.deadlines.startRequest(this.scanner.limits);
     };
     req.once('end', () => {
       ended = true;

@@ -281,8 +281,7 @@ export function createSpamdServer(scanner: Scanner, thresholds: ReplyThresholds)
     socket.once('close', () => metrics.connections.dec({ protocol: 'spamd' }));
     idleTimeout(socket, limits.idleTimeoutMs, 'spamd', metrics);
     const deadlines = new Deadlines(socket, 'spamd', metrics);
-    deadlines.start('head', limits.headTimeoutMs);
-    deadlines.start('request', limits.requestTimeoutMs);
+    deadlines.startRequest(limits);
     handler(socket, deadlines);
   });
   server.maxConnections = scanner.limits.maxConnections;
