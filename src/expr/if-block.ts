@@ -12,6 +12,7 @@ import {
   type IfBlockError, type IfResult,
 } from './types.js';
 import { trim } from './functions/util.js';
+import { isStackOverflow } from '../util/index.js';
 import { toBool as truthy } from './value.js';
 
 /**
@@ -158,14 +159,22 @@ class IfBlock implements CompiledIfBlock {
  * The error entry of one expression. Anything unexpected (a bug, an exhausted stack) is still that
  * expression's error: one bad rule must never stop the others of a rule set from loading.
  */
-function errorOf(path: string, prefix: string, e: unknown): IfBlockError {
+function errorOf({ path, prefix }: Where, e: unknown): IfBlockError {
   if (e instanceof ExprParseError) {
     return { path, message: prefix + e.message, ...(e.position !== undefined ? { position: e.position } : {}) };
   }
-  const overflow = e instanceof RangeError && /call stack/i.test(e.message);
-  const problem = overflow ? 'expression nested too deeply (out of stack)' : `internal error: ${e instanceof Error ? e.message : String(e)}`;
+  const problem = isStackOverflow(e) ? 'expression nested too deeply (out of stack)' : `internal error: ${e instanceof Error ? e.message : String(e)}`;
   return { path, message: prefix + problem };
 }
+
+/** Where an expression stands in the block: its error path and the prefix of its messages. */
+interface Where {
+  path: string;
+  prefix: string;
+}
+const ELSE: Where = { path: 'else', prefix: "error in 'else' expression: " };
+const ifAt = (i: number): Where => ({ path: `match/${i}/if`, prefix: `error in 'if' expression of condition #${i + 1}: ` });
+const thenAt = (i: number): Where => ({ path: `match/${i}/then`, prefix: `error in 'then' expression of condition #${i + 1}: ` });
 
 /**
  * Compiles an if-block.
@@ -194,7 +203,7 @@ export function compileIfBlock(obj: IfBlockInput, opts: CompileOptions = {}): { 
     elseTree = resolveExpression(elseSrc, opts);
     elseTree = { ...elseTree, tree: optimizeTree(elseTree.tree, false) };
   } catch (e) {
-    return { errors: [errorOf('else', "error in 'else' expression: ", e)] };
+    return { errors: [errorOf(ELSE, e)] };
   }
   const resolved: { cond: ResolvedExpression; then: ResolvedExpression }[] = [];
   for (let i = 0; i < match.length; i++) {
@@ -206,33 +215,30 @@ export function compileIfBlock(obj: IfBlockInput, opts: CompileOptions = {}): { 
       // Only the truthiness of an `if` is read (§5.3): its tests may be reordered (optimize.ts).
       cond = { ...cond, tree: optimizeTree(cond.tree, true) };
     } catch (e) {
-      return { errors: [errorOf(`match/${i}/if`, `error in 'if' expression of condition #${i + 1}: `, e)] };
+      return { errors: [errorOf(ifAt(i), e)] };
     }
     try {
       then = resolveExpression(m.then, opts);
       then = { ...then, tree: optimizeTree(then.tree, false) };
     } catch (e) {
-      return { errors: [errorOf(`match/${i}/then`, `error in 'then' expression of condition #${i + 1}: `, e)] };
+      return { errors: [errorOf(thenAt(i), e)] };
     }
     resolved.push({ cond, then });
   }
   const all = [elseTree, ...resolved.flatMap((r) => [r.cond, r.then])];
   // Compilation of a resolved tree is not expected to fail; if it does, it is that expression's error.
-  let at = { path: 'else', prefix: "error in 'else' expression: " };
+  let at = ELSE;
   try {
     const scope = all.every((r) => !r.isAsync) ? slotScopeFor(all.map((r) => r.tree)) : undefined;
-    const compile = (r: ResolvedExpression, path: string, prefix: string): MaybeAsyncExpression => {
-      at = { path, prefix };
+    const compile = (r: ResolvedExpression, where: Where): MaybeAsyncExpression => {
+      at = where;
       return compileResolved(r.source, r.tree, scope);
     };
-    const otherwise = compile(elseTree, 'else', "error in 'else' expression: ");
-    const branches: Branch[] = resolved.map((r, i) => ({
-      cond: compile(r.cond, `match/${i}/if`, `error in 'if' expression of condition #${i + 1}: `),
-      then: compile(r.then, `match/${i}/then`, `error in 'then' expression of condition #${i + 1}: `),
-    }));
+    const otherwise = compile(elseTree, ELSE);
+    const branches: Branch[] = resolved.map((r, i) => ({ cond: compile(r.cond, ifAt(i)), then: compile(r.then, thenAt(i)) }));
     const guard = resolved.length === 1 ? guardOf(resolved[0]!.cond.tree) : undefined;
     return { block: new IfBlock(branches, otherwise, scope, guard), errors: [] };
   } catch (e) {
-    return { errors: [errorOf(at.path, at.prefix, e)] };
+    return { errors: [errorOf(at, e)] };
   }
 }

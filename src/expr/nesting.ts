@@ -3,6 +3,7 @@
  * limit (MAX_NESTING, grammar/parser.ts), so that one over-deep expression can never take a whole
  * rule set down, even for a caller that is itself deep in the stack.
  */
+import { isStackOverflow } from '../util/index.js';
 import { ExprParseError } from './types.js';
 
 /**
@@ -13,7 +14,7 @@ export function stackSafe<T>(f: () => T): T {
   try {
     return f();
   } catch (e) {
-    if (e instanceof RangeError && /call stack/i.test(e.message)) {
+    if (isStackOverflow(e)) {
       throw new ExprParseError('expression nested too deeply (out of stack)');
     }
     throw e;

@@ -7,6 +7,7 @@ import { MethodError, RequestError } from './errors.js';
 import { getMethod, queryMethod, setMethod, type MethodContext } from './methods.js';
 import { KINDS, type ObjectType } from './objects.js';
 import { evaluatePath } from './pointer.js';
+import { isStackOverflow } from '../util/index.js';
 
 export const CORE_CAPABILITY = 'urn:ietf:params:jmap:core';
 
@@ -65,10 +66,6 @@ function resolveReferences(args: Record<string, unknown>, responses: Invocation[
     out[name] = evaluatePath(target[1], v.path);
   }
   return out;
-}
-
-function isStackOverflow(e: unknown): boolean {
-  return e instanceof RangeError && /call stack/i.test(e.message);
 }
 
 const METHODS: Record<string, (t: ObjectType, args: Record<string, unknown>, ctx: MethodContext) => unknown> = {

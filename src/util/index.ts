@@ -2,4 +2,5 @@
 export { MemoSlot, type MemoHolder } from './memo.js';
 export { SmallMap, SMALL_MAP_LINEAR } from './small-map.js';
 export { prng } from './prng.js';
+export { isStackOverflow } from './stack.js';
 export { detach } from './strings.js';
