@@ -3,7 +3,7 @@
  * if-blocks, the name tables, the value model and the vectors' typed JSON.
  */
 export { MAX_SOURCE_LENGTH, MAX_TREE_DEPTH } from '../../grammar/index.js';
-// The language's nesting limit is the expression layer's (stricter than the grammar's own 256).
+// MAX_NESTING is the grammar's (grammar/parser.ts), re-exported with the other size limits.
 export { MAX_NESTING, MAX_VALUE_CHARS, MAX_ARRAY_ELEMENTS, FOLD_BUDGET } from './limits.js';
 export type { Node as ExprNode } from '../../grammar/index.js';
 export { compileExpression, compileResolved, type Captures } from './compile.js';
