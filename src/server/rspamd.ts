@@ -219,12 +219,18 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
   // Without it Node would clear the socket's idle timeout when a keep-alive connection's next
   // request starts; the socket's 'timeout' listener (`idleTimeout`) closes it.
   server.timeout = limits.idleTimeoutMs;
+  // A client that shuts its side down once the request is sent (`nc -N`, some scripts) still gets
+  // its replies, then the connection closes. Node's default aborts the requests in flight at the
+  // client's FIN, so such a client got nothing; the property is Node's own switch for this
+  // (lib/_http_server.js, `socketOnEnd`), not set through the constructor's options nor typed
+  // (test/server/protocol-checks.test.ts fails if a Node release drops it).
+  (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on('clientError', (_err, socket) => {
     metrics.protocolErrors.inc({ protocol: 'rspamd' });
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();
   });
-  const legacy = textProtocolHandler(scanner, thresholds);
+  const legacy = textProtocolHandler(scanner, thresholds, 'rspamd');
   const conns = new WeakMap<Socket, RspamdConnection>();
   const outer = createNetServer({ allowHalfOpen: true }, (socket) => {
     socket.on('error', () => undefined);

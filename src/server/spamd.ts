@@ -144,9 +144,11 @@ export interface ReplyThresholds {
  * (whose headers carry the SMTP session: `IP`, `Helo`, `From`, `Rcpt`, `User`, `Hostname`,
  * `Queue-Id`). Data already read from the socket must be `unshift`ed back before the call. The
  * listener counts the connection, sets its idle timeout and starts its `head` and `request`
- * deadlines (`deadlines`), which the handler clears as the request arrives.
+ * deadlines (`deadlines`), which the handler clears as the request arrives. Refusals and protocol
+ * errors are counted under the request's dialect (`spamd` or `rspamd`), or under `listener` before
+ * its request line is read.
  */
-export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThresholds): (socket: Socket, deadlines: Deadlines) => void {
+export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThresholds, listener: 'spamd' | 'rspamd' = 'spamd'): (socket: Socket, deadlines: Deadlines) => void {
   const { limits, metrics } = scanner;
   return (socket: Socket, deadlines: Deadlines): void => {
     socket.on('error', () => undefined);
@@ -156,6 +158,18 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
     const chunks: Buffer[] = [];
     let got = 0;
     let done = false;
+    /**
+     * Whether this is rspamd's legacy dialect, which decides the format of an error reply and the
+     * metrics label of what goes wrong: the request's once parsed, else its first line's once read,
+     * else the listener's (`listener`: the port the connection came in on).
+     */
+    const rspamc = (): boolean => {
+      if (req !== undefined) return req.rspamc;
+      const nl = buf.indexOf('\r\n');
+      const m = nl < 0 ? null : REQUEST_LINE.exec(buf.toString('latin1', 0, nl));
+      return m ? m[2] === 'RSPAMC' : listener === 'rspamd';
+    };
+    const label = (): 'spamd' | 'rspamd' => (rspamc() ? 'rspamd' : 'spamd');
 
     /** The request is over (answered or refused): what the client does now is no longer timed. */
     const settle = (): void => {
@@ -167,8 +181,8 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
     const fail = (code: number, text: string, protocolError = true): void => {
       if (done) return;
       settle();
-      if (protocolError) metrics.protocolErrors.inc({ protocol: 'spamd' });
-      socket.end(errorReply(code, text, req?.rspamc ?? false));
+      if (protocolError) metrics.protocolErrors.inc({ protocol: label() });
+      socket.end(errorReply(code, text, rspamc()));
       // A client still sending (a 60 MB body) is not read further.
       socket.once('finish', () => socket.destroy());
     };
@@ -185,7 +199,7 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
           if (socket.destroyed) return;
         } catch (e) {
           const tooBig = (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-          if (tooBig) scanner.refuse('spamd', 'too_large', scanner.tooLargeMessage(), limits.maxSize + 1);
+          if (tooBig) scanner.refuse(label(), 'too_large', scanner.tooLargeMessage(), limits.maxSize + 1);
           done = false;
           fail(tooBig ? 65 : 76, tooBig ? scanner.tooLargeMessage() : 'the zlib-compressed body does not inflate', !tooBig);
           return;
@@ -246,7 +260,7 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
           if (!/^\d+$/.test(cl)) return fail(76, `bad Content-length ${JSON.stringify(cl)}`);
           want = Number(cl);
           if (want > limits.maxSize) {
-            scanner.refuse('spamd', 'too_large', scanner.tooLargeMessage(), want);
+            scanner.refuse(label(), 'too_large', scanner.tooLargeMessage(), want);
             return fail(65, scanner.tooLargeMessage(), false);
           }
         }
@@ -255,7 +269,7 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
       if (chunk.length > 0) {
         got += chunk.length;
         if (got > limits.maxSize) {
-          scanner.refuse('spamd', 'too_large', scanner.tooLargeMessage(), got);
+          scanner.refuse(label(), 'too_large', scanner.tooLargeMessage(), got);
           return fail(65, scanner.tooLargeMessage(), false);
         }
         chunks.push(chunk);

@@ -198,3 +198,47 @@ describe('spamd request checks', () => {
     expect(await spamd('CHECK SPAMC/1.5\r\nContent-length: LEN\r\nContent-length: LEN\r\n\r\n', MSG)).toMatch(/^SPAMD\/1\.1 0 EX_OK/);
   });
 });
+
+describe('rspamd HTTP clients that half-close', () => {
+  // `printf '…' | nc -N host 11333` and other simple clients shut their side down once the request
+  // is sent; the reply must still come, then the connection closes.
+  it('answers /checkv2 and /ping sent before the client shut down its side', async () => {
+    const { host, port } = s.hostPort('rspamd');
+    const check = await raw(host, port, `POST /checkv2 HTTP/1.1\r\nHost: x\r\nContent-Length: ${MSG.length}\r\n\r\n${MSG}`, { halfClose: true, timeoutMs: 15_000 });
+    expect(check.closedBy).toBe('server');
+    const text = check.reply.toString();
+    expect(text).toMatch(/^HTTP\/1\.1 200 /);
+    const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { action: string; score: number };
+    expect(typeof body.score).toBe('number');
+    expect(body.action).toBe('no action');
+    const ping = await raw(host, port, 'GET /ping HTTP/1.1\r\nHost: x\r\n\r\n', { halfClose: true });
+    expect(ping.closedBy).toBe('server');
+    expect(ping.reply.toString()).toMatch(/^HTTP\/1\.1 200 [^]*\r\n\r\npong\r\n$/);
+  });
+
+  it('answers every request pipelined before the half-close, in order', async () => {
+    const { host, port } = s.hostPort('rspamd');
+    const one = `POST /checkv2 HTTP/1.1\r\nHost: x\r\nContent-Length: ${MSG.length}\r\n\r\n${MSG}`;
+    const r = await raw(host, port, `${one}GET /ping HTTP/1.1\r\nHost: x\r\n\r\n`, { halfClose: true, timeoutMs: 15_000 });
+    expect(r.closedBy).toBe('server');
+    const text = r.reply.toString();
+    expect(text.match(/HTTP\/1\.1 200 /g)).toHaveLength(2);
+    expect(text.endsWith('pong\r\n')).toBe(true);
+  });
+});
+
+describe("rspamd's legacy text protocol in the metrics", () => {
+  const errors = async (protocol: string): Promise<number> => (await s.server.metrics.protocolErrors.get()).values.find((v) => v.labels.protocol === protocol)?.value ?? 0;
+
+  it('counts a malformed RSPAMC request as rspamd, not spamd', async () => {
+    const { host, port } = s.hostPort('rspamd');
+    const [rspamd, spamd] = [await errors('rspamd'), await errors('spamd')];
+    const r = await raw(host, port, 'CHECK RSPAMC/1.3\r\nContent-length: many\r\n\r\nx', { halfClose: true });
+    expect(r.reply.toString()).toMatch(/^RSPAMD\/1\.3 76 /);
+    // Closed before the head is complete: only the port tells which protocol it was.
+    const cut = await raw(host, port, 'CHECK RSPAMC/1.3\r\nUser: x\r\n', { halfClose: true });
+    expect(cut.reply.toString()).toMatch(/^RSPAMD\/1\.3 76 /);
+    expect(await errors('rspamd')).toBe(rspamd + 2);
+    expect(await errors('spamd')).toBe(spamd);
+  });
+});
