@@ -32,8 +32,10 @@ Upstream results:
 
 ${SESSION_HELP}
 Output:
-  --json                  one JSON object per message: file, tags, score, action, matches, errors
-  --explain               per tag: the rule, scope and element that set it, and its score
+  --json                  one JSON object per message: file, tags, score, required_score, action, scores,
+                          headers, matches, errors, warnings, and classifier (with --model)
+  --explain               per tag: its score (or reject/discard) and what set it: a module, a rule (scope,
+                          element), the classifier (--model) or upstream (--tag)
   --quiet                 no per-message output, only the summary
   --no-progress           no progress bar on stderr (shown on a terminal for many files or a large mbox)
   -e, --exit-code         exit 5 when a message is spam, reject or discard (as SpamAssassin's -e)
@@ -122,6 +124,7 @@ export async function run(argv: string[]): Promise<number> {
   const progress = !v['no-progress'] && process.stderr.isTTY === true && (inputs.files.length > 20 || inputs.bytes > PROGRESS_BYTES);
   const summary = new Summary();
   const required = engine.getThresholds().scoreSpam;
+  const tagKind = (tag: string): TagKind | undefined => engine.tags.lookup(tag)?.kind;
   const out = process.stdout;
   let done = 0;
   let bytes = 0;
@@ -140,7 +143,7 @@ export async function run(argv: string[]): Promise<number> {
       if (r.action !== 'allow') flagged++;
       if (!v.quiet) {
         if (v.json) out.write(JSON.stringify(toJson(m.name, r, required)) + '\n');
-        else out.write(v.explain ? explain(m.name, r) : oneLine(m.name, r));
+        else out.write(v.explain ? explain(m.name, r, tagKind) : oneLine(m.name, r));
       }
       if (progress && done % 25 === 0) summary.progress(done, inputs.bytes > 0 ? bytes / inputs.bytes : 0);
     }
@@ -165,7 +168,10 @@ const PROGRESS_BYTES = 2 * 1024 * 1024;
 
 /**
  * The `--json` record of one message. `required_score` is the spam threshold (SpamAssassin's name),
- * `scores` each tag's score, `headers` the X-Spam-Result and X-Spam-Score values.
+ * `scores` each tag's score (0 for a Reject or Discard tag, which decides the action instead: see
+ * `action`), `headers` the X-Spam-Result and X-Spam-Score values, `classifier` the statistical
+ * classifier's verdict when a model classified the message (confidence 0–1, its `PROB_*` tag, the
+ * model's generation).
  */
 export function toJson(file: string, r: ClassifyResult, requiredScore?: number): object {
   return {
@@ -179,6 +185,7 @@ export function toJson(file: string, r: ClassifyResult, requiredScore?: number):
     matches: [...r.analysis, ...r.matches],
     errors: r.errors,
     warnings: r.warnings,
+    ...(r.classifier !== undefined ? { classifier: r.classifier } : {}),
   };
 }
 
@@ -193,7 +200,14 @@ function oneLine(name: string, r: ClassifyResult): string {
   return `${name}\t${r.action}\t${r.score.toFixed(2)}\t${tags}\n`;
 }
 
-function explain(name: string, r: ClassifyResult): string {
+/** A tag's kind in the rule set's SpamTag table: a score, or an action it forces. */
+type TagKind = 'score' | 'reject' | 'discard';
+
+/**
+ * `--explain`: per visible tag, its score (or `reject`/`discard` for a tag that forces that action)
+ * and what set it: a module, rules, the statistical classifier, or upstream (`--tag`).
+ */
+function explain(name: string, r: ClassifyResult, kindOf: (tag: string) => TagKind | undefined): string {
   const lines = [`${name}: ${r.action}, score ${r.score.toFixed(2)}`];
   const byTag = new Map<string, string[]>();
   for (const m of r.matches) {
@@ -202,11 +216,14 @@ function explain(name: string, r: ClassifyResult): string {
     (byTag.get(m.tag) ?? byTag.set(m.tag, []).get(m.tag)!).push(`rule ${m.rule} [${branch}] on ${where}`);
   }
   for (const m of r.analysis) (byTag.get(m.tag) ?? byTag.set(m.tag, []).get(m.tag)!).unshift(`module ${m.module}`);
+  const c = r.classifier;
+  if (c !== undefined) (byTag.get(c.tag) ?? byTag.set(c.tag, []).get(c.tag)!).unshift(`classifier (spam confidence ${c.confidence.toFixed(3)}, model generation ${c.generation})`);
   const visible = shown(r);
   for (const tag of visible) {
-    const s = r.scores[tag] ?? 0;
+    const kind = kindOf(tag);
+    const s = kind === 'reject' || kind === 'discard' ? kind : (r.scores[tag] ?? 0).toFixed(2);
     const why = byTag.get(tag) ?? ['set upstream (--tag)'];
-    lines.push(`  ${tag.padEnd(32)} ${s.toFixed(2).padStart(7)}  ${why[0]}`);
+    lines.push(`  ${tag.padEnd(32)} ${s.padStart(7)}  ${why[0]}`);
     for (const w of why.slice(1)) lines.push(`  ${''.padEnd(32)} ${''.padStart(7)}  ${w}`);
   }
   const hidden = r.tags.length - visible.length;

@@ -67,6 +67,10 @@ export const DEFAULT_TAGS: readonly SpamTagInput[] = [
   ['BODY_URGENCY', 1.0], ['MISSING_SUBJECT', 1.0], ['MISSING_FROM', 2.0], ['REPLYTO_DOM_NEQ_FROM_DOM', 0.5],
   ['SUBJECT_SHOUTING', 1.0], ['FREEMAIL_REPLYTO_NEQ_FROM', 2.0], ['SHORTENER_MONEY_COMBO', 2.5],
   ['DMARC_ALLOW_WITH_SPF_FAILURE', 1.0],
+  // The statistical classifier's tags (set with a model: `classify --model`, docs/classifier.md), with the
+  // scores of Stalwart's published SpamTag objects, so that a trained model moves the verdict here too.
+  ['PROB_HAM_HIGH', -8.0], ['PROB_HAM_MEDIUM', -6.0], ['PROB_HAM_LOW', -2.0], ['PROB_SPAM_UNCERTAIN', 0.0],
+  ['PROB_SPAM_LOW', 2.0], ['PROB_SPAM_MEDIUM', 6.0], ['PROB_SPAM_HIGH', 8.0],
 ]
   .map(([tag, score]) => ({ '@type': 'Score', tag, score }) as SpamTagInput)
   .concat([{ '@type': 'Reject', tag: 'GTUBE' }]);

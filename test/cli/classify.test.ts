@@ -54,6 +54,13 @@ describe('spamrule classify', () => {
     expect(r.stderr).toMatch(/not valid JSON/);
   });
 
+  it('--explain shows a Reject tag as "reject", not as a score of 0', async () => {
+    const r = await capture(() => classify(['--explain', join(EX, 'mail', 'gtube.eml')]));
+    expect(r.result).toBe(0);
+    expect(r.stdout).toMatch(/: reject, score /);
+    expect(r.stdout).toMatch(/\n {2}GTUBE +reject {2}rule SR_GTUBE /);
+  });
+
   it('splits mbox files and unescapes >From lines', () => {
     const parts = splitMbox(Buffer.from('From a@b Mon\nSubject: 1\n\n>From here\n\nFrom c@d Tue\nSubject: 2\n\nbody\n'));
     expect(parts.map((p) => p.toString())).toEqual(['Subject: 1\n\nFrom here\n\n', 'Subject: 2\n\nbody\n']);

@@ -40,8 +40,16 @@ describe('spamrule learn', () => {
     writeFileSync(msg, spamMessage(77));
     const { result, stdout } = await capture(() => classify(['--json', '--model', model, msg]));
     expect(result).toBe(0);
-    const rec = JSON.parse(stdout.trim()) as { tags: string[] };
+    const rec = JSON.parse(stdout.trim()) as { tags: string[]; score: number; scores: Record<string, number>; classifier: { confidence: number; tag: string; generation: number } };
     expect(rec.tags).toContain('PROB_SPAM_HIGH');
+    // The verdict says what the model answered, and the default rule set scores the tag as Stalwart's does.
+    expect(rec.classifier).toMatchObject({ tag: 'PROB_SPAM_HIGH', generation: 1 });
+    expect(rec.classifier.confidence).toBeGreaterThanOrEqual(0.85);
+    expect(rec.scores.PROB_SPAM_HIGH).toBe(8);
+    expect(rec.score).toBeGreaterThanOrEqual(8);
+    const explained = await capture(() => classify(['--explain', '--model', model, msg]));
+    expect(explained.stdout).toMatch(/PROB_SPAM_HIGH +8\.00 {2}classifier \(spam confidence 0\.\d{3}, model generation 1\)\n/);
+    expect(explained.stdout).not.toMatch(/set upstream/);
     const missing = await capture(() => classify(['--model', join(dir, 'nope.sqlite'), msg]));
     expect(missing.result).toBe(2);
     expect(missing.stderr).toMatch(/does not exist/);
