@@ -102,7 +102,7 @@ export async function run(argv: string[]): Promise<number> {
       const verb = v['dry-run'] ? 'would be ' : '';
       lines.unshift(
         `SpamRule: ${report.created.length} ${verb}created, ${report.updated.length} ${verb}updated, ${report.skipped.length} skipped, ` +
-          `${report.failed.length} failed (${bundle.rules.length} in ${file}, ${report.batches} batches)`,
+          `${report.failed.length} failed (${bundle.rules.length} in ${file}, ${report.batches} batch${report.batches === 1 ? '' : 'es'})`,
       );
       for (const f of report.failed) process.stderr.write(`spamrule import: ${f.name}: ${f.error}\n`);
       failed += report.failed.length;
@@ -118,12 +118,23 @@ export async function run(argv: string[]): Promise<number> {
         const verb = v['dry-run'] ? 'would be ' : '';
         lines.splice(
           lines.length - (other.length ? 1 : 0), 0,
-          `${type}: ${r.created.length} ${verb}created, ${r.updated.length} ${verb}updated, ${r.skipped.length} skipped, ${r.failed.length} failed (${list.length} in ${file}, ${r.batches} batches)`,
+          `${type}: ${r.created.length} ${verb}created, ${r.updated.length} ${verb}updated, ${r.skipped.length} skipped, ${r.failed.length} failed (${list.length} in ${file}, ${r.batches} batch${r.batches === 1 ? '' : 'es'})`,
         );
         for (const f of r.failed) process.stderr.write(`spamrule import: ${type} ${f.name}: ${f.error}\n`);
         failed += r.failed.length;
       }
       if (Object.keys(objects).length > 0) summary.objects = objects;
+    }
+    if (listsOut === undefined && bundle.memoryKeys.length > 0) {
+      // Not sent anywhere: say so, or the rules that read these namespaces warn later with no hint why.
+      const counts = new Map<string, number>();
+      for (const k of bundle.memoryKeys) counts.set(k.namespace, (counts.get(k.namespace) ?? 0) + 1);
+      summary.listsNotWritten = Object.fromEntries(counts);
+      lines.push(
+        `MemoryLookupKey: ${bundle.memoryKeys.length} keys in ${counts.size} list${counts.size === 1 ? '' : 's'} not imported ` +
+          `(${[...counts].map(([ns, c]) => `${ns} ${c}`).join(', ')}): JMAP does not manage them; write them with --lists-out DIR ` +
+          `and load them with --list NAMESPACE=DIR/NAMESPACE.txt (classify, serve)`,
+      );
     }
     process.stdout.write(v.json ? JSON.stringify(summary, null, 2) + '\n' : lines.join('\n') + '\n');
     return failed > 0 ? 1 : 0;
