@@ -36,7 +36,7 @@ export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorRe
 export type { RuleSetSpec } from './server/ruleset.js';
 // Stalwart's statistical classifier (docs/classifier.md): samples and model in a lookup store, PROB_* tags.
 export {
-  SpamClassifier, ClassifierStore, openClassifier, sqliteModelConfig, train, probTag,
+  SpamClassifier, ClassifierStore, openClassifier, liveClassifier, sqliteModelConfig, train, probTag,
   type ClassifierVerdict, type EngineClassifier, type SpamClassifierOptions, type ClassifierSettings, type TrainReport,
 } from './classifier/index.js';
 
