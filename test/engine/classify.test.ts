@@ -68,7 +68,7 @@ describe('classify: one rule per scope on a real message', () => {
   }
 });
 
-describe('ordering and $TAG visibility (DECISIONS.md §4)', () => {
+describe('ordering and $TAG visibility (Stalwart\'s rule evaluation, docs/default-rules.md)', () => {
   it('runs rules in ascending priority inside a scope; later rules see earlier tags', async () => {
     const engine = new SpamEngine({
       analysis: false,

@@ -1,6 +1,6 @@
 /**
  * Conformance: every vector of `expr-vectors.json` (543) must give Stalwart's result bit for bit
- * (type and value), except the vectors a deliberate deviation (DECISIONS.md §3, D1–D6) changes:
+ * (type and value), except the vectors a deliberate deviation (README, "Compatibility with Stalwart", D1–D6) changes:
  * for those, the table below records OUR result, which is asserted instead. Parse errors match
  * when both sides are parse errors (D6: the message is ours).
  */
@@ -47,7 +47,7 @@ const vectors: ExprVector[] = hasSharedData
   : [];
 
 describe.skipIf(!hasSharedData)('expr-vectors.json', () => {
-  it('holds the 543 vectors DECISIONS.md §3 counts', () => {
+  it('holds the 543 vectors of expr-vectors.json', () => {
     expect(vectors).toHaveLength(543);
     for (const id of Object.keys(DEVIATIONS)) expect(vectors.some((v) => v.id === id), id).toBe(true);
   });

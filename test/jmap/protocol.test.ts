@@ -87,7 +87,7 @@ describe('request-level errors (RFC 8620 §3.6.1, problem JSON)', () => {
     }
   });
 
-  it('unknownCapability for an unknown URN in using (jmap-registry.md §7 case 37, RFC type)', async () => {
+  it('unknownCapability for an unknown URN in using (RFC 8620 §3.6.1)', async () => {
     const r = await h.post(JSON.stringify({ using: ['urn:foo'], methodCalls: [] }));
     expect(r.status).toBe(400);
     expect(r.json.type).toBe('urn:ietf:params:jmap:error:unknownCapability');

@@ -1,7 +1,7 @@
 /**
  * The issue's fault scenario end to end: a Redis store used by a rule goes down in the middle of a run;
  * `classify` reports the error, sets no tag for that rule, runs the others, and recovers once the server
- * is back (DECISIONS.md §4).
+ * is back (docs/lookup-stores.md).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';

@@ -1,5 +1,5 @@
 /**
- * The behaviour every writable lookup store shares (expression-language.md §4.3), run against each
+ * The behaviour every writable lookup store shares (docs/lookup-stores.md), run against each
  * adapter on a real server. Keys are prefixed per suite so reruns against one server don't collide.
  */
 import { expect, it } from 'vitest';

@@ -4,7 +4,7 @@ import { Float, type Value } from '../../src/expr/value.js';
 import { analyzeMessage, GENERIC_VARIABLES, SCOPE_ORDER, type Scope } from '../../src/message/index.js';
 import { loadCorpus } from '../helpers/corpus.js';
 
-/** Each scope's allow-list (expression-language.md §3.5): the generic variables plus the item's own. */
+/** Each scope's allow-list (docs/expression-language.md, variables per scope): the generic variables plus the item's own. */
 const ITEM_VARIABLES: Record<Scope, string[]> = {
   Url: ['url', 'value', 'url_original', 'path_query', 'path', 'query', 'scheme', 'authority', 'host', 'sld', 'port'],
   Domain: ['value'],

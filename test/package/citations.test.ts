@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/shared-data.js';
 
@@ -25,6 +26,32 @@ function userFacing(): string[] {
  * are fine as `docs/…` (the repository's own pages), not bare.
  */
 const INTERNAL = /DECISIONS(?:\.md)?\b|spam-rules\.md|jmap-registry(?:\.md)?|anchors\.md|analysis-(?:content|headers)\.md|(?<![\w/-])(?:expression-language|classifier)\.md/;
+
+/** Tests, benches and examples: what a contributor reads (this file excepted: it names the notes to refuse them). */
+function contributorFacing(): string[] {
+  const out: string[] = [];
+  for (const top of ['test', 'bench', 'examples']) {
+    for (const e of readdirSync(join(REPO_ROOT, top), { withFileTypes: true, recursive: true })) {
+      const f = join(e.parentPath, e.name);
+      if (e.isFile() && /\.(ts|mjs|md|toml|cf|ini|conf|service)$/.test(e.name) && f !== fileURLToPath(import.meta.url)) out.push(f);
+    }
+  }
+  return out;
+}
+
+describe('citations in tests, benches and examples', () => {
+  it('cite no internal planning notes either', () => {
+    const hits: string[] = [];
+    for (const f of contributorFacing()) {
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (INTERNAL.test(line)) hits.push(`${relative(REPO_ROOT, f)}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(hits).toEqual([]);
+  });
+});
 
 describe('citations in user-facing text', () => {
   const files = userFacing();

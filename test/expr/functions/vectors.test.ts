@@ -1,5 +1,5 @@
 /**
- * Drives the function library with the shared vectors (expression-language.md §7) whose compiled
+ * Drives the function library with the shared vectors (docs/expression-language.md, functions) whose compiled
  * form (`rpn`) uses only literals, variables, indexing, arrays, `+`, `matches` and function calls, so the
  * library and the regex translator are checked bit for bit (type and value) without the compiler. The full vector suite
  * belongs to the compiler's tests.
