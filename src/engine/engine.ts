@@ -12,6 +12,7 @@ import { mergeAuth, trustedAuthResults } from '../analysis/auth-results.js';
 import { resolveSession, sessionFromEnvelope, envelopeOf } from '../analysis/session.js';
 import { completeFromParsedHeaders } from '../analysis/stored.js';
 import { verifyMessage } from '../analysis/verify.js';
+import { verifyIprev } from '../analysis/iprev.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
 import type { AnalysisConfig, Session, SessionInput } from '../analysis/types.js';
@@ -393,6 +394,13 @@ export class SpamEngine {
         warnings.push(`authentication: verification failed: ${errorMessage(e)}`);
       }
     }
+    if (verify && s.iprev === null) s.iprev = (await verifyIprev(s.remoteIp, run.dns)) ?? null;
+    // The rules' `remote_ip.ptr` and the Domain set's `dkim_pass` domains read the envelope, which was
+    // made before these results were known (the Domain and Ip sets are built later, on first use).
+    const env = run.message.envelope;
+    const now = envelopeOf(s);
+    if (env.iprevPtr === undefined && now.iprevPtr !== undefined) env.iprevPtr = now.iprevPtr;
+    if (env.dkimPassDomains === undefined && now.dkimPassDomains !== undefined) env.dkimPassDomains = now.dkimPassDomains;
   }
 
   /** Runs the rule set over the message's elements, scope by scope (Stalwart's order). */
