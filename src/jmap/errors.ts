@@ -74,6 +74,22 @@ export class RequestError extends Error {
   }
 }
 
+/** An HTTP-level refusal with an RFC 7807 body (built with {@link problem}) and extra headers. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(String(body.detail ?? body.title));
+  }
+}
+
+/** An `about:blank` problem JSON body (RFC 7807 §4.2). */
+export function problem(status: number, title: string, detail: string): Record<string, unknown> {
+  return { type: 'about:blank', status, title, detail };
+}
+
 export function invalidProperties(problems: { path: string; message: string }[]): SetErrorException {
   return new SetErrorException({
     type: 'invalidProperties',

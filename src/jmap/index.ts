@@ -19,6 +19,7 @@ export type { SetError } from './errors.js';
 export type { EngineLike } from './bridge.js';
 export type { TrainingSampleSink } from './kind.js';
 export { BlobCache, type BlobInfo, type BlobCacheOptions } from './blobs.js';
+export { DEFAULT_PUSH, type PushOptions } from './push.js';
 export { HOLD_SAMPLES_MS, expireSamples } from './training-samples.js';
 
 /** What `spamrule serve --db PATH` manages, in engine input shape (see {@link loadManagedRuleSet}). */

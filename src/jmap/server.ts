@@ -3,15 +3,16 @@
  * `GET /jmap/session`), API endpoint (`POST /jmap`, `/jmap/`, `/api`), blob upload and download
  * (`POST /jmap/upload/{accountId}/`, `GET /jmap/download/{accountId}/{blobId}/{name}`, RFC 8620
  * §6.1–6.2; the blobs are messages for `x:SpamTrainingSample`), Bearer authentication,
- * request-level problem JSON (RFC 8620 §3.6.1, RFC 7807), request limits, and engine reloads after
- * every committed change (docs/jmap.md).
+ * request-level problem JSON (RFC 8620 §3.6.1, RFC 7807), request limits, engine reloads after
+ * every committed change, and push of state changes (`GET /jmap/eventsource/`, RFC 8620 §7.3, push.ts)
+ * (docs/jmap.md).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runMethodCalls, parseRequest, CORE_CAPABILITY } from './api.js';
 import { TokenStore, type TokenInfo } from './auth.js';
 import { applyRegistryObjects, conditionValidator, loadEngineModule, loadLookupModule, objectsForEngine, rulesForEngine, type EngineLike } from './bridge.js';
-import { RequestError } from './errors.js';
+import { HttpError, problem, RequestError } from './errors.js';
 import { IdGenerator } from './ids.js';
 import { DEFAULT_LIMITS, type Limits, type MethodContext } from './methods.js';
 import { BlobCache } from './blobs.js';
@@ -19,6 +20,7 @@ import type { TrainingSampleSink } from './kind.js';
 import { expireSamples } from './training-samples.js';
 import { OBJECT_TYPES, type ObjectType } from './objects.js';
 import { PostgresRepository, SqliteRepository, type ObjectRepository } from './repo.js';
+import { ChangeFeed, EventSources, publishChanges, resolvePushOptions, type PushOptions } from './push.js';
 
 export interface JmapServerOptions {
   /** SQLite database: tokens always; objects too unless `pg` is given. */
@@ -49,6 +51,8 @@ export interface JmapServerOptions {
    * typically schedule a training run). Without it, creating a sample is `forbidden`.
    */
   trainingSamples?: TrainingSampleSink;
+  /** Event source push (RFC 8620 §7.3): most open streams (64) and ping interval bounds (30–300 s). */
+  push?: PushOptions;
 }
 
 export interface JmapServer {
@@ -59,30 +63,19 @@ export interface JmapServer {
   tokens: TokenStore;
   /** Resolves once the engine reflects every change committed so far (store adapters are async). */
   settled(): Promise<void>;
+  /** Event streams (`GET /jmap/eventsource/`) open now. */
+  openEventStreams(): number;
+  /** Ends the event streams, then stops listening and closes the databases. */
   close(): Promise<void>;
 }
 
 export const DEFAULT_CAPABILITY = 'urn:stalwart:jmap';
 const ACCOUNT_ID = 'a';
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: Record<string, unknown>,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(String(body.detail ?? body.title));
-  }
-}
-
 function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json; charset=utf-8', headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
-}
-
-function problem(status: number, title: string, detail: string): Record<string, unknown> {
-  return { type: 'about:blank', status, title, detail };
 }
 
 /** Reads the body, refusing more than `max` bytes with the `limit` error naming the limit. */
@@ -121,8 +114,13 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   const limits: Limits = { ...DEFAULT_LIMITS, ...opts.limits };
   const capability = opts.capability ?? DEFAULT_CAPABILITY;
   const capabilities = [CORE_CAPABILITY, capability];
+  const pushOptions = resolvePushOptions(opts.push);
   const tokens = new TokenStore(opts.db);
-  const repo: ObjectRepository = opts.pg ? await PostgresRepository.open(opts.pg) : new SqliteRepository(opts.db);
+  const stored: ObjectRepository = opts.pg ? await PostgresRepository.open(opts.pg) : new SqliteRepository(opts.db);
+  // Every write goes through `repo`, which announces each committed change to the event streams.
+  const feed = new ChangeFeed((t) => stored.snapshot(t).state);
+  const repo = publishChanges(stored, feed);
+  const eventSources = new EventSources(feed, ACCOUNT_ID, pushOptions);
   const engineModule = await loadEngineModule();
   const lookupModule = await loadLookupModule();
   if (engineModule instanceof Error)
@@ -226,6 +224,29 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     res.end(blob.data);
   };
 
+  /**
+   * RFC 8620 §7.3. Not counted in maxConcurrentRequests: a stream lasts as long as the client wants
+   * and has its own bound (push.maxConnections).
+   */
+  const eventSource = (req: IncomingMessage, res: ServerResponse, search: string): void => {
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { allow: 'GET, OPTIONS' }).end();
+      return;
+    }
+    if (req.method !== 'GET') throw new HttpError(405, problem(405, 'Method Not Allowed', 'use GET on the event source'), { allow: 'GET' });
+    const who = authenticate(req, tokens);
+    req.resume();
+    const stillAuthorized = (): boolean => {
+      try {
+        authenticate(req, tokens);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    eventSources.serve(req, res, new URLSearchParams(search), who.permissions, stillAuthorized);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
     const dec = (s: string): string => {
@@ -284,7 +305,27 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     send(res, 200, response);
   };
 
+  const fail = (res: ServerResponse, e: unknown): void => {
+    if (res.headersSent) return;
+    if (e instanceof RequestError) send(res, e.status, e.toProblem(), 'application/problem+json');
+    else if (e instanceof HttpError) send(res, e.status, e.body, 'application/problem+json', e.headers);
+    else {
+      log(`spamrule serve: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      send(res, 500, problem(500, 'Internal Server Error', 'the server failed to process the request'), 'application/problem+json');
+    }
+  };
+
   const server = createServer((req, res) => {
+    const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
+    if (path === '/jmap/eventsource' || path === '/jmap/eventsource/') {
+      try {
+        eventSource(req, res, search);
+      } catch (e) {
+        req.resume();
+        fail(res, e);
+      }
+      return;
+    }
     if (active >= limits.maxConcurrentRequests) {
       req.resume();
       const e = new RequestError('limit', 400, `more than maxConcurrentRequests (${limits.maxConcurrentRequests}) requests at once`, 'maxConcurrentRequests');
@@ -293,15 +334,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     }
     active++;
     res.on('close', () => active--);
-    handle(req, res).catch((e: unknown) => {
-      if (res.headersSent) return;
-      if (e instanceof RequestError) send(res, e.status, e.toProblem(), 'application/problem+json');
-      else if (e instanceof HttpError) send(res, e.status, e.body, 'application/problem+json', e.headers);
-      else {
-        log(`spamrule serve: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-        send(res, 500, problem(500, 'Internal Server Error', 'the server failed to process the request'), 'application/problem+json');
-      }
-    });
+    handle(req, res).catch((e: unknown) => fail(res, e));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -315,7 +348,10 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     repo,
     tokens,
     settled: () => storeSync,
+    openEventStreams: () => eventSources.size,
     async close() {
+      // First, so that clients see their streams end rather than break.
+      await eventSources.close();
       clearInterval(expiry);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rule, startHarness, type Harness } from './harness.js';
 import { startPostgres, type PostgresServer } from '../servers/index.js';
+import { stream } from './sse.js';
 
 let pg: PostgresServer;
 let url: string;
@@ -77,5 +78,13 @@ describe('PostgreSQL backend with LISTEN/NOTIFY', () => {
     const refused = results.filter((r) => r[0]![1].notCreated !== null);
     expect(created).toHaveLength(1);
     expect(refused[0]![0]![1].notCreated.n.type).toBe('alreadyExists');
+  });
+
+  it("an event stream on one server hears a change committed through the other (RFC 8620 §7.3)", async () => {
+    const s = await stream(b, '?types=x:SpamTag&closeafter=state&ping=0');
+    const r = await a.call([['x:SpamTag/set', { create: { t: { '@type': 'Score', tag: 'PUSHED_ACROSS', score: 1 } } }, 's']]);
+    const ev = await s.next(5000);
+    expect(ev.data.changed).toEqual({ a: { 'x:SpamTag': r[0]![1].newState } });
+    await s.ended;
   });
 });

@@ -50,7 +50,7 @@ describe('x:SpamRule/query', () => {
     expect(r.queryState).toBe(g[0]![1].state);
   });
 
-  it('filters name by case-insensitive substring (docs/jmap.md, not Stalwart's exact match)', async () => {
+  it("filters name by case-insensitive substring (docs/jmap.md, not Stalwart's exact match)", async () => {
     expect((await q({ filter: { name: 'spf' } })).ids).toEqual([ids.SPF_FAIL, ids.spf_soft]);
     expect((await q({ filter: { name: '_fail' } })).ids).toEqual([ids.SPF_FAIL, ids.DKIM_FAIL]);
     expect((await q({ filter: { name: 'nothing' } })).ids).toEqual([]);
