@@ -4,8 +4,10 @@
  * cases, `{"id", "header": "X-Spam-Result: … X-Spam-Score: …"}`, plus `"skipped"` for steps not
  * built here. `--diff` adds what is missing/extra and exits 1 when a case fails.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { runSuite } from '../conformance/index.js';
+import { parseSuite, runSuite } from '../conformance/index.js';
+import { optionError } from './main.js';
 
 const HELP = `usage: spamrule conformance FILE [--file NAME]... [--id ID]... [--rules PATH] [--diff] [--summary]
 
@@ -35,7 +37,7 @@ export async function run(argv: string[]): Promise<number> {
       },
     });
   } catch (e) {
-    process.stderr.write(`spamrule conformance: ${(e as Error).message}\n\n${HELP}`);
+    process.stderr.write(optionError('conformance', e));
     return 2;
   }
   const v = args.values;
@@ -51,7 +53,19 @@ export async function run(argv: string[]): Promise<number> {
   if (v.file) opts.files = v.file;
   if (v.id) opts.ids = v.id;
   if (v.rules !== undefined) opts.rulesFile = v.rules;
-  const outcomes = await runSuite(args.positionals[0]!, opts);
+  const suitePath = args.positionals[0]!;
+  let outcomes;
+  try {
+    const unmatched = unmatchedFilters(suitePath, v.file ?? [], v.id ?? []);
+    if (unmatched !== undefined) {
+      process.stderr.write(`spamrule conformance: ${unmatched}\n`);
+      return 2;
+    }
+    outcomes = await runSuite(suitePath, opts);
+  } catch (e) {
+    process.stderr.write(`spamrule conformance: ${(e as Error).message}\n`);
+    return 1;
+  }
   let failed = 0;
   const perFile = new Map<string, [number, number]>();
   for (const o of outcomes) {
@@ -78,4 +92,31 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`${'total'.padEnd(20)} ${outcomes.length - failed}/${outcomes.length}\n`);
   }
   return v.diff && failed > 0 ? 1 : 0;
+}
+
+/**
+ * Why `--file`/`--id` are wrong, or undefined when each names cases of the suite and together they
+ * select at least one: a typo there used to run no case and report 0/0 with exit 0, which reads as
+ * success. Names the filters that match no case, and the suite's test files.
+ */
+function unmatchedFilters(path: string, files: readonly string[], ids: readonly string[]): string | undefined {
+  if (files.length === 0 && ids.length === 0) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new Error(`cannot read suite ${path}: ${(e as Error).message}`);
+  }
+  const cases = parseSuite(json, path).cases;
+  const knownFiles = [...new Set(cases.map((c) => c.file))].sort();
+  const knownIds = new Set(cases.map((c) => c.id));
+  const problems = [
+    ...files.filter((f) => !knownFiles.includes(f)).map((f) => `--file ${f}`),
+    ...ids.filter((i) => !knownIds.has(i)).map((i) => `--id ${i}`),
+  ];
+  // Each filter names something, but together they leave nothing (--file a --id b#1).
+  const selected = cases.filter((c) => (files.length === 0 || files.includes(c.file)) && (ids.length === 0 || ids.includes(c.id)));
+  if (problems.length === 0 && selected.length > 0) return undefined;
+  const what = problems.length > 0 ? `${problems.join(', ')} ${problems.length === 1 ? 'matches' : 'match'} no case` : 'no case matches both --file and --id';
+  return `${what} in ${path} (files: ${knownFiles.join(', ')}; ids are FILE#N, e.g. ${cases[0]?.id ?? 'from#1'})`;
 }

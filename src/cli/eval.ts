@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { runVector, type ExprVector } from '../expr/index.js';
+import { optionError } from './main.js';
 
 const HELP = `usage: spamrule eval 'EXPR' [--vars JSON] [--globals JSON] [--allow-variables a,b]
        spamrule eval --batch FILE
@@ -22,13 +23,32 @@ Evaluates an expression of the Stalwart expression language and prints the resul
                           line {"id":…,"result":…} per vector
   -h, --help              this text
 
+An expression that starts with "-" goes after "--", which ends the options: spamrule eval -- '-1 + 2'
+
 Exit status: 0 on success, 1 if the (single) expression fails to parse or evaluate, 2 on usage errors.`;
 
 function parseJsonObject(name: string, text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
-  const v: unknown = JSON.parse(text);
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`--${name} is not valid JSON (${(e as Error).message})`);
+  }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error(`--${name} must be a JSON object`);
   return v as Record<string, unknown>;
+}
+
+/**
+ * The word of `argv` that parseArgs took for an unknown option when it is really an expression that
+ * starts with "-" (`spamrule eval '- -1'`), else undefined. parseArgs names only the first letters
+ * of such a word (`'- '`), so the word is found again in `argv`.
+ */
+function expressionTakenForOption(argv: readonly string[], e: unknown): string | undefined {
+  const m = /^Unknown option '([^']*)'/.exec(e instanceof Error ? e.message : '');
+  if (m === null) return undefined;
+  const word = argv.find((a) => a !== '--' && a.startsWith(m[1]!)) ?? m[1]!;
+  return /^--?[A-Za-z][A-Za-z0-9-]*(=.*)?$/.test(word) ? undefined : word; // a mistyped option is not an expression
 }
 
 /** Entry point; returns the exit status. */
@@ -47,7 +67,12 @@ export async function run(argv: string[]): Promise<number> {
       },
     });
   } catch (e) {
-    process.stderr.write(`spamrule eval: ${(e as Error).message}\n\n${HELP}\n`);
+    const expr = expressionTakenForOption(argv, e);
+    process.stderr.write(
+      expr === undefined
+        ? optionError('eval', e)
+        : `spamrule eval: unknown option '${expr}' (an expression that starts with "-" goes after "--": spamrule eval -- ${JSON.stringify(expr)}; see spamrule eval --help)\n`,
+    );
     return 2;
   }
   const { values, positionals } = args;

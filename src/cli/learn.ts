@@ -4,6 +4,7 @@
  * training run (in a worker thread) builds a new model once both classes have their minimum count.
  */
 import { expandInputs, readMessages } from './inputs.js';
+import { openError } from './main.js';
 
 const HELP = `usage: spamrule learn (--model FILE | --db PATH | --pg URL | --redis URL) [options]
                       [--spam PATH...] [--ham PATH...]
@@ -91,7 +92,7 @@ function parse(argv: string[]): LearnArgs | string {
         a.quiet = true;
         break;
       default:
-        if (w.startsWith('--')) return `unknown option ${w}`;
+        if (w.startsWith('--')) return `unknown option '${w}'`;
         if (mode === undefined) return `${w}: say --spam or --ham before the paths`;
         if (mode === 'forget') a.forget!.push(w);
         else a[mode].push(w);
@@ -109,7 +110,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const a = parse(argv);
   if (typeof a === 'string') {
-    process.stderr.write(`spamrule learn: ${a}\n\n${HELP}`);
+    process.stderr.write(`spamrule learn: ${a} (see spamrule learn --help)\n`);
     return 2;
   }
   const { modelStoreConfig } = await import('../classifier/cli.js');
@@ -124,7 +125,14 @@ export async function run(argv: string[]): Promise<number> {
       refreshMs: 0,
     });
   } catch (e) {
-    process.stderr.write(`spamrule learn: ${(e as Error).message}\n`);
+    // Name the store: the driver's message ("file is not a database") does not say which file.
+    const { model, db, pg } = a.where;
+    const message =
+      model !== undefined ? openError('the --model file', model, e)
+      : db !== undefined ? openError('the --db database', db, e)
+      // Not the URL itself: it may hold a password.
+      : `cannot open the model in ${pg !== undefined ? '--pg' : '--redis'}: ${(e as Error).message}`;
+    process.stderr.write(`spamrule learn: ${message}\n`);
     return 2;
   }
   let failed = 0;
@@ -180,7 +188,8 @@ export async function run(argv: string[]): Promise<number> {
     if (a.train && (counts.spam + counts.ham > 0 || retrain)) {
       const r = await classifier.train({ retrain, seed: a.seed });
       if (r.ready) {
-        say(`trained model generation ${r.generation} on ${r.ham + r.spam + r.replayed} samples (${r.epochs} epoch${r.epochs === 1 ? '' : 's'}; ` +
+        const n = r.ham + r.spam + r.replayed;
+        say(`trained model generation ${r.generation} on ${n} sample${n === 1 ? '' : 's'} (${r.epochs} epoch${r.epochs === 1 ? '' : 's'}; ` +
           `${r.totalHam} ham and ${r.totalSpam} spam seen in all) in ${(r.ms / 1000).toFixed(1)} s`);
       } else {
         say(`not enough samples for a model yet: ${r.totalHam} ham and ${r.totalSpam} spam, ${a.minSamples} of each needed`);

@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { defaultListCacheDir, HttpListStore, type HttpListOptions } from '../lookup/http-list.js';
 import { StaticLookupList } from '../lookup/memory.js';
+import { optionError } from './main.js';
 import { readRuleSet, RULESET_OPTIONS, type LoadedRuleSet } from './ruleset.js';
 
 const HELP = `usage: spamrule lists update|status|show NAME KEY [--rules FILE]... [--list NS=FILE]... [--cache-dir DIR]
@@ -13,18 +14,36 @@ const HELP = `usage: spamrule lists update|status|show NAME KEY [--rules FILE]..
   update          download the remote (HttpLookup) lists of the rule set into the cache now
                   (timeout, size cap and format of each list as the rule set says); exit 1 if one fails
   status          every namespace: kind, entries, last download, stale or not
-  show NAME KEY   does KEY exist in namespace NAME? (exit 0 found, 1 not found, 2 unknown namespace)
+  show NAME KEY   does KEY exist in namespace NAME? (exit 0 found, 1 not found, 2 unknown namespace
+                  or a remote list never downloaded)
 
   --rules FILE    the rule set (e.g. Stalwart's spam-filter-rules.json: its HttpLookup and MemoryLookupKey lists)
   --cache-dir DIR the on-disk cache (default ${defaultListCacheDir()})
   --json          JSON output
 `;
 
+/**
+ * `fetch` that keeps the reason of a network failure: undici rejects with a bare "fetch failed"
+ * and puts what happened (ENOTFOUND, ECONNREFUSED, a certificate error) in `cause`, which the list
+ * download's error message would otherwise drop.
+ */
+const fetchWithCause: typeof fetch = async (input, init) => {
+  try {
+    return await fetch(input, init);
+  } catch (e) {
+    const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
+    // Timeouts and aborts keep their name: the download reports them itself.
+    if (!(e instanceof TypeError) || cause === undefined || cause === null) throw e;
+    const why = typeof cause.code === 'string' ? cause.code : typeof cause.message === 'string' ? cause.message : String(cause);
+    throw new Error(`${e.message}: ${why}`);
+  }
+};
+
 function stores(set: LoadedRuleSet, cacheDir: string | undefined): Map<string, HttpListStore> {
   const out = new Map<string, HttpListStore>();
   for (const h of set.httpLookups ?? []) {
     if (h.enable === false) continue;
-    const o: HttpListOptions = {};
+    const o: HttpListOptions = { fetch: fetchWithCause };
     if (cacheDir !== undefined) o.cacheDir = cacheDir;
     out.set(h.namespace, new HttpListStore(h, o));
   }
@@ -36,7 +55,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     args = parseArgs({ args: argv, allowPositionals: true, options: { ...RULESET_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
   } catch (e) {
-    process.stderr.write(`spamrule lists: ${(e as Error).message}\n\n${HELP}`);
+    process.stderr.write(optionError('lists', e));
     return 2;
   }
   const v = args.values;
@@ -54,10 +73,19 @@ export async function run(argv: string[]): Promise<number> {
   }
   const remote = stores(set, v['cache-dir']);
   const out = process.stdout;
+  // The built-in rule set has no lists: without --rules/--list there is nothing to act on, which is
+  // a usage error rather than an empty answer.
+  const noSource = (v.rules ?? []).length === 0 && (v.list ?? []).length === 0;
+  const needRules = 'give --rules FILE (e.g. Stalwart\'s spam-filter-rules.json) or --list NS=FILE';
   switch (sub) {
     case 'update': {
       if (remote.size === 0) {
-        process.stderr.write('spamrule lists: the rule set has no enabled HttpLookup lists (use --rules FILE)\n');
+        if (noSource) {
+          process.stderr.write(`spamrule lists update: the built-in rule set has no remote lists: give --rules FILE (e.g. Stalwart's spam-filter-rules.json)\n`);
+          return 2;
+        }
+        process.stderr.write('spamrule lists update: the rule set has no enabled HttpLookup lists: nothing to download\n');
+        if (v.json) out.write('[]\n');
         return 0;
       }
       let failed = 0;
@@ -65,15 +93,25 @@ export async function run(argv: string[]): Promise<number> {
       await Promise.all(
         [...remote].map(async ([ns, s]) => {
           const t0 = performance.now();
+          // Read before the download: whether a copy from an earlier run is there to fall back on.
+          const before = s.status();
           try {
             const r = await s.update();
             const ms = Math.round(performance.now() - t0);
             rows.push({ namespace: ns, ok: true, entries: r.entries, capped: r.capped, ms });
-            if (!v.json) out.write(`${ns}: ${r.entries} entries${r.capped ? ' (capped at maxEntries)' : ''} in ${ms} ms\n`);
+            if (!v.json) out.write(`${ns}: ${r.entries} ${r.entries === 1 ? 'entry' : 'entries'}${r.capped ? ' (capped at maxEntries)' : ''} in ${ms} ms\n`);
           } catch (e) {
             failed++;
-            rows.push({ namespace: ns, ok: false, error: (e as Error).message });
-            if (!v.json) out.write(`${ns}: FAILED: ${(e as Error).message} (the cached copy stays in use)\n`);
+            // The download error starts with "list NAME: " and may end "from URL", which the line already says.
+            const why = (e as Error).message.replace(`list ${ns}: `, '').replace(` from ${before.url}`, '');
+            const cached = before.fetchedAt > 0;
+            rows.push({ namespace: ns, ok: false, url: before.url, error: why, cached });
+            if (!v.json) {
+              const fallback = cached
+                ? `the cached copy of ${new Date(before.fetchedAt).toISOString()} (${before.entries} ${before.entries === 1 ? 'entry' : 'entries'}) stays in use`
+                : 'no cached copy: the list stays empty until a download succeeds';
+              out.write(`${ns}: FAILED: ${before.url}: ${why} (${fallback})\n`);
+            }
           }
         }),
       );
@@ -88,7 +126,15 @@ export async function run(argv: string[]): Promise<number> {
         rows.push({ namespace: ns, kind: 'remote', entries: st.entries, fetchedAt: st.fetchedAt > 0 ? new Date(st.fetchedAt).toISOString() : 'never', stale: st.stale });
       }
       if (v.json) out.write(JSON.stringify(rows) + '\n');
-      else for (const r of rows) out.write(`${r.namespace.padEnd(28)} ${r.kind.padEnd(7)} ${String(r.entries).padStart(8)}${r.fetchedAt !== undefined ? `  fetched ${r.fetchedAt}${r.stale ? ' (stale)' : ''}` : ''}\n`);
+      if (rows.length === 0) {
+        if (noSource) {
+          process.stderr.write(`spamrule lists status: the built-in rule set has no lookup lists: ${needRules}\n`);
+          return 2;
+        }
+        if (!v.json) process.stderr.write('spamrule lists status: the rule set has no lookup lists\n');
+        return 0;
+      }
+      if (!v.json) for (const r of rows) out.write(`${r.namespace.padEnd(28)} ${r.kind.padEnd(7)} ${String(r.entries).padStart(8)}${r.fetchedAt !== undefined ? `  fetched ${r.fetchedAt}${r.stale ? ' (stale)' : ''}` : ''}\n`);
       return 0;
     }
     case 'show': {
@@ -100,7 +146,12 @@ export async function run(argv: string[]): Promise<number> {
       const stat = set.lists.get(name);
       const store = stat !== undefined ? new StaticLookupList(name, stat) : remote.get(name);
       if (store === undefined) {
-        process.stderr.write(`spamrule lists: no list named "${name}" in the rule set\n`);
+        process.stderr.write(`spamrule lists show: no list named "${name}" in the ${noSource ? `built-in rule set: ${needRules}` : 'rule set'}\n`);
+        return 2;
+      }
+      // A remote list that was never downloaded is empty: "not found" would be an answer it cannot give.
+      if (store instanceof HttpListStore && store.status().fetchedAt === 0) {
+        process.stderr.write(`spamrule lists show: list "${name}" has not been downloaded yet (run spamrule lists update with the same --rules${v['cache-dir'] !== undefined ? ' and --cache-dir' : ''})\n`);
         return 2;
       }
       const found = await store.keyExists(key);

@@ -16,7 +16,7 @@ import {
   type SpamThresholds,
 } from '../engine/index.js';
 import type { AnalysisConfig, FileExtensionInput } from '../analysis/types.js';
-import type { BundleProblem } from '../engine/load.js';
+import { RuleBundleError, type BundleProblem } from '../engine/load.js';
 import type { Resolver } from '../dns/types.js';
 import type { HttpLookupInput } from '../lookup/http-list.js';
 import type { EngineOptions } from '../engine/engine.js';
@@ -101,9 +101,26 @@ export function readRuleSet(flags: RuleSetFlags, opts: { lenient?: boolean } = {
       for (const [ns, entries] of b.lists) out.lists.set(ns, [...(out.lists.get(ns) ?? []), ...entries]);
     }
   }
-  for (const file of flags.scores ?? []) out.tags.push(...loadScoresFile(file));
+  for (const file of flags.scores ?? []) out.tags.push(...readScoresFile(file));
   for (const [ns, entries] of readLists(flags.list)) out.lists.set(ns, [...(out.lists.get(ns) ?? []), ...entries]);
   return out;
+}
+
+/**
+ * Reads one `--scores` file (see `loadScoresFile`). Throws `Error` naming the file, as the rules
+ * and list files do: `cannot read scores file F: ENOENT…`, `scores file F: line 2: expected…`,
+ * `scores file F is not valid JSON: …` (the loader alone gives a bare ENOENT or `scores line 2`).
+ */
+export function readScoresFile(file: string): SpamTagInput[] {
+  try {
+    return loadScoresFile(file);
+  } catch (e) {
+    if (e instanceof RuleBundleError) throw e; // names the file already
+    const message = (e as Error).message;
+    if (typeof (e as NodeJS.ErrnoException).code === 'string') throw new Error(`cannot read scores file ${file}: ${message}`);
+    if (e instanceof SyntaxError) throw new Error(`scores file ${file} is not valid JSON: ${message}`);
+    throw new Error(`scores file ${file}: ${message.replace(/^scores line/, 'line')}`);
+  }
 }
 
 /** Reads `--list NAMESPACE=FILE` specs into entries per namespace. Throws `Error` naming the file. */

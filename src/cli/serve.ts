@@ -11,8 +11,9 @@ import type { JmapServer } from '../jmap/index.js';
 import type { RuleSetSpec } from '../server/ruleset.js';
 import type { ServeConfig } from '../server/config.js';
 import type { ServerLimits } from '../server/limits.js';
-import { loadScoresFile } from '../engine/load.js';
-import { readLists, readRuleSet, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
+import { openError, optionError } from './main.js';
+import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
+import { canVerify } from './session-flags.js';
 
 const USAGE = `usage: spamrule serve [--config FILE] [listeners] [rules] [options]
 
@@ -47,7 +48,9 @@ Workers and limits:
   --idle-timeout MS     close connections idle this long (default 60000)
   --head-timeout MS     a request head (or milter packet) must arrive within this (default 30000; 0 = none)
   --request-timeout MS  a whole spamd/rspamd request must arrive within this (default 300000; 0 = none)
-  --log-level LEVEL     trace|debug|info|warn|error|silent (default info); JSON lines on stdout
+  --log-level LEVEL     trace|debug|info|warn|error|silent (default info); JSON lines on stdout, the
+                        worker threads' too; at info, one "listening" line per listener
+                        ({"listener":"rspamd","address":…}) and a "ready" line once all listen
 
   --config FILE         JSON or TOML file with the settings above (docs/deployment.md)
 
@@ -147,7 +150,7 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
   const lists = c.lists as string[] | undefined;
   // Managed rule sets bring no scores or lists of their own: only --scores/--list (as `classify --db`).
   const set: LoadedRuleSet = managed
-    ? { rules: [], tags: (c.scores ?? []).flatMap((f) => loadScoresFile(f)), lists: readLists(lists), dnsblServers: [], isDefault: false }
+    ? { rules: [], tags: (c.scores ?? []).flatMap((f) => readScoresFile(f)), lists: readLists(lists), dnsblServers: [], isDefault: false }
     : readRuleSet({ rules: c.rules, scores: c.scores, list: lists });
   const a = c.analysis ?? {};
   const modules: Record<string, boolean> = {};
@@ -176,7 +179,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     ({ values: v } = parseArgs({ args: argv, options: OPTIONS }));
   } catch (e) {
-    process.stderr.write(`spamrule serve: ${(e as Error).message}\n${USAGE}\n`);
+    process.stderr.write(optionError('serve', e));
     return 2;
   }
   if (v.help) {
@@ -203,6 +206,9 @@ export async function run(argv: string[]): Promise<number> {
   const scanning = c.rspamd !== undefined || c.milter !== undefined || c.spamd !== undefined;
   if (!scanning && c.db === undefined) return fail(`give --db (JMAP management) or a listener (--rspamd, --milter, --spamd)\n${USAGE}`);
   if (c.db !== undefined && c.rules !== undefined && c.rules.length > 0) return fail('--rules and --db are two rule sources: give one');
+  if (c.analysis?.verify === true && !canVerify(c.analysis.dns)) return fail('analysis.verify needs --dns system (or analysis.dns "system" or "static:FILE"): without DNS nothing can be verified');
+  const level = c.log?.level ?? 'info';
+  if (!LOG_LEVELS.includes(level)) return fail(`--log-level expects ${LOG_LEVELS.join('|')}, got "${level}"`);
   let jmapListen;
   try {
     jmapListen = parseListen(c.listen ?? '127.0.0.1:8080');
@@ -215,8 +221,14 @@ export async function run(argv: string[]): Promise<number> {
     const { createJmapServer } = await import('../jmap/index.js');
     // x:SpamTrainingSample creates store samples and train 10 s after the last one.
     const learner = c.model === undefined ? undefined : await modelLearner(c.model, (m) => process.stderr.write(`spamrule serve: ${m}\n`));
-    const server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen, ...sampleSinkOption(learner) });
-    // Tests and scripts read this line to learn the (possibly random) port.
+    let server: JmapServer;
+    try {
+      server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen, ...sampleSinkOption(learner) });
+    } catch (e) {
+      return fail(startError(e, c, { jmap: jmapListen }), 1);
+    }
+    // Tests and scripts read this line to learn the (possibly random) port. JMAP alone has no
+    // JSON log, so this plain line is all serve prints here.
     say(`listening on ${server.url}`);
     return untilSignal(() => server.close());
   }
@@ -243,30 +255,72 @@ export async function run(argv: string[]): Promise<number> {
     return fail((e as Error).message);
   }
 
-  const logger = server.createLogger({ level: c.log?.level ?? 'info' });
-  const pool = new server.SpamEnginePool({ ...spec, workers: c.workers ?? availableParallelism(), timeoutMs: limits.scanTimeoutMs ?? 30_000 });
+  const logger = server.createLogger({ level });
+  // The worker threads log their warnings (a list download that failed) as JSON lines at this level too.
+  const pool = new server.SpamEnginePool({ ...spec, workers: c.workers ?? availableParallelism(), timeoutMs: limits.scanTimeoutMs ?? 30_000, logLevel: level });
   let jmap: JmapServer | undefined;
   let scan: Awaited<ReturnType<typeof server.startScanServer>>;
   try {
     // With a model, rspamd's learnspam/learnham on the rspamd listener and JMAP x:SpamTrainingSample
     // creates store samples and train (in a worker) 10 s after the last one.
     const learner = c.model !== undefined && (addrs.rspamd !== undefined || c.db !== undefined) ? await modelLearner(c.model, (m) => logger.warn(m)) : undefined;
-    if (c.db !== undefined) jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m), learner);
+    if (c.db !== undefined) {
+      jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m), learner);
+      // The scan listeners announce themselves the same way (startScanServer).
+      logger.info({ listener: 'jmap', address: jmap.url }, 'listening');
+    }
     scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner });
   } catch (e) {
     await jmap?.close();
     await pool.close();
-    return fail((e as Error).message, 1);
+    return fail(startError(e, c, { ...(c.db !== undefined ? { jmap: jmapListen } : {}), ...addrs }), 1);
   }
-  if (jmap) say(`listening on ${jmap.url}`);
-  for (const [name, address] of Object.entries(scan.addresses)) say(`${name} on ${address}`);
-  say(`ready (${pool.workers} workers)`);
+  // One line per listener came before; this one says all of them are up.
+  logger.info({ workers: pool.workers }, 'ready');
   return untilSignal(async () => {
     logger.info('shutting down: finishing scans in flight');
     await scan.close();
     await jmap?.close();
     await pool.close();
   });
+}
+
+/** pino's levels, and `silent`. */
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** What a listen error's code means, in words. */
+const LISTEN_REASONS: Record<string, string> = {
+  EADDRINUSE: 'address in use',
+  EACCES: 'permission denied',
+  EADDRNOTAVAIL: 'no such address on this host',
+  ENOTFOUND: 'unknown host',
+};
+
+type Address = { host: string; port: number } | { path: string };
+
+/**
+ * The message for a failure to start: for a listener that cannot bind, which one and where
+ * (`cannot listen on 127.0.0.1:8080 for jmap: address in use`; Node's own error names neither the
+ * listener nor, for a unix socket, the reason in words); for the registry database, which file.
+ * The listener is found by the address in the error (for two listeners on one address, both).
+ */
+function startError(e: unknown, c: ServeConfig, listeners: Partial<Record<string, Address | undefined>>): string {
+  const err = e as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
+  const code = typeof err?.code === 'string' ? err.code : '';
+  if (err?.syscall === 'listen' || err?.syscall === 'bind' || err?.syscall === 'getaddrinfo') {
+    const show = (a: Address): string => ('path' in a ? `unix:${a.path}` : `${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`);
+    const hits = Object.entries(listeners).filter(([, a]) => {
+      if (a === undefined) return false;
+      if ('path' in a) return a.path === err.address;
+      return err.syscall === 'getaddrinfo' ? a.host === err.hostname : a.port === err.port;
+    }) as [string, Address][];
+    const why = LISTEN_REASONS[code] ?? (code || err.message);
+    if (hits.length > 0) return `cannot listen on ${show(hits[0]![1])} for ${hits.map(([n]) => n).join(' and ')}: ${why}`;
+    return `cannot listen: ${err.message}`;
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  if (c.db !== undefined && (code.startsWith('SQLITE_') || /database/i.test(message))) return openError('the --db database', c.db, e);
+  return message;
 }
 
 /** Samples from rspamd's learn commands and JMAP go to the `--model` file; a run trains 10 s after the last. */

@@ -4,7 +4,7 @@
  * validated `SessionInput` before any message is read; a bad value is a clear error.
  */
 import { MODULE_NAMES } from '../analysis/index.js';
-import { resolveSession } from '../analysis/session.js';
+import { resolveSession, SessionError } from '../analysis/session.js';
 import type { SessionInput } from '../analysis/types.js';
 import { createResolver } from '../dns/index.js';
 import type { Resolver } from '../dns/types.js';
@@ -51,7 +51,8 @@ export const SESSION_HELP = `Session (what the MTA knows; validated before any m
   --asn N  --country CC  --now DATE       (DATE: RFC 3339; the clock for date checks)
   --trust-authserv ID                     read SPF/DKIM/ARC/DMARC/iprev from the topmost
                                           Authentication-Results header of this authserv-id
-  --verify                                verify SPF/DKIM/ARC/DMARC over DNS (needs --dns system)
+  --verify                                verify SPF/DKIM/ARC/DMARC over DNS (needs --dns system
+                                          or --dns static:FILE)
   --trust-received                        stored mail: complete each message's session from its own
                                           headers (topmost Received: IP, HELO, PTR, TLS, arrival time;
                                           Return-Path; Delivered-To); given flags win
@@ -77,6 +78,54 @@ export interface SessionFlags {
   trustReceived: boolean;
   /** `EngineOptions.timeBudgetMs` (ms; 0 = none); undefined: the engine's default. */
   timeBudgetMs?: number;
+}
+
+/**
+ * The flag that sets each `SessionInput` field (the first part of a {@link SessionError}'s field
+ * path: `spf.mailFrom`, `dkim/0/result`, `rcptTo/2`), so that a bad value is reported under the
+ * name the user typed (the README promises "the CLI exits 2 naming the flag").
+ */
+const FLAG_OF_FIELD: Record<string, string> = {
+  remoteIp: '--remote-ip',
+  heloDomain: '--helo',
+  mailFrom: '--mail-from',
+  rcptTo: '--rcpt-to',
+  authenticatedAs: '--authenticated-as',
+  tls: '--tls-version',
+  smtputf8: '--smtputf8',
+  eightBitMime: '--8bitmime',
+  'spf.mailFrom': '--spf',
+  'spf.ehlo': '--spf-helo',
+  dkim: '--dkim',
+  'arc.result': '--arc',
+  'dmarc.result': '--dmarc',
+  'dmarc.policy': '--dmarc',
+  'iprev.result': '--iprev',
+  'iprev.ptr': '--iprev',
+  asn: '--asn',
+  country: '--country',
+  now: '--now',
+};
+
+/** `--dmarc: policy "drop" is not one of …` for `session.dmarc.policy: "drop" is not one of …`. */
+function flagMessage(e: SessionError): string {
+  const prefix = `session.${e.field}: `;
+  const detail = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
+  const field = e.field.split('/')[0]!;
+  const flag = Object.hasOwn(FLAG_OF_FIELD, field) ? FLAG_OF_FIELD[field] : undefined;
+  if (flag === undefined) return `bad session input: ${e.message}`;
+  // Flags that carry two parts (RESULT:POLICY, RESULT:DOMAIN) say which part is wrong.
+  const part = e.field === 'dmarc.policy' ? 'policy ' : e.field.endsWith('/domain') ? 'domain ' : '';
+  return `${flag}: ${part}${detail}`;
+}
+
+/**
+ * The resolvers that can answer `--verify`'s SPF/DKIM/DMARC lookups: `system` and `static:FILE`.
+ * With `off` (the default) every query fails, so verification would silently set *_DNSFAIL tags.
+ */
+export function canVerify(dns: string | undefined): boolean {
+  const kind = dns?.split(':')[0]?.trim().toLowerCase();
+  return kind === 'system' || kind === 'static';
 }
 
 function split(v: string, flag: string): [string, string | undefined] {
@@ -133,12 +182,13 @@ export function parseSessionFlags(v: Values): SessionFlags {
   try {
     resolveSession(s); // validate now, before any message is read
   } catch (e) {
-    throw new Error(`bad session input: ${(e as Error).message}`);
+    throw new Error(e instanceof SessionError ? flagMessage(e) : `bad session input: ${(e as Error).message}`);
   }
   const disabled = v['no-module'] ?? [];
   for (const m of disabled) {
     if (!MODULE_NAMES.includes(m)) throw new Error(`--no-module: unknown module "${m}" (${MODULE_NAMES.join(', ')})`);
   }
+  if (v.verify && !canVerify(v.dns)) throw new Error(`--verify needs --dns system (or --dns static:FILE): without DNS nothing can be verified`);
   const dns = v.dns === undefined ? undefined : createResolver(v.dns);
   let timeBudgetMs: number | undefined;
   if (v['time-budget'] !== undefined) {

@@ -3,6 +3,7 @@
  * each token is stored, so `create` prints the token once and it cannot be shown again.
  */
 import { parseArgs } from 'node:util';
+import { openError, optionError } from './main.js';
 
 const USAGE = `usage: spamrule token create --db PATH --permissions a,b,…|all [--name NAME]
        spamrule token list --db PATH [--json]
@@ -26,7 +27,7 @@ export async function run(argv: string[]): Promise<number> {
       },
     });
   } catch (e) {
-    process.stderr.write(`spamrule token: ${(e as Error).message}\n${USAGE}\n`);
+    process.stderr.write(optionError('token', e));
     return 2;
   }
   const { values, positionals } = parsed;
@@ -39,7 +40,13 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const { TokenStore, parsePermissions } = await import('../jmap/auth.js');
-  const store = new TokenStore(values.db);
+  let store: InstanceType<typeof TokenStore>;
+  try {
+    store = new TokenStore(values.db);
+  } catch (e) {
+    process.stderr.write(`spamrule token: ${openError('the --db database', values.db, e)}\n`);
+    return 1;
+  }
   try {
     if (sub === 'create') {
       if (values.permissions === undefined) {

@@ -13,6 +13,7 @@ export interface LogOptions {
   destination?: DestinationStream;
 }
 
+/** A pino logger writing JSON lines (to stdout unless `opts.destination`), with `service: "spamrule"`. */
 export function createLogger(opts: LogOptions = {}): Logger {
   const base = { level: opts.level ?? 'info', base: { service: 'spamrule' }, timestamp: pino.stdTimeFunctions.isoTime };
   return opts.destination ? pino(base, opts.destination) : pino(base);

@@ -40,6 +40,12 @@ export interface SpamEnginePoolOptions extends RuleSetSpec {
    * bench runs on the corpus; docs/deployment.md, sizing). Costs up to this much memory per thread.
    */
   youngGenerationMb?: number;
+  /**
+   * The threads' log level (pino's: `info`, `warn`, …). Given, a thread writes its warnings (a list
+   * download that failed, a store it could not open) as JSON lines on stdout, as `spamrule serve`'s
+   * own logger does; not given, as `spamrule worker: …` text on stderr.
+   */
+  logLevel?: string;
 }
 
 /** The worker threads' young generation (MB): fewer scavenges than V8's default for a worker. */
@@ -111,7 +117,7 @@ export class SpamEnginePool {
 
   /** Starts the threads. Throws `Error` when the worker module cannot be found. */
   constructor(opts: SpamEnginePoolOptions) {
-    const { workers, timeoutMs, youngGenerationMb, ...spec } = opts;
+    const { workers, timeoutMs, youngGenerationMb, logLevel, ...spec } = opts;
     const young = youngGenerationMb ?? DEFAULT_YOUNG_GENERATION_MB;
     this.spec = snapshot(spec);
     this.timeoutMs = timeoutMs ?? 0;
@@ -125,7 +131,7 @@ export class SpamEnginePool {
     // Listening must not keep the process alive: the threads do that while the pool is open.
     (this.channel as unknown as { unref(): void }).unref();
     const { filename, execArgv } = workerEntry();
-    const workerData: WorkerInit = { channel: name, gen: 0, spec: this.spec };
+    const workerData: WorkerInit = { channel: name, gen: 0, spec: this.spec, ...(logLevel !== undefined ? { logLevel } : {}) };
     this.piscina = new Piscina({
       filename,
       execArgv,

@@ -187,6 +187,13 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
       return;
     }
     if (ops(req, res)) return;
+    // rspamd controller's learn commands: `ops` serves them when the server has a classifier to
+    // train (serve --model); without one, say so rather than "unknown command".
+    if (path === '/learnspam' || path === '/learnham') {
+      req.resume();
+      sendJson(res, 404, { error: 'learning needs serve --model' });
+      return;
+    }
     if (path !== '/checkv2' && path !== '/check' && path !== '/symbols') {
       req.resume();
       sendJson(res, 404, { error: `unknown command ${path}` });

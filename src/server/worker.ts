@@ -10,6 +10,7 @@ import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
+import { createLogger } from './log.js';
 import { toRspamdReply, type ReplyFormat } from './rspamd-reply.js';
 import { buildEngineFromSpec, type RuleSetSpec } from './ruleset.js';
 
@@ -18,6 +19,8 @@ export interface WorkerInit {
   channel: string;
   gen: number;
   spec: RuleSetSpec;
+  /** The pool's `logLevel`: warnings as JSON log lines at this level (else text on stderr). */
+  logLevel?: string;
 }
 
 /** A rule-set update on the channel. */
@@ -59,11 +62,14 @@ interface Installed {
   retired: boolean;
 }
 
-const warn = (m: string): void => {
-  process.stderr.write(`spamrule worker: ${m}\n`);
-};
-
 const init = workerData as WorkerInit;
+
+// Under `spamrule serve`, through a logger at the server's level (the pool's `logLevel`).
+const logger = init.logLevel !== undefined ? createLogger({ level: init.logLevel }) : undefined;
+const warn = (m: string): void => {
+  if (logger !== undefined) logger.warn({ worker: threadId }, m);
+  else process.stderr.write(`spamrule worker: ${m}\n`);
+};
 let current: Installed = { gen: init.gen, engine: buildEngineFromSpec(init.spec, warn), inFlight: 0, retired: false };
 
 function closeWhenIdle(old: Installed): void {

@@ -21,13 +21,17 @@ writeFileSync(
 
 describe('classify session flags', () => {
   it.each([
-    [['--remote-ip', 'notanip'], /bad session input: session\.remoteIp: "notanip" is not an IP address/],
-    [['--spf', 'maybe'], /session\.spf\.mailFrom: "maybe" is not one of pass, fail/],
+    [['--remote-ip', 'notanip'], /^spamrule classify: --remote-ip: "notanip" is not an IP address\n$/],
+    [['--spf', 'maybe'], /^spamrule classify: --spf: "maybe" is not one of pass, fail/],
+    [['--spf-helo', 'maybe'], /^spamrule classify: --spf-helo: "maybe" is not one of pass, fail/],
     [['--dkim', 'pass'], /--dkim expects RESULT:DOMAIN/],
-    [['--dmarc', 'fail:drop'], /session\.dmarc\.policy/],
+    [['--dmarc', 'fail:drop'], /^spamrule classify: --dmarc: policy "drop" is not one of none, quarantine/],
+    [['--dkim', 'pass:example.org', '--dkim', 'bogus:example.net'], /^spamrule classify: --dkim: "bogus" is not one of pass/],
     [['--no-module', 'nosuch'], /--no-module: unknown module "nosuch"/],
     [['--dns', 'carrier-pigeon'], /unknown resolver kind "carrier-pigeon"/],
-    [['--now', 'soonish'], /session\.now/],
+    [['--now', 'soonish'], /^spamrule classify: --now: "soonish" is not a date\n$/],
+    [['--verify'], /^spamrule classify: --verify needs --dns system \(or --dns static:FILE\)/],
+    [['--verify', '--dns', 'off'], /^spamrule classify: --verify needs --dns system \(or --dns static:FILE\)/],
     [['--time-budget=-1'], /--time-budget expects milliseconds/],
     [['--time-budget', '1.5s'], /--time-budget expects milliseconds/],
   ])('%j is an error before any message is read', async (flags, message) => {

@@ -30,7 +30,10 @@ interface Serve {
   exit: Promise<number | null>;
 }
 
-/** Starts `spamrule serve ARGS` and waits for its "ready" line; `lines` maps listener → address. */
+/**
+ * Starts `spamrule serve ARGS` and waits for its "ready" log line (JSON, at --log-level info);
+ * `lines` maps listener (jmap, rspamd, milter, spamd, metrics) → address, from the "listening" lines.
+ */
 function serve(args: string[]): Promise<Serve> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
@@ -42,10 +45,15 @@ function serve(args: string[]): Promise<Serve> {
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      if (/^spamrule serve: ready/m.test(out)) {
+      const entries = out
+        .split('\n')
+        .slice(0, -1)
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg?: string; listener?: string; address?: string });
+      if (entries.some((e) => e.msg === 'ready')) {
         clearTimeout(timer);
         const lines: Record<string, string> = {};
-        for (const m of out.matchAll(/^spamrule serve: (\w+) on (\S+)$/gm)) lines[m[1]!] = m[2]!;
+        for (const e of entries) if (e.msg === 'listening') lines[e.listener!] = e.address!;
         resolve({ child, lines, exit });
       }
     });
@@ -66,8 +74,8 @@ describe('spamrule serve --db (managed rules over JMAP)', () => {
     const tokens = new TokenStore(db);
     const token = tokens.create('trainer', ['sysSpamTrainingSampleCreate', 'sysSpamTrainingSampleGet']).token;
     tokens.close();
-    const s = await serve(['--db', db, '--model', model, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '1', '--log-level', 'warn', '--cache-dir', join(dir, 'lists')]);
-    const jmapUrl = s.lines.listening!;
+    const s = await serve(['--db', db, '--model', model, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '1', '--log-level', 'info', '--cache-dir', join(dir, 'lists')]);
+    const jmapUrl = s.lines.jmap!;
     const message = 'From: lottery@example.net\r\nTo: you@example.com\r\nSubject: You won\r\n\r\nClaim your prize now.\r\n';
     const up = await fetch(`${jmapUrl}/jmap/upload/a/`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'message/rfc822' }, body: message });
     expect(up.status).toBe(201);
@@ -97,8 +105,8 @@ describe('spamrule serve --db (managed rules over JMAP)', () => {
     const tokens = new TokenStore(db);
     const token = tokens.create('admin', [...PERMISSIONS]).token;
     tokens.close();
-    const s = await serve(['--db', db, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '2', '--log-level', 'warn', '--cache-dir', join(dir, 'lists')]);
-    const jmapUrl = s.lines.listening!;
+    const s = await serve(['--db', db, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '2', '--log-level', 'info', '--cache-dir', join(dir, 'lists')]);
+    const jmapUrl = s.lines.jmap!;
     const rspamd = s.lines.rspamd!;
     const jmap = async (calls: unknown[]): Promise<any[]> => {
       const r = await fetch(`${jmapUrl}/jmap`, {
@@ -190,7 +198,7 @@ describe('spamrule serve --config FILE.toml', () => {
         '[limits]',
         'maxSize = "2k"',
         '[log]',
-        'level = "warn"',
+        'level = "info"',
         '',
       ].join('\n'),
     );
