@@ -8,6 +8,7 @@ import type { ClassifyResult } from '../engine/types.js';
 import { expandInputs, readMessages } from './inputs.js';
 import { buildEngine, readRuleSet, RULESET_OPTIONS, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { parseSessionFlags, SESSION_HELP, SESSION_OPTIONS, type SessionFlags } from './session-flags.js';
+import { openError, optionError } from './errors.js';
 
 const HELP = `usage: spamrule classify [options] PATH...
 
@@ -67,7 +68,7 @@ export async function run(argv: string[]): Promise<number> {
       },
     });
   } catch (e) {
-    process.stderr.write(`spamrule classify: ${(e as Error).message}\n\n${HELP}`);
+    process.stderr.write(optionError('classify', e));
     return 2;
   }
   const v = args.values;
@@ -102,7 +103,11 @@ export async function run(argv: string[]): Promise<number> {
     for (const e of report.errors) process.stderr.write(`spamrule classify: rule ${e.rule} refused: ${e.path}: ${e.message}\n`);
     if (v.model !== undefined) {
       const { openModelFile } = await import('../classifier/cli.js');
-      const c = await openModelFile(v.model);
+      const model = v.model;
+      const c = await openModelFile(model).catch((e: unknown) => {
+        // A model file that does not exist says so already; other failures come from the store.
+        throw /does not exist/.test((e as Error).message) ? e : new Error(openError('the --model file', model, e));
+      });
       engine.classifier = c;
       closeModel = () => c.store.store.close();
     }
@@ -263,7 +268,7 @@ class Summary {
     const acts = Object.entries(this.actions).map(([a, c]) => `${a} ${c}`).join(', ');
     const top = [...this.tagCounts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
     const lines = [
-      `${this.n} messages in ${s.toFixed(2)} s (${rate.toFixed(0)} msg/s); ${acts || 'none'}; ${this.errors} with rule/store errors`,
+      `${this.n} message${this.n === 1 ? '' : 's'} in ${s.toFixed(2)} s (${rate.toFixed(0)} msg/s); ${acts || 'none'}; ${this.errors} with rule/store errors`,
     ];
     if (top.length > 0) lines.push('top tags: ' + top.map(([t, c]) => `${t} ${c}`).join(', '));
     return lines.join('\n') + '\n';

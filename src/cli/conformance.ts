@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseSuite, runSuite } from '../conformance/index.js';
-import { optionError } from './main.js';
+import { optionError } from './errors.js';
 
 const HELP = `usage: spamrule conformance FILE [--file NAME]... [--id ID]... [--rules PATH] [--diff] [--summary]
 

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { runVector, type ExprVector } from '../expr/index.js';
-import { optionError } from './main.js';
+import { optionError } from './errors.js';
 
 const HELP = `usage: spamrule eval 'EXPR' [--vars JSON] [--globals JSON] [--allow-variables a,b]
        spamrule eval --batch FILE

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { importObjects, importRules, readStalwartBundle, writeListsDir, writeTagsFile, type ImportableType, type ImportReport } from '../client/index.js';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFrom, reportError, usageError } from '../client/cli-util.js';
+import { optionError } from './errors.js';
 
 const HELP = `usage: spamrule import FILE [options]
 
@@ -49,7 +50,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
-    return usageError('import', (e as Error).message, HELP);
+    process.stderr.write(optionError('import', e));
+    return 2;
   }
   const v = parsed.values;
   if (v.help) {

@@ -4,7 +4,7 @@
  * training run (in a worker thread) builds a new model once both classes have their minimum count.
  */
 import { expandInputs, readMessages } from './inputs.js';
-import { openError } from './main.js';
+import { openError } from './errors.js';
 
 const HELP = `usage: spamrule learn (--model FILE | --db PATH | --pg URL | --redis URL) [options]
                       [--spam PATH...] [--ham PATH...]

@@ -16,6 +16,7 @@ import { compileIfBlock, DNSBL_TAG_VARIABLES } from '../expr/index.js';
 import { Glob, isGlob, unescapeGlob } from '../lookup/glob.js';
 import { branchTags, builtinTagCatalogue, readTags, type BranchTags, type TagCatalogue } from '../lint/index.js';
 import { readRuleSet, RULESET_OPTIONS } from './ruleset.js';
+import { optionError } from './errors.js';
 
 const HELP = `usage: spamrule lint [--rules FILE]... [--scores FILE]... [--list NS=FILE]... [--tag NAME]... [--json]
 
@@ -188,7 +189,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     args = parseArgs({ args: argv, options: { ...RULESET_OPTIONS, tag: { type: 'string', multiple: true }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
   } catch (e) {
-    process.stderr.write(`spamrule lint: ${(e as Error).message}\n\n${HELP}`);
+    process.stderr.write(optionError('lint', e));
     return 2;
   }
   if (args.values.help) {
@@ -227,8 +228,10 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(`${f.level.padEnd(7)} ${where === '' ? '' : `${where}: `}${f.message}\n`);
     }
     const warnings = findings.filter((f) => f.level === 'warning').length;
+    const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
     process.stdout.write(
-      `${set.rules.length} rules, ${set.dnsblServers.length} DNSBL servers, ${set.tags.length} scores: ${errors} errors, ${warnings} warnings\n`,
+      `${count(set.rules.length, 'rule')}, ${count(set.dnsblServers.length, 'DNSBL server')}, ${count(set.tags.length, 'score')}: ` +
+        `${count(errors, 'error')}, ${count(warnings, 'warning')}\n`,
     );
   }
   return errors > 0 ? 1 : 0;

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { defaultListCacheDir, HttpListStore, type HttpListOptions } from '../lookup/http-list.js';
 import { StaticLookupList } from '../lookup/memory.js';
-import { optionError } from './main.js';
+import { optionError } from './errors.js';
 import { readRuleSet, RULESET_OPTIONS, type LoadedRuleSet } from './ruleset.js';
 
 const HELP = `usage: spamrule lists update|status|show NAME KEY [--rules FILE]... [--list NS=FILE]... [--cache-dir DIR]

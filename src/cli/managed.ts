@@ -5,9 +5,9 @@
  * (docs/jmap.md), so stores that need one must use `EnvironmentVariable`/`File` secrets or `--db`.
  */
 import { JmapClient } from '../client/index.js';
-import { loadScoresFile } from '../engine/load.js';
 import type { SpamRuleInput } from '../engine/types.js';
-import { readLists, type LoadedRuleSet, type RuleSetFlags } from './ruleset.js';
+import { openError } from './errors.js';
+import { readLists, readScoresFile, type LoadedRuleSet, type RuleSetFlags } from './ruleset.js';
 
 export interface ManagedSource {
   db?: string;
@@ -22,7 +22,7 @@ export interface ManagedSource {
 export async function loadManagedRuleSet(src: ManagedSource, flags: RuleSetFlags): Promise<LoadedRuleSet> {
   // Only the flags' own scores and lists: the built-in default tags belong to the default rules.
   const lists = readLists(flags.list);
-  const tags = (flags.scores ?? []).flatMap((f) => loadScoresFile(f));
+  const tags = (flags.scores ?? []).flatMap((f) => readScoresFile(f));
   let rules: SpamRuleInput[];
   let stores: { namespace: string; config: unknown }[];
   // The rest of the filter configuration the registry holds (SpamTags after the flags' scores).
@@ -30,7 +30,11 @@ export async function loadManagedRuleSet(src: ManagedSource, flags: RuleSetFlags
   if (src.db !== undefined) {
     const { loadManagedRuleSet: fromDb } = await import('../jmap/index.js');
     let rest;
-    ({ rules, stores, ...rest } = fromDb(src.db));
+    try {
+      ({ rules, stores, ...rest } = fromDb(src.db));
+    } catch (e) {
+      throw new Error(openError('the --db database', src.db, e));
+    }
     registry = rest;
   } else {
     if (!src.token) throw new Error('--server needs a token (--token or SPAMRULE_TOKEN)');

@@ -11,7 +11,7 @@ import type { JmapServer } from '../jmap/index.js';
 import type { RuleSetSpec } from '../server/ruleset.js';
 import type { ServeConfig } from '../server/config.js';
 import type { ServerLimits } from '../server/limits.js';
-import { openError, optionError } from './main.js';
+import { openError, optionError } from './errors.js';
 import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { canVerify } from './session-flags.js';
 

@@ -51,7 +51,7 @@ export const SESSION_HELP = `Session (what the MTA knows; validated before any m
   --asn N  --country CC  --now DATE       (DATE: RFC 3339; the clock for date checks)
   --trust-authserv ID                     read SPF/DKIM/ARC/DMARC/iprev from the topmost
                                           Authentication-Results header of this authserv-id
-  --verify                                verify SPF/DKIM/ARC/DMARC over DNS (needs --dns system
+  --verify                                verify SPF/DKIM/ARC/DMARC and iprev over DNS (needs --dns system
                                           or --dns static:FILE)
   --trust-received                        stored mail: complete each message's session from its own
                                           headers (topmost Received: IP, HELO, PTR, TLS, arrival time;

@@ -3,7 +3,7 @@
  * each token is stored, so `create` prints the token once and it cannot be shown again.
  */
 import { parseArgs } from 'node:util';
-import { openError, optionError } from './main.js';
+import { openError, optionError } from './errors.js';
 
 const USAGE = `usage: spamrule token create --db PATH --permissions a,b,…|all [--name NAME]
        spamrule token list --db PATH [--json]

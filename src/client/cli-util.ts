@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { JmapClient } from './client.js';
 import { JmapError } from './errors.js';
+import { optionError } from '../cli/errors.js';
 
 export interface ConnectionFlags {
   server?: string;
@@ -127,7 +128,8 @@ export async function runSubcommands<V>(
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true }) as unknown as { values: V; positionals: string[] };
   } catch (e) {
-    return usageError(cmd, (e as Error).message, help);
+    process.stderr.write(optionError(cmd, e));
+    return 2;
   }
   const [sub, ...rest] = parsed.positionals;
   if ((parsed.values as { help?: boolean }).help || sub === 'help') {

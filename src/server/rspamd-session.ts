@@ -37,3 +37,20 @@ export function sessionFromHeaderMap(get: (name: string) => readonly string[] | 
   if (tls !== undefined) s.tls = tls;
   return s;
 }
+
+/** The request header each session field comes from (see {@link sessionFromHeaderMap}). */
+const HEADER_OF_FIELD: Readonly<Record<string, string>> = {
+  remoteIp: 'IP', heloDomain: 'Helo', mailFrom: 'From', rcptTo: 'Rcpt', authenticatedAs: 'User',
+  'iprev.ptr': 'Hostname', hostname: 'MTA-Name', tls: 'TLS-Version',
+};
+
+/**
+ * A session error (`session.remoteIp: "nope" is not an IP address`) as the client wrote it: under
+ * the request header it came from (`IP header: "nope" is not an IP address`). Other messages are
+ * returned as they are.
+ */
+export function sessionErrorForHeaders(message: string): string {
+  const m = /^session\.([A-Za-z.]+)(?:\/\d+)?: (.*)$/s.exec(message);
+  const header = m !== null && Object.hasOwn(HEADER_OF_FIELD, m[1]!) ? HEADER_OF_FIELD[m[1]!] : undefined;
+  return header !== undefined ? `${header} header: ${m![2]}` : message;
+}

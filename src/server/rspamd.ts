@@ -15,7 +15,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { toRspamdReply } from './rspamd-reply.js';
-import { sessionFromHeaderMap } from './rspamd-session.js';
+import { sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
 import type { NotScanned, Scanner } from './scan.js';
 import { REQUEST_LINE, textProtocolHandler, type ReplyThresholds } from './spamd.js';
 
@@ -212,7 +212,7 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
     if (res.destroyed) return;
     if (o.ok && 'body' in o) sendText(res, 200, o.body);
     else if (o.ok) sendJson(res, 200, toRspamdReply(o.result, thresholds.spam(), o.ms));
-    else sendJson(res, STATUS[o.reason], { error: o.message });
+    else sendJson(res, STATUS[o.reason], { error: o.reason === 'session' ? sessionErrorForHeaders(o.message) : o.message });
   };
   // Node enforces headersTimeout and requestTimeout only for a server that listen()s itself, and
   // this one gets its sockets from `outer`: the connection's Deadlines do that job instead.

@@ -20,7 +20,7 @@ import { inflate } from 'node:zlib';
 import type { ClassifyResult } from '../engine/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { splitMessage, withVerdictHeaders } from './headers.js';
-import { RSPAMD_ACTIONS, sessionFromHeaderMap } from './rspamd-session.js';
+import { RSPAMD_ACTIONS, sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
 import type { NotScanned, Scanner } from './scan.js';
 
 const MAX_HEAD = 64 * 1024;
@@ -212,7 +212,7 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
       const o = await scanner.scan({ protocol: r.rspamc ? 'rspamd' : 'spamd', raw, session, queueId });
       socket.setTimeout(limits.idleTimeoutMs);
       if (socket.destroyed) return;
-      if (!o.ok) socket.end(errorReply(CODE[o.reason], o.message, r.rspamc));
+      if (!o.ok) socket.end(errorReply(CODE[o.reason], r.rspamc && o.reason === 'session' ? sessionErrorForHeaders(o.message) : o.message, r.rspamc));
       else if (r.rspamc) socket.end(rspamcReply(o.result, thresholds.spam(), thresholds.reject()));
       else socket.end(spamdReply(r.verb, o.result, thresholds.spam(), raw));
     };

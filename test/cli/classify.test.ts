@@ -91,7 +91,7 @@ describe('spamrule lint', () => {
     const { result, stdout } = await capture(() => lint(['--rules', file, '--scores', scores]));
     expect(result).toBe(1);
     expect(stdout).toMatch(/^error\s+BROKEN condition\/match\/0\/if: .*1:\d+/m);
-    expect(stdout).toMatch(/2 rules, 0 DNSBL servers, 2 scores: 1 errors/);
+    expect(stdout).toMatch(/2 rules, 0 DNSBL servers, 2 scores: 1 error, /);
   });
 
   it('flags emitted tags without a score', async () => {

@@ -38,7 +38,7 @@ describe('lint: scores for tags nothing sets', () => {
     expect(result).toBe(0);
     expect(stdout).toMatch(/^warning score for T9, which no rule in this set emits and no built-in module sets$/m);
     expect(stdout).not.toMatch(/score for T1\b/);
-    expect(stdout).toMatch(/1 rules, 0 DNSBL servers, 2 scores: 0 errors, 1 warnings$/m);
+    expect(stdout).toMatch(/1 rule, 0 DNSBL servers, 2 scores: 0 errors, 1 warning$/m);
     const { findings } = await lintJson(['--rules', rules, '--scores', scores]);
     expect(findings).toEqual([{ level: 'warning', tag: 'T9', message: 'score for T9, which no rule in this set emits and no built-in module sets' }]);
   });

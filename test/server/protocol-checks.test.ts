@@ -242,3 +242,14 @@ describe("rspamd's legacy text protocol in the metrics", () => {
     expect(await errors('spamd')).toBe(spamd);
   });
 });
+
+describe('a bad SMTP session in rspamd request headers', () => {
+  it('is refused naming the header the client sent, in both dialects', async () => {
+    const { host, port } = s.hostPort('rspamd');
+    const res = await http(`${s.server.addresses.rspamd}/checkv2`, { method: 'POST', headers: { IP: 'nope', Helo: 'mx.example.org' }, body: MSG });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual({ error: expect.stringMatching(/^IP header: "nope" is not an IP address/) });
+    const legacy = await raw(host, port, `CHECK RSPAMC/1.3\r\nIP: nope\r\nContent-length: ${MSG.length}\r\n\r\n${MSG}`, { halfClose: true });
+    expect(legacy.reply.toString()).toMatch(/^RSPAMD\/1\.3 76 EX_PROTOCOL IP header: "nope" is not an IP address/);
+  });
+});
