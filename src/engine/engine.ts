@@ -3,7 +3,7 @@
  * classifies messages (docs/compiler.md; docs/message-analysis.md).
  */
 import { setFlagsFromString } from 'node:v8';
-import type { EvalContext, IfResult } from '../expr/types.js';
+import type { DnsResolver, EvalContext, IfResult } from '../expr/types.js';
 import type { Value } from '../expr/value.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
 import type { LookupStore } from '../lookup/types.js';
@@ -13,6 +13,7 @@ import { resolveSession, sessionFromEnvelope, envelopeOf } from '../analysis/ses
 import { completeFromParsedHeaders } from '../analysis/stored.js';
 import { verifyMessage } from '../analysis/verify.js';
 import { verifyIprev } from '../analysis/iprev.js';
+import { exprDnsResolver } from './expr-dns.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
 import type { AnalysisConfig, Session, SessionInput } from '../analysis/types.js';
@@ -107,6 +108,7 @@ class ElementContext implements EvalContext {
     private readonly tags: ReadonlySet<string>,
     readonly lookups: LookupMap,
     readonly system: (name: string) => string | number,
+    readonly dns: DnsResolver,
   ) {}
   variable(name: string): Value {
     return this.el.variable(name);
@@ -330,7 +332,7 @@ export class SpamEngine {
       if (step === 'rules') {
         const tr = performance.now();
         const ex = msg.timings.extractMs;
-        await this.runRules(byScope, msg, tags, matches, errors, t0 + this.timeBudgetMs);
+        await this.runRules(byScope, msg, tags, matches, errors, t0 + this.timeBudgetMs, exprDnsResolver(run.dns));
         rulesMs += performance.now() - tr - (msg.timings.extractMs - ex);
       } else if (step.startsWith('retain:') || step.startsWith('remove:')) {
         const glob = new Glob(step.slice(7));
@@ -405,7 +407,7 @@ export class SpamEngine {
 
   /** Runs the rule set over the message's elements, scope by scope (Stalwart's order). */
   private async runRules(
-    byScope: RulesByScope, msg: AnalyzedMessage, tags: Set<string>, matches: RuleMatch[], errors: ClassifyError[], deadline: number,
+    byScope: RulesByScope, msg: AnalyzedMessage, tags: Set<string>, matches: RuleMatch[], errors: ClassifyError[], deadline: number, dns: DnsResolver,
   ): Promise<void> {
     // A rule's name never reaches an inherited property (`system('constructor')` is '').
     const system = (name: string): string | number => (Object.hasOwn(this.system, name) ? this.system[name]! : '');
@@ -425,7 +427,7 @@ export class SpamEngine {
         errors.push({ source: 'message', scope, message: `extracting ${scope} elements failed: ${errorMessage(e)}` });
         continue;
       }
-      const ctxs = elements.map((el): EvalContext => new ElementContext(el, tags, this.lookups, system));
+      const ctxs = elements.map((el): EvalContext => new ElementContext(el, tags, this.lookups, system, dns));
       // Lookups of rules that cannot depend on other rules go out together (pipelined by the
       // store clients) instead of one round trip at a time; results are still applied in order.
       const prefetched = this.prefetch(rules, ctxs);

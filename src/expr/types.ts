@@ -59,6 +59,20 @@ export interface EvalContext {
   /** Directory for `is_local_domain`/`is_local_address`; absent → 0. */
   isLocalDomain?: (domain: string) => boolean | Promise<boolean>;
   isLocalAddress?: (address: string) => boolean | Promise<boolean>;
+  /**
+   * The resolver of `dns_query` for this evaluation (the engine passes its own: `--dns`, the
+   * per-message budget). Absent → the process-wide one (`setDnsResolver`, else the system's).
+   */
+  dns?: DnsResolver;
+}
+
+/** The subset of `dns/promises.Resolver` that `dns_query` uses; replaceable for tests or caching. */
+export interface DnsResolver {
+  resolve4(name: string): Promise<string[]>;
+  resolve6(name: string): Promise<string[]>;
+  resolveMx(name: string): Promise<{ exchange: string; priority: number }[]>;
+  resolveTxt(name: string): Promise<string[][]>;
+  reverse(ip: string): Promise<string[]>;
 }
 
 /** A compiled expression or if-block. */

@@ -1,20 +1,14 @@
 /**
- * `dns_query(name, type)` (docs/expression-language.md) over `node:dns/promises`.
+ * `dns_query(name, type)` (docs/expression-language.md): over the evaluation's resolver (the engine's,
+ * `EvalContext.dns`), else the process-wide one (`setDnsResolver`, else `node:dns/promises` with system servers).
  */
 import { Resolver } from 'node:dns/promises';
-import { ExprEvalError } from '../types.js';
+import { ExprEvalError, type DnsResolver } from '../types.js';
 import { toStr, type Value } from '../value.js';
 import { parseIp } from './ip.js';
 import type { AsyncFunctionDef } from './types.js';
 
-/** The subset of `dns/promises.Resolver` that `dns_query` uses; replaceable for tests or caching. */
-export interface DnsResolver {
-  resolve4(name: string): Promise<string[]>;
-  resolve6(name: string): Promise<string[]>;
-  resolveMx(name: string): Promise<{ exchange: string; priority: number }[]>;
-  resolveTxt(name: string): Promise<string[][]>;
-  reverse(ip: string): Promise<string[]>;
-}
+export type { DnsResolver };
 
 let resolver: DnsResolver | undefined;
 
@@ -34,8 +28,7 @@ function isNoData(e: unknown): boolean {
 
 const stripDot = (h: string): string => (h.endsWith('.') ? h.slice(0, -1) : h);
 
-async function query(name: string, type: string): Promise<Value> {
-  const r = current();
+async function query(name: string, type: string, r: DnsResolver): Promise<Value> {
   switch (type) {
     case 'ip': {
       // IPv4 then IPv6; fail only when neither family answers.
@@ -75,11 +68,11 @@ export const DNS_FUNCTIONS: Record<string, AsyncFunctionDef> = {
   dns_query: {
     arity: 2,
     async: true,
-    async fn([n, t]) {
+    async fn([n, t], ctx) {
       const name = toStr(n!);
       const type = toStr(t!).toLowerCase();
       try {
-        return await query(name, type);
+        return await query(name, type, ctx.dns ?? current());
       } catch (e) {
         if (e instanceof ExprEvalError) throw e;
         const msg = e instanceof Error ? e.message : String(e);
