@@ -61,8 +61,8 @@ Analysis:
   --dns SPEC        off (default) | system | system:SERVER[,SERVER] | static:FILE.json
   --no-module NAME  switch one built-in module off (repeatable): ${MODULE_NAMES.join(', ')}
   --no-analysis     run the SpamRules alone
-  --time-budget MS  per message: rules not started within MS milliseconds are skipped and reported
-                    (default 5000; 0 = no budget)
+  --time-budget MS  per message: the modules, classifier and rules not started within MS milliseconds
+                    (not counting waits for DNS) are skipped and reported (default 5000; 0 = no budget)
 `;
 
 type Values = { [K in keyof typeof SESSION_OPTIONS]?: (typeof SESSION_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof SESSION_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };

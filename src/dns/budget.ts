@@ -26,6 +26,12 @@ export interface DnsBudgetStats {
 /** A Resolver bound to one message's budget. */
 export interface BudgetedResolver extends Resolver {
   stats(): DnsBudgetStats;
+  /**
+   * Milliseconds during which at least one of this message's queries was waiting for its answer (so
+   * far): the time the message spent on DNS, which the classify time budget does not count (a sender
+   * whose DNS never answers must not make the rules be skipped; the deadline here bounds that wait).
+   */
+  waitedMs(): number;
 }
 
 /**
@@ -41,6 +47,10 @@ export function withBudget(resolver: Resolver, budget: DnsBudget = {}): Budgeted
   // `performance.now()` after a long loop turn, so a timer can fire a little before `deadline` by the clock. Once
   // the wrapper has answered "deadline passed" it must keep refusing, or a query made right after would be sent.
   let expired = false;
+  // Queries waiting now, since when at least one has been, and the waits already over.
+  let waiting = 0;
+  let since = 0;
+  let waited = 0;
 
   const refuse = <T extends DnsType>(error: string): DnsAnswer<T> => {
     counters.capped++;
@@ -58,22 +68,30 @@ export function withBudget(resolver: Resolver, budget: DnsBudget = {}): Budgeted
         (e: unknown): DnsAnswer<T> => ({ status: 'error', error: String((e as Error)?.message ?? e) }),
       );
       let answer: DnsAnswer<T> | undefined;
-      if (deadline === Infinity) {
-        answer = await sent;
-      } else {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<undefined>((resolve) => {
-          timer = setTimeout(() => {
-            expired = true;
-            resolve(undefined);
-          }, left);
-        });
-        answer = await Promise.race([sent, late]).finally(() => clearTimeout(timer));
-        if (answer === undefined) return refuse('DNS deadline of the message passed');
+      // The wait ends when this call answers (at the deadline at the latest), not when a resolver
+      // that never answers gives up: the message is no longer waiting then.
+      if (waiting++ === 0) since = performance.now();
+      try {
+        if (deadline === Infinity) {
+          answer = await sent;
+        } else {
+          let timer: NodeJS.Timeout | undefined;
+          const late = new Promise<undefined>((resolve) => {
+            timer = setTimeout(() => {
+              expired = true;
+              resolve(undefined);
+            }, left);
+          });
+          answer = await Promise.race([sent, late]).finally(() => clearTimeout(timer));
+        }
+      } finally {
+        if (--waiting === 0) waited += performance.now() - since;
       }
+      if (answer === undefined) return refuse('DNS deadline of the message passed');
       if (answer.status === 'error') counters.errors++;
       return answer;
     },
     stats: () => ({ ...counters }),
+    waitedMs: () => waited + (waiting > 0 ? performance.now() - since : 0),
   };
 }

@@ -86,11 +86,12 @@ export interface EngineOptions {
    */
   trustReceived?: boolean;
   /**
-   * Time budget of one `classify`, in ms from its start (default {@link DEFAULT_TIME_BUDGET_MS}):
-   * past it, the analysis modules and the classifier not yet run are skipped (source
-   * `module:NAME`, `classifier`), the rules not yet evaluated too (source: the rule name), each
-   * reported in `errors`, and a rule still waiting on a store is abandoned. A module that has
-   * started runs to its end. `0` or `Infinity`: no budget.
+   * Time budget of one `classify`, in ms from its start (default {@link DEFAULT_TIME_BUDGET_MS}),
+   * not counting the time spent waiting for DNS answers (which `dnsBudget.deadlineMs` bounds), so
+   * that a sender whose DNS is silent cannot get the rules skipped: past it, the analysis modules
+   * and the classifier not yet run are skipped (source `module:NAME`, `classifier`), the rules not
+   * yet evaluated too (source: the rule name), each reported in `errors`, and a rule still waiting
+   * on a store is abandoned. A module that has started runs to its end. `0` or `Infinity`: no budget.
    */
   timeBudgetMs?: number;
   /**
@@ -125,13 +126,22 @@ const THRESHOLD_DEFAULTS: Required<SpamThresholds> = { scoreSpam: 5, scoreReject
 
 const BUDGET_EXCEEDED = Symbol('time budget exceeded');
 
-/** A rule's pending evaluation, abandoned (rejecting with BUDGET_EXCEEDED) once the deadline passes. */
-function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
-  if (deadline === Infinity) return p;
+/**
+ * A rule's pending evaluation, abandoned (rejecting with BUDGET_EXCEEDED) once the time budget is
+ * spent. `end()` is when it will be (in `performance.now()` time); it moves later while the message
+ * waits for DNS, so the timer looks again when it fires.
+ */
+function withDeadline<T>(p: Promise<T>, end: () => number): Promise<T> {
+  if (end() === Infinity) return p;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(BUDGET_EXCEEDED), Math.max(0, deadline - performance.now()));
-    timer.unref();
+    const arm = (): void => {
+      const left = end() - performance.now();
+      if (left <= 0) return reject(BUDGET_EXCEEDED);
+      timer = setTimeout(arm, left);
+      timer.unref();
+    };
+    arm();
   });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
@@ -307,11 +317,13 @@ export class SpamEngine {
       }
     }
     const resolver = opts.dns ?? this.dns;
+    // Off costs nothing and needs no budget; anything else is bounded per message.
+    const budgeted = resolver instanceof OffResolver ? undefined : withBudget(resolver, this.dnsBudget);
+    const dns = budgeted ?? resolver;
     const run: AnalysisRun = {
       session,
       message: messageContextOf(msg),
-      // Off costs nothing and needs no budget; anything else is bounded per message.
-      dns: resolver instanceof OffResolver ? resolver : withBudget(resolver, this.dnsBudget),
+      dns,
       lists: this.lookups,
       config: this.analysis ?? {},
       tags,
@@ -324,7 +336,11 @@ export class SpamEngine {
     let verdict: ClassifierVerdict | undefined;
     // Nothing to fill without a trusted authserv-id or verification: no await (a microtask turn) then.
     if (this.authResults.verify === true || (this.authResults.trustedAuthservIds?.length ?? 0) > 0) await this.fillAuthResults(run, warnings);
-    const overBudget = (): boolean => this.timeBudgetMs !== Infinity && performance.now() > t0 + this.timeBudgetMs;
+    // The time budget bounds the message's own work: the time it waits for DNS answers is not counted
+    // (the DNS budget's deadline bounds that), so a sender whose DNS never answers cannot make every
+    // later module and rule be skipped, a spam message then passing as clean.
+    const budgetEnd = (): number => t0 + this.timeBudgetMs + (budgeted?.waitedMs() ?? 0);
+    const overBudget = (): boolean => performance.now() > budgetEnd();
     const budgetSkip = (source: string): void => {
       errors.push({ source, message: `skipped: the classify time budget of ${this.timeBudgetMs} ms was exceeded` });
     };
@@ -332,7 +348,7 @@ export class SpamEngine {
       if (step === 'rules') {
         const tr = performance.now();
         const ex = msg.timings.extractMs;
-        await this.runRules(byScope, msg, tags, matches, errors, t0 + this.timeBudgetMs, exprDnsResolver(run.dns));
+        await this.runRules(byScope, msg, tags, matches, errors, budgetEnd, exprDnsResolver(run.dns));
         rulesMs += performance.now() - tr - (msg.timings.extractMs - ex);
       } else if (step.startsWith('retain:') || step.startsWith('remove:')) {
         const glob = new Glob(step.slice(7));
@@ -407,12 +423,12 @@ export class SpamEngine {
 
   /** Runs the rule set over the message's elements, scope by scope (Stalwart's order). */
   private async runRules(
-    byScope: RulesByScope, msg: AnalyzedMessage, tags: Set<string>, matches: RuleMatch[], errors: ClassifyError[], deadline: number, dns: DnsResolver,
+    byScope: RulesByScope, msg: AnalyzedMessage, tags: Set<string>, matches: RuleMatch[], errors: ClassifyError[], budgetEnd: () => number, dns: DnsResolver,
   ): Promise<void> {
     // A rule's name never reaches an inherited property (`system('constructor')` is '').
     const system = (name: string): string | number => (Object.hasOwn(this.system, name) ? this.system[name]! : '');
     const skipped = new Set<string>();
-    const overBudget = (): boolean => deadline !== Infinity && performance.now() > deadline;
+    const overBudget = (): boolean => performance.now() > budgetEnd();
     for (const scope of SCOPE_ORDER) {
       const rules = byScope[scope];
       if (rules.length === 0) continue;
@@ -445,7 +461,7 @@ export class SpamEngine {
             const row = prefetched?.[ri];
             // Static lists answer synchronously, so most "async" rules never yield to the loop.
             const v = row !== undefined ? row[ei] : rule.block.evalMaybe(ctx);
-            r = v instanceof Promise ? await withDeadline(v, deadline) : v;
+            r = v instanceof Promise ? await withDeadline(v, budgetEnd) : v;
           } catch (e) {
             if (e === BUDGET_EXCEEDED) {
               skipped.add(rule.name);

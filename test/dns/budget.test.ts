@@ -110,3 +110,23 @@ describe('withBudget', () => {
     expect(await b.query('a.test', 'A')).toMatchObject({ status: 'error' });
   });
 });
+
+describe('withBudget: the time the message waited for DNS', () => {
+  it('counts overlapping queries once, stops counting at the deadline, and counts nothing for refused queries', async () => {
+    const after = (ms: number): Resolver => ({ query: () => new Promise((r) => setTimeout(() => r({ status: 'nxdomain' }), ms)) });
+    const b = withBudget(after(200), { deadlineMs: 5_000 });
+    expect(b.waitedMs()).toBe(0);
+    await Promise.all([b.query('a.example', 'A'), b.query('b.example', 'A'), b.query('c.example', 'A')]);
+    expect(b.waitedMs()).toBeGreaterThanOrEqual(150);
+    expect(b.waitedMs()).toBeLessThan(600);
+    // A resolver that never answers: the wait ends at the deadline, and does not grow after it.
+    const never = withBudget({ query: () => new Promise(() => {}) }, { deadlineMs: 200 });
+    expect((await never.query('x.example', 'TXT')).status).toBe('error');
+    const atDeadline = never.waitedMs();
+    expect(atDeadline).toBeGreaterThanOrEqual(150);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(never.waitedMs()).toBe(atDeadline);
+    await never.query('y.example', 'TXT'); // refused at once: the deadline has passed
+    expect(never.waitedMs()).toBe(atDeadline);
+  });
+});
