@@ -24,6 +24,12 @@ export interface SystemResolverOptions {
   tries?: number;
   /** Cache capacity in answers (default 10,000); 0 disables the cache (in-flight de-duplication stays). */
   cacheSize?: number;
+  /**
+   * Cache capacity in bytes of answer data, about (default 32 MiB): an answer's names and texts count their
+   * length, each record 32 bytes more. The senders' zones decide how large answers are (a 60 KB TXT, thousands of
+   * MX or PTR names), so counting answers alone let 10,000 of them hold over a gigabyte.
+   */
+  cacheBytes?: number;
   /** TTL in ms for MX, TXT and PTR answers, whose record TTLs node does not report (default 300,000 = 5 min). */
   defaultTtlMs?: number;
   /** Cap on any positive answer's cache lifetime, in ms (default 3,600,000 = 1 h). */
@@ -43,6 +49,14 @@ export interface SystemResolverOptions {
   maxInFlight?: number;
 }
 
+/** An answer's size for the cache's byte bound ({@link SystemResolverOptions.cacheBytes}): at least 1. */
+function answerBytes(a: DnsAnswer): number {
+  if (a.status !== 'ok') return 64;
+  let n = 64;
+  for (const r of a.records) n += 32 + (typeof r === 'string' ? r.length : r.exchange.length);
+  return n;
+}
+
 /** Counters since the resolver was created. */
 export interface SystemResolverStats {
   /** Queries sent to the DNS servers (after cache and de-duplication). */
@@ -57,6 +71,7 @@ const DEFAULTS = {
   timeoutMs: 2000,
   tries: 2,
   cacheSize: 10_000,
+  cacheBytes: 32 * 1024 * 1024,
   defaultTtlMs: 300_000,
   maxTtlMs: 3_600_000,
   negativeTtlMs: 300_000,
@@ -105,7 +120,10 @@ export class SystemResolver implements Resolver {
         });
       }
     }
-    this.cache = opts.cacheSize > 0 ? new LRUCache<string, DnsAnswer>({ max: Math.floor(opts.cacheSize) }) : undefined;
+    this.cache =
+      opts.cacheSize > 0
+        ? new LRUCache<string, DnsAnswer>({ max: Math.floor(opts.cacheSize), maxSize: Math.max(1, Math.floor(opts.cacheBytes)), sizeCalculation: answerBytes })
+        : undefined;
   }
 
   query<T extends DnsType>(name: string, type: T): Promise<DnsAnswer<T>> {

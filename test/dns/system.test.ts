@@ -192,6 +192,21 @@ describe('cache', () => {
     expect(await res.query('example.test', 'A')).toMatchObject({ records: ['192.0.2.1', '192.0.2.2'] });
   });
 
+  it("is bounded in bytes too: large answers (a sender's 60 KB TXT) push older ones out", async () => {
+    // example.test's TXT answer is about 420 bytes by the cache's count, its A answer about 150.
+    const res = make({ cacheBytes: 600 });
+    await res.query('example.test', 'A');
+    await res.query('example.test', 'TXT');
+    await res.query('example.test', 'AAAA');
+    await res.query('example.test', 'A'); // evicted by the TXT answer: asked again
+    expect(server.count('example.test', 'A')).toBe(2);
+    const roomy = make();
+    await roomy.query('example.test', 'A');
+    await roomy.query('example.test', 'TXT');
+    await roomy.query('example.test', 'A');
+    expect(server.count('example.test', 'A')).toBe(3);
+  });
+
   it('clearCache() forgets every answer', async () => {
     const res = make();
     await res.query('example.test', 'A');
