@@ -17,7 +17,7 @@ import { exprDnsResolver } from './expr-dns.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
 import type { AnalysisConfig, Session, SessionInput } from '../analysis/types.js';
-import { withBudget, type DnsBudget } from '../dns/budget.js';
+import { withBudget, type DnsBudget, type DnsBudgetStats } from '../dns/budget.js';
 import { OffResolver } from '../dns/off.js';
 import type { Resolver } from '../dns/types.js';
 import { analyzeMessage, messageContextOf, type EnvelopeFromHeaders } from '../message/index.js';
@@ -144,6 +144,13 @@ function withDeadline<T>(p: Promise<T>, end: () => number): Promise<T> {
     arm();
   });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** The result's warning when some of a message's DNS queries failed (timeout, server failure, budget). */
+function dnsFailureWarning(st: DnsBudgetStats): string {
+  const n = st.errors;
+  const budget = st.capped > 0 ? `, ${st.capped} of them refused or cut short by the message's DNS budget` : '';
+  return `dns: ${n} ${n === 1 ? 'query' : 'queries'} got no answer (timeout or server failure${budget}); the checks that needed ${n === 1 ? 'it' : 'them'} set no tag`;
 }
 
 function errorMessage(e: unknown): string {
@@ -389,6 +396,9 @@ export class SpamEngine {
       }
     }
     for (const e of run.errors) errors.push({ source: `module:${e.module}`, message: e.message });
+    // A failed query sets no tag (Stalwart), so say so, or a dead resolver would leave no trace in the result.
+    const dnsStats = budgeted?.stats();
+    if (dnsStats !== undefined && dnsStats.errors > 0) warnings.push(dnsFailureWarning(dnsStats));
     const extractMs = msg.timings.extractMs;
     if (verdict !== undefined) tags.add(verdict.tag);
     const result = this.finish(tags, matches, analysisMatches, errors, warnings, t0, msg.timings.parseMs, extractMs, analysisMs, rulesMs, skipped);

@@ -70,16 +70,21 @@ describe('classify time budget', () => {
     // Every answer takes 400 ms; the sender's names never answer at all (a black-holed zone).
     const slow: Resolver = {
       query: (name, type) =>
-        name.endsWith('blackhole.example') ? new Promise(() => {}) : new Promise((resolve) => setTimeout(() => resolve(new OffResolver().query(name, type)), 400)),
+        name.endsWith('blackhole-dns.com') ? new Promise(() => {}) : new Promise((resolve) => setTimeout(() => resolve(new OffResolver().query(name, type)), 400)),
     };
     const classifier: EngineClassifier = { classify: () => ({ confidence: 0.99, tag: 'PROB_SPAM_HIGH', generation: 1 }) };
     const engine = new SpamEngine({ analysis: {}, timeBudgetMs: 200, dnsBudget: { deadlineMs: 2_000 }, rules: [rule('late', 'true')], classifier });
     const started = performance.now();
-    const r = await engine.classify(MESSAGE, { dns: slow, session: { remoteIp: '203.0.113.7', heloDomain: 'mx.blackhole.example', mailFrom: 'a@blackhole.example' } });
+    const r = await engine.classify(MESSAGE, { dns: slow, session: { remoteIp: '203.0.113.7', heloDomain: 'mx.blackhole-dns.com', mailFrom: 'a@blackhole-dns.com' } });
     // Bounded by the DNS deadline (plus the message's own work), not by the time budget.
     expect(performance.now() - started).toBeLessThan(6_000);
     expect(r.errors.filter((e) => e.message.startsWith('skipped:'))).toEqual([]);
     expect(r.tags).toEqual(expect.arrayContaining(['PROB_SPAM_HIGH', 'LATE']));
+    // The silent zone leaves a trace: the queries that got no answer are counted in a warning.
+    expect(r.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^dns: \d+ quer(y|ies) got no answer \(timeout or server failure, \d+ of them refused or cut short by the message's DNS budget\); the checks that needed (it|them) set no tag$/)]));
+    // DNS off is not a failure: no such warning.
+    const off = await new SpamEngine({ analysis: {}, rules: [rule('late', 'true')] }).classify(MESSAGE, { session: { remoteIp: '203.0.113.7', heloDomain: 'mx.blackhole-dns.com' } });
+    expect(off.warnings.filter((w) => w.startsWith('dns:'))).toEqual([]);
   }, 60_000);
 
   it('has no budget with timeBudgetMs 0', async () => {
