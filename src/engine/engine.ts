@@ -4,7 +4,6 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import type { DnsResolver, EvalContext, IfResult } from '../expr/types.js';
-import type { Value } from '../expr/value.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
 import type { LookupStore } from '../lookup/types.js';
 import type { ClassifierVerdict, EngineClassifier } from '../classifier/classifier.js';
@@ -14,10 +13,11 @@ import { completeFromParsedHeaders } from '../analysis/stored.js';
 import { verifyMessage } from '../analysis/verify.js';
 import { verifyIprev } from '../analysis/iprev.js';
 import { exprDnsResolver } from './expr-dns.js';
+import { BUDGET_EXCEEDED, dnsFailureWarning, ElementContext, errorMessage, withDeadline } from './run.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
 import type { AnalysisConfig, Session, SessionInput } from '../analysis/types.js';
-import { withBudget, type DnsBudget, type DnsBudgetStats } from '../dns/budget.js';
+import { withBudget, type DnsBudget } from '../dns/budget.js';
 import { OffResolver } from '../dns/off.js';
 import type { Resolver } from '../dns/types.js';
 import { analyzeMessage, messageContextOf, type EnvelopeFromHeaders } from '../message/index.js';
@@ -102,60 +102,9 @@ export interface EngineOptions {
   classifier?: EngineClassifier;
 }
 
-/** The evaluation context of one element: a class, so the hot path allocates no closures. */
-class ElementContext implements EvalContext {
-  constructor(
-    private readonly el: ScopeElement,
-    private readonly tags: ReadonlySet<string>,
-    readonly lookups: LookupMap,
-    readonly system: (name: string) => string | number,
-    readonly dns: DnsResolver,
-  ) {}
-  variable(name: string): Value {
-    return this.el.variable(name);
-  }
-  /** `$NAME`: 1 if the tag is already set (upstream, analysis, or an earlier rule), else 0. */
-  global(name: string): number {
-    return this.tags.has(name) ? 1 : 0;
-  }
-}
-
 type Prefetched = IfResult | undefined | Promise<IfResult | undefined>;
 
 const THRESHOLD_DEFAULTS: Required<SpamThresholds> = { scoreSpam: 5, scoreReject: 0, scoreDiscard: 0 };
-
-const BUDGET_EXCEEDED = Symbol('time budget exceeded');
-
-/**
- * A rule's pending evaluation, abandoned (rejecting with BUDGET_EXCEEDED) once the time budget is
- * spent. `end()` is when it will be (in `performance.now()` time); it moves later while the message
- * waits for DNS, so the timer looks again when it fires.
- */
-function withDeadline<T>(p: Promise<T>, end: () => number): Promise<T> {
-  if (end() === Infinity) return p;
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    const arm = (): void => {
-      const left = end() - performance.now();
-      if (left <= 0) return reject(BUDGET_EXCEEDED);
-      timer = setTimeout(arm, left);
-      timer.unref();
-    };
-    arm();
-  });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
-}
-
-/** The result's warning when some of a message's DNS queries failed (timeout, server failure, budget). */
-function dnsFailureWarning(st: DnsBudgetStats): string {
-  const n = st.errors;
-  const budget = st.capped > 0 ? `, ${st.capped} of them refused or cut short by the message's DNS budget` : '';
-  return `dns: ${n} ${n === 1 ? 'query' : 'queries'} got no answer (timeout or server failure${budget}); the checks that needed ${n === 1 ? 'it' : 'them'} set no tag`;
-}
-
-function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 export class SpamEngine {
   /** Lookup namespaces used by `key_*`, `counter_*` and `sql_query`; edit with `.set()`/`.delete()`. */

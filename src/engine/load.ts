@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { StaticEntry } from '../lookup/memory.js';
 import { parseScoresTxt } from './tags.js';
-import type { ConditionInput, SpamRuleInput, SpamTagInput } from './types.js';
+import type { SpamRuleInput, SpamTagInput } from './types.js';
 
 import type { DnsblServerInput, FileExtensionInput } from '../analysis/types.js';
 import { validateRegistryObject, type RegistryType } from './schema.js';
