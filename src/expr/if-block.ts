@@ -8,7 +8,7 @@ import { guardOf, optimizeTree } from './optimize.js';
 import { resolveExpression, type ResolvedExpression } from './resolve.js';
 import { slotScopeFor, type SlotScope } from './slots.js';
 import {
-  ExprParseError, type CompiledExpression, type CompiledIfBlock, type CompileOptions, type EvalContext,
+  ExprParseError, type CompiledIfBlock, type CompileOptions, type EvalContext,
   type IfBlockError, type IfResult,
 } from './types.js';
 import { trim } from './functions/util.js';
