@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyResult } from '../engine/types.js';
 import { expandInputs, readMessages } from './inputs.js';
-import { buildEngine, readRuleSet, RULESET_OPTIONS, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
+import { buildEngine, closeEngine, readRuleSet, RULESET_OPTIONS, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { parseSessionFlags, SESSION_HELP, SESSION_OPTIONS, type SessionFlags } from './session-flags.js';
 import { openError, optionError } from './errors.js';
 
@@ -156,7 +156,9 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`\nspamrule classify: ${(e as Error).message}\n`);
     failed++;
   }
-  await engine.lookups.close(); // release database/Redis connections so the process can exit
+  // Connections and DNS queries still in c-ares: without this, a run that met a silent DNS server exited about
+  // a second after its last message.
+  await closeEngine(engine);
   await closeModel();
   if (progress) process.stderr.write('\r\x1b[K');
   process.stderr.write(summary.render());

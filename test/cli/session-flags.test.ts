@@ -11,6 +11,9 @@ import { run as classify } from '../../src/cli/classify.js';
 import { SpamEngine } from '../../src/engine/engine.js';
 import type { DnsAnswer, DnsType, Resolver } from '../../src/dns/types.js';
 import { capture } from '../helpers/capture.js';
+import { buildEngine, closeEngine, type LoadedRuleSet } from '../../src/cli/ruleset.js';
+import { createResolver } from '../../src/dns/index.js';
+import { TestDnsServer } from '../dns/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'spamrule-session-'));
 const MAIL = join(dir, 'm.eml');
@@ -66,6 +69,22 @@ describe('classify session flags', () => {
       );
       expect(performance.now() - t0).toBeLessThan(2_000);
       expect(r.tags).not.toContain('HELO_NORES_A_OR_MX'); // a failed query sets no tag
+    }
+  });
+
+  it('closeEngine cancels the DNS queries still in c-ares, so that the CLI exits after its last message', async () => {
+    const server = new TestDnsServer();
+    server.mode = 'drop';
+    const addr = await server.start();
+    try {
+      const engine = buildEngine({ rules: [], tags: [], lists: new Map(), dnsblServers: [], isDefault: false } satisfies LoadedRuleSet, {}, () => {}, { dns: createResolver(`system:${addr}`) });
+      const pending = engine.dns.query('silent.example', 'A');
+      while (server.received.length === 0) await new Promise((r) => setTimeout(r, 5)); // sent, unanswered
+      await closeEngine(engine);
+      // Answered by the cancel, not by the resolver's 2,000 ms timeout.
+      expect(await pending).toEqual({ status: 'error', error: 'ECANCELLED' });
+    } finally {
+      await server.stop();
     }
   });
 
