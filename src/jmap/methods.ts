@@ -172,7 +172,7 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
   }
   const destroyedData: Data[] = [];
 
-  const run = () => ctx.repo.transact(kind.type, (working) => {
+  const run = () => ctx.repo.transact(kind.type, (working, read) => {
     const oldState = stateString(working.state);
     if (typeof ifInState === 'string' && ifInState !== oldState) throw new MethodError('stateMismatch', `state is ${oldState}, not ${ifInState}`);
     const touched = new Set<string>();
@@ -191,7 +191,7 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
         if (other !== id && d[kind.uniqueProperty] === key)
           return { type: 'alreadyExists', description: `${kind.uniqueProperty} "${String(key)}" is already used by ${other}`, properties: [kind.uniqueProperty], existingId: other };
       for (const t of kind.alsoUniqueIn ?? [])
-        for (const [other, d] of ctx.repo.snapshot(t.type).objects)
+        for (const [other, d] of read(t.type).objects)
           if (d[t.property] === key)
             return { type: 'alreadyExists', description: `${kind.uniqueProperty} "${String(key)}" is already used by x:${t.type} ${other}`, properties: [kind.uniqueProperty], existingId: other };
       return undefined;
@@ -282,7 +282,7 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
         changed: touched.size > 0,
       },
     };
-  });
+  }, kind.alsoUniqueIn?.map((t) => t.type));
   let outcome: Awaited<ReturnType<typeof run>>;
   try {
     outcome = await run();

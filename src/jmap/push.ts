@@ -99,8 +99,8 @@ export function publishChanges(inner: ObjectRepository, feed: ChangeFeed): Objec
   inner.onExternalChange((t) => feed.publish(t, inner.snapshot(t).state));
   return {
     snapshot: (type) => inner.snapshot(type),
-    async transact(type, fn) {
-      const result = await inner.transact(type, fn);
+    async transact(type, fn, reads) {
+      const result = await inner.transact(type, fn, reads);
       feed.publish(type, inner.snapshot(type).state);
       return result;
     },

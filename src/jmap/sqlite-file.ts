@@ -12,14 +12,18 @@ CREATE TABLE IF NOT EXISTS jmap_state (type TEXT PRIMARY KEY, value INTEGER NOT 
 INSERT OR IGNORE INTO jmap_state (type, value) VALUES ${OBJECT_TYPES.map((t) => `('${t}', 0)`).join(', ')};
 `;
 
-/** Opens (creating if needed) a SQLite database with the durability settings the facade relies on. */
-export function openSqlite(path: string): Database.Database {
+/**
+ * Opens (creating if needed) a SQLite database with the durability settings the facade relies on.
+ * `busyTimeoutMs` (default 5,000): how long a statement waits, blocking the thread, for another
+ * connection's lock; the JMAP repository passes 0 and retries without blocking (repo.ts).
+ */
+export function openSqlite(path: string, opts: { busyTimeoutMs?: number } = {}): Database.Database {
   const Sqlite = requireSqlite(); // loaded on first use, not when the package is imported
   const db = new Sqlite(path);
   db.pragma('journal_mode = WAL');
   // FULL: a commit is on disk (WAL fsynced) before `transact` resolves, so an acknowledged change survives kill -9.
   db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
   db.exec(SQLITE_SCHEMA);
   return db;
 }
