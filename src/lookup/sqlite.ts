@@ -13,6 +13,14 @@ import { loadSqlite, prefetch, type Sqlite } from './drivers.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
 import { isSelect, shapeRows, wrapError } from './util.js';
 
+/** How long a statement waits for another connection's lock before it fails (ms), as better-sqlite3's default. */
+const BUSY_WAIT_MS = 5_000;
+
+const isBusy = (e: unknown): boolean => {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+};
+
 /**
  * A SQLite store. `path` names the database file; when it is an existing directory (Stalwart calls it
  * the "data directory") the file `lookup.sqlite3` inside it is used. The file opens lazily in WAL mode.
@@ -52,10 +60,17 @@ export class SqliteStore implements LookupStore {
     if (this.stmts) return this.stmts;
     const file = this.file;
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    const db = new this.driver!(file, { timeout: 5000 });
-    db.pragma('journal_mode = WAL');
-    db.exec('CREATE TABLE IF NOT EXISTS spamrule_kv (k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at INTEGER NULL)');
-    db.exec('CREATE TABLE IF NOT EXISTS spamrule_counter (k TEXT PRIMARY KEY, v INTEGER NOT NULL)');
+    // No busy wait inside SQLite (it would block the thread, and with it every connection it serves, while
+    // another process holds the write lock): `run` retries a locked statement asynchronously instead.
+    const db = new this.driver!(file, { timeout: 0 });
+    try {
+      db.pragma('journal_mode = WAL');
+      db.exec('CREATE TABLE IF NOT EXISTS spamrule_kv (k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at INTEGER NULL)');
+      db.exec('CREATE TABLE IF NOT EXISTS spamrule_counter (k TEXT PRIMARY KEY, v INTEGER NOT NULL)');
+    } catch (e) {
+      db.close(); // locked (the call is retried and opens again) or not a database
+      throw e;
+    }
     this.db = db;
     this.stmts = {
       get: db.prepare('SELECT v FROM spamrule_kv WHERE k = ? AND (expires_at IS NULL OR expires_at > ?)').pluck(),
@@ -72,6 +87,7 @@ export class SqliteStore implements LookupStore {
       try {
         return Promise.resolve(fn());
       } catch (e) {
+        if (isBusy(e)) return this.retryBusy(op, fn);
         return Promise.reject(wrapError(this.namespace, op, e));
       }
     };
@@ -80,6 +96,29 @@ export class SqliteStore implements LookupStore {
       this.driver = d;
       return go();
     });
+  }
+
+  /**
+   * Runs a statement that found the database locked by another connection again, after 2, 4, … up to
+   * 100 ms, for at most {@link BUSY_WAIT_MS}; then rejects with the lock error. A locked statement did
+   * nothing (SQLite's statements are atomic), so running it again is safe.
+   */
+  private async retryBusy<T>(op: string, fn: () => T): Promise<T> {
+    const deadline = Date.now() + BUSY_WAIT_MS;
+    for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
+      if (Date.now() + wait > deadline) break;
+      await new Promise((r) => setTimeout(r, wait));
+      try {
+        return fn();
+      } catch (e) {
+        if (!isBusy(e)) throw wrapError(this.namespace, op, e);
+      }
+    }
+    try {
+      return fn();
+    } catch (e) {
+      throw wrapError(this.namespace, op, e);
+    }
   }
 
   keyGet(key: string): Promise<string | null> {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLookupStore, LookupStoreError, SqliteStore, type LookupStore } from '../../src/lookup/index.js';
 import { kvContract, sqlContract } from './contract.js';
@@ -34,6 +35,31 @@ describe('Sqlite store', () => {
     const err = await store.sqlQuery!('SELECT * FROM no_such_table', []).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LookupStoreError);
     expect((err as Error).message).toMatch(/^lookup store "sqlite-test": sql_query failed: no such table: no_such_table/);
+  });
+
+  it('a write waits for another process\'s lock without blocking the thread, then applies', async () => {
+    const s = createLookupStore('locked', { '@type': 'Sqlite', path: join(dir, 'locked.db') }, { cache: { enabled: false } });
+    await s.keySet('before', '1'); // opens the file
+    const other = new Database(join(dir, 'locked.db'));
+    other.exec('BEGIN IMMEDIATE');
+    let done = false;
+    const write = s.counterIncr('n', 5).finally(() => {
+      done = true;
+    });
+    // The event loop runs while the write waits (a synchronous busy wait would hold it for 5 s).
+    await new Promise((r) => setTimeout(r, 50));
+    expect(done).toBe(false);
+    other.exec('COMMIT');
+    expect(await write).toBe(5);
+    // Held past the limit: the write fails with the lock error and changes nothing.
+    other.exec('BEGIN IMMEDIATE');
+    const err = await s.counterIncr('n', 1).catch((e: unknown) => e);
+    other.exec('COMMIT');
+    other.close();
+    expect(err).toBeInstanceOf(LookupStoreError);
+    expect((err as Error).message).toMatch(/^lookup store "locked": counter_incr failed: database is locked/);
+    expect(await s.counterGet('n')).toBe(5);
+    await s.close();
   });
 
   it('rejects calls after close', async () => {
