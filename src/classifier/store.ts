@@ -12,7 +12,13 @@
  *   (deflated binary, base64);
  * - `classifier:current`: the generation in use. A training run writes its generation first and flips
  *   this key last, so readers switch to a complete model at once, and a run that fails part way leaves
- *   the previous model in use.
+ *   the previous model in use. Overlapping runs never move it back to an older complete generation
+ *   once they have finished (see `commitGeneration`).
+ *
+ * Several processes may add samples and train at once. A sample id is handed out before its message and
+ * meta are written, so a training run can meet an id whose meta is absent: the sample is being written
+ * (or its writer crashed). The run keeps such ids as *pending* in its trainer state and trains them on a
+ * later run once complete (`TrainerState.pending`, src/classifier/train.ts).
  */
 import { createHash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
@@ -23,6 +29,25 @@ import { ClassifierModel, FtrlTrainer, type FtrlParameters } from './model.js';
 export const MAX_SAMPLE_BYTES = 8 * 1024 * 1024;
 /** Old generations are overwritten with an empty value this many generations later. */
 const KEEP_GENERATIONS = 2;
+
+/**
+ * What a store holds for a sample id: its meta (complete), `'removed'` (`removeSample`: an empty meta,
+ * never to be trained), `'absent'` (no meta key: being written, or its writer died before writing it) or
+ * `'unreadable'` (a meta that is not a sample description).
+ */
+export type SampleState = SampleMeta | 'removed' | 'absent' | 'unreadable';
+
+/** A stored sample description, or undefined when the text is not one (damaged or foreign data). */
+function parseMeta(v: string, id: number): SampleMeta | undefined {
+  let m: unknown;
+  try {
+    m = JSON.parse(v);
+  } catch {
+    return undefined;
+  }
+  if (m === null || typeof m !== 'object' || typeof (m as { spam?: unknown }).spam !== 'boolean' || typeof (m as { hash?: unknown }).hash !== 'string') return undefined;
+  return { ...(m as Omit<SampleMeta, 'id'>), id };
+}
 
 export interface SampleMeta {
   id: number;
@@ -52,8 +77,36 @@ export interface TrainerState {
   trainer: FtrlTrainer;
   ham: Reservoir;
   spam: Reservoir;
-  /** Samples with ids up to this one are trained. */
+  /**
+   * Samples with ids up to this one are trained, removed, or listed in `pending`.
+   */
   lastId: number;
+  /**
+   * Ids at or below `lastId` whose meta was absent when a run read them (a sample still being written),
+   * with `since`, the time (ms since the epoch, the run's clock) it was first seen absent; ascending by
+   * id. Each run re-reads them first: trained once complete, dropped once removed or older than
+   * `PENDING_LIMIT_MS`; at most `MAX_PENDING` (the oldest dropped). Empty for a trainer stored before
+   * this list existed (and when absent here).
+   */
+  pending?: PendingSample[];
+}
+
+/** A sample id a training run met before its meta was written (`TrainerState.pending`). */
+export interface PendingSample {
+  id: number;
+  /** When a run first found its meta absent, ms since the epoch. */
+  since: number;
+}
+
+/** Outcome of `commitGeneration`. */
+export interface CommitResult {
+  /** The generation written. */
+  generation: number;
+  /**
+   * The generation `classifier:current` named at the end (after the re-check): `generation`, or a newer
+   * one of an overlapping run (this one is then superseded: `current` may have named it for a moment).
+   */
+  current: number;
 }
 
 export function sampleHash(raw: Uint8Array): string {
@@ -104,11 +157,22 @@ export class ClassifierStore {
     return id;
   }
 
-  /** A sample's description without its message (undefined when removed or never completed). */
+  /** A sample's description without its message (undefined when removed, never completed or unreadable). */
   async getMeta(id: number): Promise<SampleMeta | undefined> {
+    const s = await this.sampleState(id);
+    return typeof s === 'object' ? s : undefined;
+  }
+
+  /**
+   * Like `getMeta`, but tells a removed sample from one whose meta is not (yet) written, and from one
+   * whose meta is not a sample description (`'unreadable'`: a damaged record, which training skips
+   * and counts rather than failing on for ever).
+   */
+  async sampleState(id: number): Promise<SampleState> {
     const v = await this.store.keyGet(`classifier:meta:${id}`);
-    if (typeof v !== 'string' || v === '') return undefined;
-    return { ...(JSON.parse(v) as Omit<SampleMeta, 'id'>), id };
+    if (v === null) return 'absent';
+    if (typeof v !== 'string' || v === '') return 'removed';
+    return parseMeta(v, id) ?? 'unreadable';
   }
 
   /** The highest sample id handed out so far. */
@@ -150,8 +214,24 @@ export class ClassifierStore {
     return new ClassifierModel(bits, w, Number(header.bias), Number(header.trainedAt));
   }
 
+  /**
+   * The trainer state of generation `gen`, or of the current one. Without `gen`, a blank trainer (the
+   * generation was blanked while `current` named it for a moment, `commitGeneration`) is read again from
+   * the generation `current` names next, if that changed.
+   */
   async loadTrainer(gen?: number): Promise<TrainerState | undefined> {
-    const g = gen ?? (await this.currentGeneration());
+    if (gen !== undefined) return this.loadTrainerOf(gen);
+    let g = await this.currentGeneration();
+    for (let tries = 0; ; tries++) {
+      const t = await this.loadTrainerOf(g);
+      if (t !== undefined || tries >= 3) return t;
+      const again = await this.currentGeneration();
+      if (again === g) return undefined;
+      g = again;
+    }
+  }
+
+  private async loadTrainerOf(g: number): Promise<TrainerState | undefined> {
     if (g === 0) return undefined;
     const v = await this.store.keyGet(`classifier:gen:${g}:trainer`);
     if (typeof v !== 'string' || v === '') return undefined;
@@ -168,14 +248,58 @@ export class ClassifierStore {
     }
     trainer.zb = Number(header.zb);
     trainer.nb = Number(header.nb);
-    return { trainer, ham: header.ham as Reservoir, spam: header.spam as Reservoir, lastId: Number(header.lastId) };
+    // `pending`: [[id, since], ...]; absent in trainers stored by earlier versions.
+    const pending = Array.isArray(header.pending) ? (header.pending as [number, number][]).map(([id, since]) => ({ id: Number(id), since: Number(since) })) : [];
+    return { trainer, ham: header.ham as Reservoir, spam: header.spam as Reservoir, lastId: Number(header.lastId), pending };
   }
 
   /**
-   * Saves trainer state and model as a new generation, then makes it current (the atomic switch).
-   * Returns the generation.
+   * Saves trainer state and model as a new generation, then makes it current unless a newer complete
+   * generation already is (`commitGeneration`). Returns the generation written.
    */
   async saveGeneration(state: TrainerState, model: ClassifierModel): Promise<number> {
+    return (await this.commitGeneration(state, model)).generation;
+  }
+
+  /**
+   * Saves trainer state and model as a new generation n (`classifier:gen` counter), then makes
+   * `classifier:current` the highest complete generation it can see, which is n unless an overlapping run
+   * has completed a newer one, and re-checks after every write.
+   *
+   * Overlapping runs (several processes training into one store). The LookupStore interface has no
+   * compare-and-set, so `current` is kept from moving backwards this way:
+   * - a generation is *complete* once its model key holds a non-empty value; the numbers of complete
+   *   generations newer than n are at most `classifier:gen`, and are read back before setting;
+   * - before setting, the run reads `current` and the models of generations above max(n, current); it
+   *   sets the highest complete one (never below `current` as read);
+   * - after each write it reads again, and writes again if it now sees a newer complete generation.
+   * Whoever writes `current` last re-checks after that write and sees every generation completed before
+   * it, so once all overlapping runs have finished `current` names the highest complete generation.
+   * What remains: between one run's read and its write, `current` can step back for a moment (run A reads
+   * 4, run B sets 6 and re-checks, A sets 5, A's re-check restores 6); and a run that dies (or whose store
+   * fails) right after such a write leaves `current` on an older, complete, self-consistent generation
+   * until the next run. Both are harmless: a reader (`SpamClassifier.reload`) only switches to a higher
+   * generation than the one it holds, and the next training run continues from the generation `current`
+   * names (each generation's trainer state and model are consistent, and its `lastId`/`pending` say which
+   * samples it has trained, so nothing is trained twice or skipped in that lineage). Such a momentary
+   * write can even name a generation the cleanup below has just blanked (three runs: C blanks A's
+   * generation while A is about to set it); a reader then finds no model and keeps its own, and
+   * `loadTrainer` reads `current` again. A run superseded this way keeps its deleteAfterUse samples
+   * (`trainRun`); but a run that was current for a while and then superseded by a newer generation that
+   * read fewer samples has removed its deleteAfterUse samples already: those are lost to training (only
+   * with overlapping runs and deleteAfterUse samples).
+   *
+   * Why not a lease (a `classifier:lease` key with a TTL) to serialise runs instead: without an atomic
+   * set-if-absent, two processes can both find the lease free and both take it, and a holder that stalls
+   * past the TTL (a long run, a 50 MB sample, a slow store) overlaps the next one anyway; correctness
+   * would still need all of the above, and a crashed holder would hold training up for the TTL. Overlap
+   * costs only duplicated work here, so there is no lease.
+   *
+   * Cleanup: generation n − KEEP_GENERATIONS is blanked only when it is below the current generation read
+   * after the re-check, so no generation that is current or newer than current is blanked (a third
+   * overlapping run can no longer blank the generation another run has just made current).
+   */
+  async commitGeneration(state: TrainerState, model: ClassifierModel): Promise<CommitResult> {
     const gen = await this.store.counterIncr('classifier:gen', 1);
     const t = state.trainer;
     // The 12 bytes of z and n per touched coordinate: n is 0 exactly where no gradient arrived.
@@ -186,19 +310,44 @@ export class ClassifierStore {
     // n (8-byte values) goes after idx and z, so it starts at count*8: aligned.
     const trainer = pack([idx, zs, ns], {
       params: t.params, count: idx.length, zb: t.zb, nb: t.nb, ham: state.ham, spam: state.spam, lastId: state.lastId,
+      pending: (state.pending ?? []).map((p) => [p.id, p.since]),
     });
     const w = sparse(model.weights, (i) => model.weights[i] !== 0);
     const modelBlob = pack([w.idx, w.f32!], { bits: model.bits, count: w.idx.length, bias: model.bias, trainedAt: model.trainedAt });
     await this.store.keySet(`classifier:gen:${gen}:trainer`, trainer);
     await this.store.keySet(`classifier:gen:${gen}:model`, modelBlob);
-    await this.store.keySet('classifier:current', String(gen));
-    const old = gen - KEEP_GENERATIONS;
-    if (old > 0) {
-      // Best effort: a reader still loading the old generation has had a full run's time to finish.
-      await this.store.keySet(`classifier:gen:${old}:trainer`, '').catch(() => {});
-      await this.store.keySet(`classifier:gen:${old}:model`, '').catch(() => {});
+
+    // Make the highest complete generation current, re-checking after each write (see above).
+    let target = gen;
+    let current = await this.currentGeneration();
+    for (;;) {
+      const best = Math.max(target, await this.newestCompleteAbove(Math.max(target, current)));
+      if (best <= current) break; // current is already at least as new: never move it back
+      await this.store.keySet('classifier:current', String(best));
+      target = best;
+      current = await this.currentGeneration();
     }
-    return gen;
+
+    // A superseded generation is blanked like any other, by the run of generation gen + KEEP_GENERATIONS.
+    const old = gen - KEEP_GENERATIONS;
+    // Best effort: a reader still loading the old generation has had a full run's time to finish.
+    if (old > 0 && old < current) await this.blankGeneration(old);
+    return { generation: gen, current };
+  }
+
+  /** The highest complete generation above `floor` (0 when none); reads models only above `floor`. */
+  private async newestCompleteAbove(floor: number): Promise<number> {
+    const handedOut = await this.store.counterGet('classifier:gen');
+    for (let g = handedOut; g > floor; g--) {
+      const v = await this.store.keyGet(`classifier:gen:${g}:model`);
+      if (typeof v === 'string' && v !== '') return g;
+    }
+    return 0;
+  }
+
+  private async blankGeneration(g: number): Promise<void> {
+    await this.store.keySet(`classifier:gen:${g}:trainer`, '').catch(() => {});
+    await this.store.keySet(`classifier:gen:${g}:model`, '').catch(() => {});
   }
 
   /** Forgets the model and the trainer (Stalwart's Reset); samples stay unless `samples` is true. */

@@ -13,7 +13,15 @@ import { analyzeMessage, messageContextOf } from '../message/index.js';
 import { prng } from '../util/index.js';
 import { buildTokens, trainFacts, type TrustCheck } from './features.js';
 import { DEFAULT_FTRL, FtrlTrainer, vectorize, type Features, type FtrlParameters } from './model.js';
-import type { ClassifierStore, Reservoir, SampleMeta, TrainerState } from './store.js';
+import type { ClassifierStore, PendingSample, Reservoir, SampleMeta, TrainerState } from './store.js';
+
+/**
+ * How long (ms) a sample id whose meta is absent stays pending (`TrainerState.pending`): a sample being
+ * written (up to 8 MB) takes seconds; an id still absent after this is taken for one whose writer died.
+ */
+export const PENDING_LIMIT_MS = 10 * 60 * 1000;
+/** Pending sample ids kept at most per trainer state (the oldest dropped beyond it). */
+export const MAX_PENDING = 10_000;
 
 export interface ClassifierSettings {
   ftrl: FtrlParameters;
@@ -44,7 +52,10 @@ export interface TrainOptions {
   seed?: number;
   /** `trusted-domains` (and local domains): their URLs, hosts and addresses give no tokens. */
   trusted?: TrustCheck;
-  /** Current time (ms) stamped on the model; default `Date.now()`. */
+  /**
+   * Current time (ms since the epoch) stamped on the model and used to age pending samples
+   * (`PENDING_LIMIT_MS`); default `Date.now()`.
+   */
   now?: number;
 }
 
@@ -65,6 +76,18 @@ export interface TrainReport {
   skipped: number;
   /** Duplicates removed. */
   duplicates: number;
+  /**
+   * Sample ids whose meta was absent (being written by another process) and which a later run will
+   * train once complete: the size of the pending list saved with this run's generation.
+   */
+  pending: number;
+  /** Pending ids given up this run: still absent after `PENDING_LIMIT_MS`, or beyond `MAX_PENDING`. */
+  abandoned: number;
+  /**
+   * An overlapping run of another process made a newer generation current before this one could be:
+   * `generation` was written but is not current (the model it holds is reloaded instead).
+   */
+  superseded?: boolean;
   ms: number;
 }
 
@@ -113,33 +136,54 @@ export async function trainRun(store: ClassifierStore, settings: ClassifierSetti
     ham: { buffer: [], totalSeen: 0 },
     spam: { buffer: [], totalSeen: 0 },
     lastId: 0,
+    pending: [],
   };
   // Hyper-parameters follow the configuration; the bucket count of a stored trainer does not change.
   state.trainer.params = { ...settings.ftrl, numFeatures: state.trainer.params.numFeatures };
 
-  const report: TrainReport = { ready: false, ham: 0, spam: 0, totalHam: 0, totalSpam: 0, replayed: 0, epochs: 0, skipped: 0, duplicates: 0, ms: 0 };
+  const report: TrainReport = { ready: false, ham: 0, spam: 0, totalHam: 0, totalSpam: 0, replayed: 0, epochs: 0, skipped: 0, duplicates: 0, pending: 0, abandoned: 0, ms: 0 };
+  const now = opts.now ?? Date.now();
   const last = await store.lastSampleId();
   const list: SampleMeta[] = [];
   const seen = new Set<string>();
   const duplicates: number[] = [];
-  let maxId = state.lastId;
-  for (let id = last; id > state.lastId; id--) {
-    const s = await store.getMeta(id);
-    if (s === undefined) continue;
-    maxId = Math.max(maxId, id);
+  const take = (s: SampleMeta): void => {
     const identity = `${s.hash}/${s.account ?? 'none'}`;
     if (seen.has(identity)) {
-      duplicates.push(id);
-      continue;
+      duplicates.push(s.id);
+      return;
     }
     seen.add(identity);
     const r = s.spam ? state.spam : state.ham;
     if (s.deleteAfterUse === true) r.totalSeen++;
-    else offer(r, id, settings.reservoirCapacity, rnd);
+    else offer(r, s.id, settings.reservoirCapacity, rnd);
     list.push(s);
     if (s.spam) report.spam++;
     else report.ham++;
+  };
+  // New ids first, newest first (a message learned again counts with its latest label), then the ids a
+  // previous run found still being written (all older than the new ones). An id whose meta is absent
+  // now is another process's sample being written: it becomes pending rather than skipped for ever.
+  const pending: PendingSample[] = [];
+  for (let id = last; id > state.lastId; id--) {
+    const s = await store.sampleState(id);
+    if (s === 'absent') pending.push({ id, since: now });
+    else if (s === 'unreadable') report.skipped++;
+    else if (s !== 'removed') take(s);
   }
+  for (const p of [...(state.pending ?? [])].sort((a, b) => b.id - a.id)) {
+    const s = await store.sampleState(p.id);
+    if (s === 'removed') continue;
+    if (s === 'unreadable') report.skipped++;
+    else if (s !== 'absent') take(s);
+    else if (now - p.since < PENDING_LIMIT_MS) pending.push(p);
+    else report.abandoned++;
+  }
+  pending.sort((a, b) => b.since - a.since || b.id - a.id); // newest first, to keep the newest
+  report.abandoned += Math.max(0, pending.length - MAX_PENDING);
+  const kept = pending.slice(0, MAX_PENDING).sort((a, b) => a.id - b.id);
+  state.pending = kept;
+  report.pending = kept.length;
   report.totalHam = state.ham.totalSeen;
   report.totalSpam = state.spam.totalSeen;
   report.duplicates = duplicates.length;
@@ -200,11 +244,18 @@ export async function trainRun(store: ClassifierStore, settings: ClassifierSetti
       for (const i of order) state.trainer.step(chunk[i]!.f, chunk[i]!.spam);
     }
   }
-  state.lastId = maxId;
-  const model = state.trainer.model(opts.now ?? Date.now());
-  report.generation = await store.saveGeneration(state, model);
+  // Every id up to `last` is now trained, removed or pending (an absent id is in `state.pending`).
+  state.lastId = Math.max(state.lastId, last);
+  const model = state.trainer.model(now);
+  const commit = await store.commitGeneration(state, model);
+  report.generation = commit.generation;
   report.ready = true;
-  await cleanup(list);
+  if (commit.current > commit.generation) {
+    // An overlapping run's newer generation is current; it may not have trained this run's samples, so
+    // its deleteAfterUse samples stay for a later run (removing them here could lose them).
+    report.superseded = true;
+    await cleanup([]);
+  } else await cleanup(list);
   report.ms = performance.now() - t0;
   return report;
 }

@@ -198,8 +198,8 @@ export async function run(argv: string[]): Promise<number> {
       // Stalwart; said here so that the totals above do not look short of what was stored.
       if (r.duplicates > 0) {
         say(r.duplicates === 1
-          ? '1 sample was a message learned before: counted once, with its latest label'
-          : `${r.duplicates} samples were messages learned before: each counted once, with its latest label`);
+          ? '1 sample was a message learned again since the last training: counted once, with its latest label'
+          : `${r.duplicates} samples were messages learned again since the last training: each counted once, with its latest label`);
       }
       if (r.skipped > 0) say(`${r.skipped} sample${r.skipped === 1 ? '' : 's'} could not be read and were skipped`);
     }

@@ -59,12 +59,12 @@ describe('spamrule learn', () => {
     const m2 = join(dir, 'small.sqlite');
     const few = await capture(() => learn(['--model', m2, '--spam', join(spamDir, '0.eml'), '--ham', join(hamDir, 'ham.mbox')]));
     expect(few.stderr).toMatch(/not enough samples for a model yet: 10 ham and 1 spam, 100 of each needed/);
-    expect(few.stderr).not.toMatch(/learned before/);
+    expect(few.stderr).not.toMatch(/learned again/);
     // The same spam message learned again as ham: stored, then counted once with its latest label.
     const again = await capture(() => learn(['--model', m2, '--ham', join(spamDir, '0.eml')]));
     expect(again.stderr).toMatch(/stored 0 spam and 1 ham sample\n/);
     expect(again.stderr).toMatch(/not enough samples for a model yet: 11 ham and 0 spam/);
-    expect(again.stderr).toMatch(/1 sample was a message learned before: counted once, with its latest label/);
+    expect(again.stderr).toMatch(/1 sample was a message learned again since the last training: counted once, with its latest label/);
 
     const forget = await capture(() => learn(['--model', model, '--min-samples', '10', '--forget', join(spamDir, '0.eml'), join(spamDir, '1.eml')]));
     expect(forget.stderr).toMatch(/forgot 2 samples/);
