@@ -3,6 +3,7 @@
  * lookup-store configuration of each, and opening a model file that must already exist.
  */
 import { existsSync } from 'node:fs';
+import { requireSqlite } from '../lookup/drivers.js';
 import { openClassifier, sqliteModelConfig } from './index.js';
 import type { SpamClassifier, SpamClassifierOptions } from './classifier.js';
 
@@ -32,5 +33,23 @@ export function modelStoreConfig(flags: { model?: string; db?: string; pg?: stri
  */
 export async function openModelFile(file: string, opts: Omit<SpamClassifierOptions, 'storeConfig'> = {}): Promise<SpamClassifier> {
   if (!existsSync(file)) throw new Error(`model file ${file} does not exist (train one with "spamrule learn --model ${file}")`);
+  if (!isModelFile(file)) throw new Error(`${file} holds no spamrule model (no classifier samples or generations; train one with "spamrule learn --model ${file}")`);
   return openClassifier(sqliteModelConfig(file), { refreshMs: 0, ...opts });
+}
+
+/**
+ * Whether a SQLite file holds the classifier's records (a `learn --model` file, or a `--db` registry
+ * learned into), read without writing: opening it as a store would add the store's tables to any
+ * database given by mistake. @throws the driver's error for a file that is not a SQLite database.
+ */
+function isModelFile(file: string): boolean {
+  const Sqlite = requireSqlite();
+  const db = new Sqlite(file, { readonly: true, fileMustExist: true });
+  try {
+    const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name));
+    const has = (table: string): boolean => tables.has(table) && db.prepare(`SELECT 1 FROM ${table} WHERE k >= 'classifier:' AND k < 'classifier;' LIMIT 1`).get() !== undefined;
+    return has('spamrule_counter') || has('spamrule_kv');
+  } finally {
+    db.close();
+  }
 }

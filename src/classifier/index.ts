@@ -23,12 +23,19 @@ export function sqliteModelConfig(file: string): { '@type': 'Sqlite'; path: stri
  * Opens the classifier kept in a store (`x:StoreLookup` `store` object: Sqlite, PostgreSql, MySql,
  * Redis, …) and loads its current model, if any. No read cache sits in front of the store, so every
  * process sees a new model on its next refresh.
- * @throws LookupConfigError for an invalid configuration; rejects when the store is down.
+ * @throws LookupConfigError for an invalid configuration; rejects when the store is down or its
+ * `classifier:current` is not a generation number (the store is then closed).
  */
 export async function openClassifier(config: unknown, opts: Omit<SpamClassifierOptions, 'storeConfig'> = {}): Promise<SpamClassifier> {
   const store = createLookupStore('classifier', config, { cache: { enabled: false } });
   const c = new SpamClassifier(new ClassifierStore(store), { ...opts, storeConfig: config });
-  await c.reload();
+  try {
+    await c.reload();
+  } catch (e) {
+    // Not left open: a Redis client that cannot connect retries for ever and keeps the process alive.
+    await store.close().catch(() => undefined);
+    throw e;
+  }
   return c;
 }
 

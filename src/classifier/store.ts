@@ -193,10 +193,14 @@ export class ClassifierStore {
     await this.store.keySet(`classifier:sample:${id}`, '');
   }
 
-  /** The generation in use (0: no model). */
+  /** The generation in use (0: no model). @throws Error when the stored value is not a generation number. */
   async currentGeneration(): Promise<number> {
     const v = await this.store.keyGet('classifier:current');
-    return v === null || v === '' ? 0 : Number(v);
+    if (v === null || v === '') return 0;
+    const g = Number(v);
+    // A damaged or foreign value would otherwise read as "no model" without a word.
+    if (!Number.isSafeInteger(g) || g < 0) throw new Error(`classifier:current holds ${JSON.stringify(String(v).slice(0, 40))}, not a generation number: the model store is damaged`);
+    return g;
   }
 
   async loadModel(gen?: number): Promise<ClassifierModel | undefined> {

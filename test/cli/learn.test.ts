@@ -5,12 +5,18 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run as classify } from '../../src/cli/classify.js';
 import { run as learn } from '../../src/cli/learn.js';
 import { openModelFile } from '../../src/classifier/cli.js';
 import { capture } from '../helpers/capture.js';
 import { hamMessage, spamMessage } from '../classifier/helpers.js';
+import { REPO_ROOT } from '../helpers/shared-data.js';
+import { freePort } from '../servers/index.js';
+
+const CLI = [process.execPath, '--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts')] as const;
 
 const dir = mkdtempSync(join(tmpdir(), 'spamrule-learn-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -83,4 +89,51 @@ describe('spamrule learn', () => {
     expect(bad.result).toBe(2);
     expect(bad.stderr).toMatch(/exactly one of --model/);
   }, 120_000);
+
+  it('a store that cannot be reached is an error, and the process exits (no Redis client left retrying)', async () => {
+    // A closed loopback port; a Redis client left open would retry for ever and keep the process alive.
+    const port = await freePort();
+    const child = spawn(CLI[0], [...CLI.slice(1), 'learn', '--redis', `redis://127.0.0.1:${port}`, '--spam', join(spamDir, '0.eml')], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      const t = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve(null);
+      }, 45_000);
+      child.on('exit', (c) => {
+        clearTimeout(t);
+        resolve(c);
+      });
+    });
+    expect(stderr).toMatch(/^spamrule learn: cannot open the model in --redis: /m);
+    expect(code).toBe(2);
+  }, 60_000);
+
+  it('classify --model refuses a database that holds no model, without changing it, and a damaged one', async () => {
+    const foreign = join(dir, 'foreign.sqlite');
+    const db = new Database(foreign);
+    db.exec('CREATE TABLE t (x INTEGER)');
+    db.close();
+    const msg = join(dir, 'some.eml');
+    writeFileSync(msg, spamMessage(5));
+    const r = await capture(() => classify(['--model', foreign, msg]));
+    expect(r.result).toBe(2);
+    expect(r.stderr).toMatch(/holds no spamrule model/);
+    const after = new Database(foreign, { readonly: true });
+    expect((after.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name)).toEqual(['t']);
+    after.close();
+
+    const damaged = join(dir, 'damaged.sqlite');
+    expect((await capture(() => learn(['--model', damaged, '--spam', join(spamDir, '0.eml')]))).result).toBe(0);
+    const w = new Database(damaged);
+    w.prepare("INSERT INTO spamrule_kv (k, v) VALUES ('classifier:current', 'banana') ON CONFLICT (k) DO UPDATE SET v = excluded.v").run();
+    w.close();
+    const d = await capture(() => classify(['--model', damaged, msg]));
+    expect(d.result).toBe(2);
+    expect(d.stderr).toMatch(/classifier:current holds "banana", not a generation number/);
+  }, 60_000);
 });
