@@ -13,7 +13,7 @@ import { completeFromParsedHeaders } from '../analysis/stored.js';
 import { verifyMessage } from '../analysis/verify.js';
 import { verifyIprev } from '../analysis/iprev.js';
 import { exprDnsResolver } from './expr-dns.js';
-import { BUDGET_EXCEEDED, dnsFailureWarning, ElementContext, errorMessage, withDeadline } from './run.js';
+import { dnsFailureWarning, ElementContext, errorMessage, RuleWaits, WAIT_EXCEEDED } from './run.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
 import type { AnalysisConfig, Session, SessionInput } from '../analysis/types.js';
@@ -87,13 +87,20 @@ export interface EngineOptions {
   trustReceived?: boolean;
   /**
    * Time budget of one `classify`, in ms from its start (default {@link DEFAULT_TIME_BUDGET_MS}),
-   * not counting the time spent waiting for DNS answers (which `dnsBudget.deadlineMs` bounds), so
-   * that a sender whose DNS is silent cannot get the rules skipped: past it, the analysis modules
-   * and the classifier not yet run are skipped (source `module:NAME`, `classifier`), the rules not
-   * yet evaluated too (source: the rule name), each reported in `errors`, and a rule still waiting
-   * on a store is abandoned. A module that has started runs to its end. `0` or `Infinity`: no budget.
+   * not counting the time spent waiting for DNS answers (which `dnsBudget.deadlineMs` bounds) or the
+   * rules' waits for stores (`ruleWaitMs`), so that a sender whose DNS is silent, or a frozen store,
+   * cannot get the rules skipped: past it, the analysis modules and the classifier not yet run are
+   * skipped (source `module:NAME`, `classifier`), the rules not yet evaluated too (source: the rule
+   * name), each reported in `errors`. A module that has started runs to its end. `0` or `Infinity`:
+   * no budget.
    */
   timeBudgetMs?: number;
+  /**
+   * Per message, how long its rules may wait for lookup stores and `dns_query` answers in all (ms,
+   * default 2,000), not counted in `timeBudgetMs`: past it, a rule still waiting fails with an error
+   * and the rules that need no wait run on. `0` or `Infinity`: no limit but each store's timeout.
+   */
+  ruleWaitMs?: number;
   /**
    * Stalwart's statistical classifier (src/classifier, docs/classifier.md): when set, the default
    * pipeline runs its `classify` step after the analysis modules and before the rules, and its
@@ -125,6 +132,7 @@ export class SpamEngine {
   private readonly authResults: { trustedAuthservIds?: readonly string[]; verify?: boolean };
   private readonly trustReceived: boolean;
   private readonly timeBudgetMs: number;
+  private readonly ruleWaitMs: number;
   /** The statistical classifier of the `classify` step (undefined: the step does nothing). */
   classifier: EngineClassifier | undefined;
 
@@ -136,6 +144,7 @@ export class SpamEngine {
     this.authResults = opts.authResults ?? {};
     this.trustReceived = opts.trustReceived ?? false;
     this.timeBudgetMs = opts.timeBudgetMs === undefined ? DEFAULT_TIME_BUDGET_MS : opts.timeBudgetMs > 0 ? opts.timeBudgetMs : Infinity;
+    this.ruleWaitMs = opts.ruleWaitMs === undefined ? 2_000 : opts.ruleWaitMs > 0 ? opts.ruleWaitMs : Infinity;
     this.lookups = opts.lookups ?? new LookupMap();
     const { byScope, report } = compileRuleSet(opts.rules ?? []);
     this.ruleInputs = opts.rules ?? [];
@@ -292,10 +301,12 @@ export class SpamEngine {
     let verdict: ClassifierVerdict | undefined;
     // Nothing to fill without a trusted authserv-id or verification: no await (a microtask turn) then.
     if (this.authResults.verify === true || (this.authResults.trustedAuthservIds?.length ?? 0) > 0) await this.fillAuthResults(run, warnings);
-    // The time budget bounds the message's own work: the time it waits for DNS answers is not counted
-    // (the DNS budget's deadline bounds that), so a sender whose DNS never answers cannot make every
-    // later module and rule be skipped, a spam message then passing as clean.
-    const budgetEnd = (): number => t0 + this.timeBudgetMs + (budgeted?.waitedMs() ?? 0);
+    // The time budget bounds the message's own work: the time it waits for DNS answers and its rules for
+    // stores is not counted (the DNS budget's deadline and the rule-wait budget bound those), so a sender
+    // whose DNS never answers, or a frozen store, cannot make every later module and rule be skipped, a
+    // spam message then passing as clean.
+    const waits = new RuleWaits(this.ruleWaitMs);
+    const budgetEnd = (): number => t0 + this.timeBudgetMs + (budgeted?.waitedMs() ?? 0) + waits.waitedMs;
     const overBudget = (): boolean => performance.now() > budgetEnd();
     const budgetSkip = (source: string): void => {
       errors.push({ source, message: `skipped: the classify time budget of ${this.timeBudgetMs} ms was exceeded` });
@@ -304,7 +315,7 @@ export class SpamEngine {
       if (step === 'rules') {
         const tr = performance.now();
         const ex = msg.timings.extractMs;
-        await this.runRules(byScope, msg, tags, matches, errors, budgetEnd, exprDnsResolver(run.dns));
+        await this.runRules(byScope, msg, tags, matches, errors, budgetEnd, waits, exprDnsResolver(run.dns));
         rulesMs += performance.now() - tr - (msg.timings.extractMs - ex);
       } else if (step.startsWith('retain:') || step.startsWith('remove:')) {
         const glob = new Glob(step.slice(7));
@@ -382,7 +393,7 @@ export class SpamEngine {
 
   /** Runs the rule set over the message's elements, scope by scope (Stalwart's order). */
   private async runRules(
-    byScope: RulesByScope, msg: AnalyzedMessage, tags: Set<string>, matches: RuleMatch[], errors: ClassifyError[], budgetEnd: () => number, dns: DnsResolver,
+    byScope: RulesByScope, msg: AnalyzedMessage, tags: Set<string>, matches: RuleMatch[], errors: ClassifyError[], budgetEnd: () => number, waits: RuleWaits, dns: DnsResolver,
   ): Promise<void> {
     // A rule's name never reaches an inherited property (`system('constructor')` is '').
     const system = (name: string): string | number => (Object.hasOwn(this.system, name) ? this.system[name]! : '');
@@ -420,13 +431,10 @@ export class SpamEngine {
             const row = prefetched?.[ri];
             // Static lists answer synchronously, so most "async" rules never yield to the loop.
             const v = row !== undefined ? row[ei] : rule.block.evalMaybe(ctx);
-            r = v instanceof Promise ? await withDeadline(v, budgetEnd) : v;
+            r = v instanceof Promise ? await waits.wait(v) : v;
           } catch (e) {
-            if (e === BUDGET_EXCEEDED) {
-              skipped.add(rule.name);
-              continue;
-            }
-            errors.push({ source: rule.name, scope, element: el.label, message: errorMessage(e) });
+            const message = e === WAIT_EXCEEDED ? `no answer within the message's wait budget for stores and DNS (${waits.limitMs} ms in all); the rule was not applied` : errorMessage(e);
+            errors.push({ source: rule.name, scope, element: el.label, message });
             continue;
           }
           // Only a String result is a tag (Stalwart: a non-string result sets nothing).

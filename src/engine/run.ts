@@ -26,26 +26,52 @@ export class ElementContext implements EvalContext {
   }
 }
 
-export const BUDGET_EXCEEDED = Symbol('time budget exceeded');
+/** Rejection of a rule's wait cut by the message's wait budget ({@link RuleWaits}). */
+export const WAIT_EXCEEDED = Symbol('wait budget exceeded');
 
 /**
- * A rule's pending evaluation, abandoned (rejecting with BUDGET_EXCEEDED) once the time budget is
- * spent. `end()` is when it will be (in `performance.now()` time); it moves later while the message
- * waits for DNS, so the timer looks again when it fires.
+ * A pending evaluation, abandoned (rejecting with `reason`) at `end()` (in `performance.now()` time),
+ * which may move later meanwhile (the timer looks again when it fires).
  */
-export function withDeadline<T>(p: Promise<T>, end: () => number): Promise<T> {
+export function withDeadline<T>(p: Promise<T>, end: () => number, reason: symbol): Promise<T> {
   if (end() === Infinity) return p;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     const arm = (): void => {
       const left = end() - performance.now();
-      if (left <= 0) return reject(BUDGET_EXCEEDED);
+      if (left <= 0) return reject(reason);
       timer = setTimeout(arm, left);
       timer.unref();
     };
     arm();
   });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The time one message's rules spend waiting for lookup stores (and DNS, for `dns_query`), in ms:
+ * not counted in the classify time budget, but bounded by a budget of its own, `limitMs` in all
+ * (`EngineOptions.ruleWaitMs`). So a store that is slow or frozen costs a message at most that long,
+ * its rules fail with an error once it is spent, and the rules that need no store still run (the time
+ * budget would otherwise be spent waiting, and every later rule skipped). `Infinity`: no limit (each
+ * wait is then bounded by its store's own timeout).
+ */
+export class RuleWaits {
+  /** Time waited so far (ms). */
+  waitedMs = 0;
+
+  constructor(readonly limitMs: number) {}
+
+  /** Awaits a rule's pending evaluation; rejects with WAIT_EXCEEDED once the budget is spent. */
+  async wait<T>(p: Promise<T>): Promise<T> {
+    const t = performance.now();
+    const end = t + Math.max(0, this.limitMs - this.waitedMs);
+    try {
+      return await withDeadline(p, () => end, WAIT_EXCEEDED);
+    } finally {
+      this.waitedMs += performance.now() - t;
+    }
+  }
 }
 
 /** The result's warning when some of a message's DNS queries failed (timeout, server failure, budget). */
