@@ -3,7 +3,7 @@
  * classifies messages (docs/compiler.md; docs/message-analysis.md).
  */
 import { setFlagsFromString } from 'node:v8';
-import type { DnsResolver, EvalContext, IfResult } from '../expr/types.js';
+import { ExprEvalError, type DnsResolver, type EvalContext, type IfResult } from '../expr/types.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
 import type { LookupStore } from '../lookup/types.js';
 import type { ClassifierVerdict, EngineClassifier } from '../classifier/classifier.js';
@@ -434,7 +434,8 @@ export class SpamEngine {
             r = v instanceof Promise ? await waits.wait(v) : v;
           } catch (e) {
             const message = e === WAIT_EXCEEDED ? `no answer within the message's wait budget for stores and DNS (${waits.limitMs} ms in all); the rule was not applied` : errorMessage(e);
-            errors.push({ source: rule.name, scope, element: el.label, message });
+            const store = e instanceof ExprEvalError ? e.store : undefined;
+            errors.push(store === undefined ? { source: rule.name, scope, element: el.label, message } : { source: rule.name, store, scope, element: el.label, message });
             continue;
           }
           // Only a String result is a tag (Stalwart: a non-string result sets nothing).

@@ -65,8 +65,10 @@ export interface RuleMatch {
 }
 
 export interface ClassifyError {
-  /** Rule name, or `message` for parse problems, or `lookup:<namespace>`. */
+  /** Rule name, `module:NAME`, `classifier`, or `message` for parse problems. */
   source: string;
+  /** For a rule that failed because its lookup store did: the store's namespace. */
+  store?: string;
   message: string;
   scope?: Scope;
   element?: string;

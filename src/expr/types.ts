@@ -31,9 +31,13 @@ export class ExprParseError extends Error {
  * over the size limits of limits.ts (`value too large: …`).
  */
 export class ExprEvalError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The lookup namespace whose store failed, for a store's failure (`key_*`, `counter_*`, `sql_query`). */
+  readonly store: string | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; store?: string }) {
     super(message, options);
     this.name = 'ExprEvalError';
+    this.store = options?.store;
   }
 }
 

@@ -30,7 +30,8 @@ export class ServerMetrics {
   });
   readonly storeErrors = new Counter({
     name: 'spamrule_store_errors_total',
-    help: 'Lookup store failures during scans',
+    help: 'Rules that failed during scans because their lookup store did, by namespace',
+    labelNames: ['namespace'] as const,
     registers: [this.registry],
   });
   readonly protocolErrors = new Counter({
@@ -72,11 +73,15 @@ export class ServerMetrics {
     this.depths.push(depth);
   }
 
-  /** Counts a verdict's rule and store errors (`lookup:<namespace>` sources are store errors). */
+  /**
+   * Counts a verdict's errors: every failed rule or module in `spamrule_rule_errors_total`, and those
+   * that failed because their store did also in `spamrule_store_errors_total{namespace}`.
+   */
   countErrors(r: Pick<ClassifyResult, 'errors'>): void {
     for (const e of r.errors) {
-      if (e.source.startsWith('lookup:')) this.storeErrors.inc();
-      else if (e.source !== 'message') this.ruleErrors.inc();
+      if (e.source === 'message') continue;
+      this.ruleErrors.inc();
+      if (e.store !== undefined) this.storeErrors.inc({ namespace: e.store });
     }
   }
 

@@ -40,11 +40,16 @@ export interface RepliedOutcome {
   ms: number;
 }
 
+/** At most one `lookup store failing` log line per store in this long (ms). */
+const STORE_WARN_INTERVAL_MS = 60_000;
+
 export class Scanner {
   private readonly gate: ScanGate;
   private inFlight = 0;
   private idle: (() => void)[] = [];
   private closing = false;
+  /** When each failing lookup store was last logged (ms since the epoch). */
+  private readonly storeWarned = new Map<string, number>();
 
   constructor(
     readonly classifier: Classifier,
@@ -101,8 +106,20 @@ export class Scanner {
     this.metrics.scans.inc({ protocol: req.protocol, action: v.action });
     this.metrics.scanSeconds.observe({ protocol: req.protocol }, ms / 1000);
     this.metrics.countErrors(v);
+    for (const e of v.errors) if (e.store !== undefined) this.storeFailing(e.store, e.message);
     this.line({ protocol: req.protocol, queueId: req.queueId, action: v.action, score: v.score, ms: round(ms), size: req.raw.length, remoteIp: req.session.remoteIp });
     return ms;
+  }
+
+  /**
+   * Logs at `warn` that a lookup store fails, at most once a minute per store: a store that is down
+   * fails every scan's lookups, which the metrics count but which would otherwise never reach the log.
+   */
+  private storeFailing(namespace: string, error: string): void {
+    const now = Date.now();
+    if (now - (this.storeWarned.get(namespace) ?? 0) < STORE_WARN_INTERVAL_MS) return;
+    this.storeWarned.set(namespace, now);
+    this.log.warn({ store: namespace, error }, 'lookup store failing');
   }
 
   /** The outcome (counted and logged) for a message that was not scanned, e.g. one refused before it was read. */

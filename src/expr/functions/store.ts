@@ -27,7 +27,7 @@ export function isSyncLookup(s: LookupStore): s is LookupStore & SyncLookup {
 function wrap(ns: string, op: string, e: unknown): ExprEvalError {
   if (e instanceof ExprEvalError) return e;
   const msg = e instanceof Error ? e.message : String(e);
-  return new ExprEvalError(`${op} on lookup store "${ns}" failed: ${msg}`, { cause: e });
+  return new ExprEvalError(`${op} on lookup store "${ns}" failed: ${msg}`, { cause: e, store: ns });
 }
 
 /** Converts a store's value (`{float}` boxes, nested arrays) into an expression Value. */
