@@ -7,19 +7,27 @@ import { requireSqlite } from '../lookup/drivers.js';
 import { openClassifier, sqliteModelConfig } from './index.js';
 import type { SpamClassifier, SpamClassifierOptions } from './classifier.js';
 
-/** The `x:StoreLookup` store object for the CLI's location flags; undefined when none is given. */
+/**
+ * The `x:StoreLookup` store object for the CLI's location flags; undefined when none is given.
+ * @throws Error when `--pg` is not a URL (the message does not repeat it: it may hold a password).
+ */
 export function modelStoreConfig(flags: { model?: string; db?: string; pg?: string; redis?: string }): unknown {
   if (flags.model !== undefined) return sqliteModelConfig(flags.model);
   if (flags.pg !== undefined) {
-    const u = new URL(flags.pg);
-    return {
-      '@type': 'PostgreSql',
-      host: u.hostname,
-      port: u.port === '' ? 5432 : Number(u.port),
-      database: decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres',
-      authUsername: decodeURIComponent(u.username) || 'postgres',
-      ...(u.password !== '' ? { authSecret: { '@type': 'Value', secret: decodeURIComponent(u.password) } } : {}),
-    };
+    try {
+      const u = new URL(flags.pg);
+      return {
+        '@type': 'PostgreSql',
+        host: u.hostname,
+        port: u.port === '' ? 5432 : Number(u.port),
+        database: decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres',
+        authUsername: decodeURIComponent(u.username) || 'postgres',
+        ...(u.password !== '' ? { authSecret: { '@type': 'Value', secret: decodeURIComponent(u.password) } } : {}),
+      };
+    } catch {
+      // Not the URL in the message: it may hold a password.
+      throw new Error('--pg is not a postgres:// URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE; write #, /, ?, @ and % in the password as %23, %2F, %3F, %40 and %25)');
+    }
   }
   if (flags.redis !== undefined) return { '@type': 'Redis', url: flags.redis };
   // The registry's SQLite file: the classifier's keys sit beside the registry's tables.

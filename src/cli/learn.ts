@@ -140,6 +140,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`spamrule learn: ${path}: ${message}\n`);
     failed++;
   };
+  const counts = { spam: 0, ham: 0, empty: 0, skipped: 0 };
+  let storing = false;
   try {
     let retrain = a.retrain;
     if (a.forget !== undefined) {
@@ -166,7 +168,7 @@ export async function run(argv: string[]): Promise<number> {
         if (removed > 0) retrain = true;
       }
     }
-    const counts = { spam: 0, ham: 0, empty: 0, skipped: 0 };
+    storing = true;
     for (const kind of ['spam', 'ham'] as const) {
       const inputs = expandInputs(a[kind]);
       counts.skipped += inputs.skipped;
@@ -180,6 +182,7 @@ export async function run(argv: string[]): Promise<number> {
         counts[kind]++;
       }
     }
+    storing = false;
     if (counts.spam + counts.ham > 0 || counts.skipped + counts.empty > 0) {
       say(`stored ${counts.spam} spam and ${counts.ham} ham sample${counts.ham === 1 ? '' : 's'}` +
         (counts.skipped > 0 ? `; skipped ${counts.skipped} file${counts.skipped === 1 ? '' : 's'} that are not mail` : '') +
@@ -206,6 +209,10 @@ export async function run(argv: string[]): Promise<number> {
   } catch (e) {
     // Samples stored before the failure stay; the previous model stays current.
     process.stderr.write(`spamrule learn: ${(e as Error).message}\n`);
+    if (storing) {
+      // Said so that a rerun after fixing the store knows what is already in (a sample stored twice counts once).
+      process.stderr.write(`spamrule learn: ${counts.spam} spam and ${counts.ham} ham sample${counts.ham === 1 ? '' : 's'} were stored before the failure; they stay, and the model in use is unchanged\n`);
+    }
     failed++;
   } finally {
     await classifier.store.store.close();

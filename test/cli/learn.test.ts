@@ -136,4 +136,30 @@ describe('spamrule learn', () => {
     expect(d.result).toBe(2);
     expect(d.stderr).toMatch(/classifier:current holds "banana", not a generation number/);
   }, 60_000);
+
+  it('a store that fails while samples are stored: the error, and how many were stored before it', async () => {
+    const locked = join(dir, 'locked.sqlite');
+    expect((await capture(() => learn(['--model', locked, '--spam', join(spamDir, '0.eml')]))).result).toBe(0);
+    // Another process holds the write lock past the store's 5 s wait.
+    const other = new Database(locked);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const r = await capture(() => learn(['--model', locked, '--spam', join(spamDir, '1.eml')]));
+      expect(r.result).toBe(1);
+      expect(r.stderr).toMatch(/database is locked/);
+      expect(r.stderr).toMatch(/^spamrule learn: 0 spam and 0 ham samples were stored before the failure; they stay, and the model in use is unchanged$/m);
+    } finally {
+      other.exec('COMMIT');
+      other.close();
+    }
+  }, 60_000);
+
+  it('a --pg URL that does not parse says how to write the password, without repeating it', async () => {
+    for (const url of ['postgres://u:se#cret@127.0.0.1/db', 'postgres://u:se%zzcret@127.0.0.1/db']) {
+      const r = await capture(() => learn(['--pg', url, '--spam', join(spamDir, '0.eml')]));
+      expect(r.result).toBe(2);
+      expect(r.stderr).toMatch(/--pg is not a postgres:\/\/ URL .*%23/);
+      expect(r.stderr).not.toMatch(/se.?.?.?cret/);
+    }
+  });
 });
