@@ -61,6 +61,8 @@ export interface AnalysisFlags {
   trustReceived?: boolean;
   /** `EngineOptions.timeBudgetMs` (ms; 0 = none). */
   timeBudgetMs?: number;
+  /** `EngineOptions.ruleWaitMs` (ms; 0 = no limit). */
+  ruleWaitMs?: number;
 }
 
 export interface LoadedRuleSet {
@@ -186,6 +188,7 @@ export function buildEngine(
   opts.authResults = { trustedAuthservIds: analysis.trustedAuthservIds ?? [], verify: analysis.verify ?? false };
   if (analysis.trustReceived) opts.trustReceived = true;
   if (analysis.timeBudgetMs !== undefined) opts.timeBudgetMs = analysis.timeBudgetMs;
+  if (analysis.ruleWaitMs !== undefined) opts.ruleWaitMs = analysis.ruleWaitMs;
   return new SpamEngine(opts);
 }
 

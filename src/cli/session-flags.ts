@@ -37,6 +37,7 @@ export const SESSION_OPTIONS = {
   verify: { type: 'boolean' },
   'trust-received': { type: 'boolean' },
   'time-budget': { type: 'string' },
+  'rule-wait': { type: 'string' },
 } as const;
 
 export const SESSION_HELP = `Session (what the MTA knows; validated before any message is read):
@@ -63,6 +64,8 @@ Analysis:
   --no-analysis     run the SpamRules alone
   --time-budget MS  per message: the modules, classifier and rules not started within MS milliseconds
                     (not counting waits for DNS) are skipped and reported (default 5000; 0 = no budget)
+  --rule-wait MS    per message: how long the rules may wait for lookup stores in all; past it, a rule
+                    still waiting fails and is reported (default 2000; 0 = only each store's timeout)
 `;
 
 type Values = { [K in keyof typeof SESSION_OPTIONS]?: (typeof SESSION_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof SESSION_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
@@ -78,6 +81,8 @@ export interface SessionFlags {
   trustReceived: boolean;
   /** `EngineOptions.timeBudgetMs` (ms; 0 = none); undefined: the engine's default. */
   timeBudgetMs?: number;
+  /** `EngineOptions.ruleWaitMs` (ms; 0 = no limit); undefined: the engine's default. */
+  ruleWaitMs?: number;
 }
 
 /**
@@ -190,14 +195,18 @@ export function parseSessionFlags(v: Values): SessionFlags {
   }
   if (v.verify && !canVerify(v.dns)) throw new Error(`--verify needs --dns system (or --dns static:FILE): without DNS nothing can be verified`);
   const dns = v.dns === undefined ? undefined : createResolver(v.dns);
-  let timeBudgetMs: number | undefined;
-  if (v['time-budget'] !== undefined) {
-    timeBudgetMs = Number(v['time-budget']);
-    if (v['time-budget'].trim() === '' || !Number.isInteger(timeBudgetMs) || timeBudgetMs < 0)
-      throw new Error(`--time-budget expects milliseconds (an integer ≥ 0), got "${v['time-budget']}"`);
-  }
+  const ms = (flag: 'time-budget' | 'rule-wait'): number | undefined => {
+    const text = v[flag];
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isInteger(n) || n < 0) throw new Error(`--${flag} expects milliseconds (an integer ≥ 0), got "${text}"`);
+    return n;
+  };
+  const timeBudgetMs = ms('time-budget');
+  const ruleWaitMs = ms('rule-wait');
   return {
     ...(timeBudgetMs !== undefined ? { timeBudgetMs } : {}),
+    ...(ruleWaitMs !== undefined ? { ruleWaitMs } : {}),
     session: s,
     dns,
     disabled,

@@ -12,6 +12,8 @@ import { SpamEngine } from '../../src/engine/engine.js';
 import type { DnsAnswer, DnsType, Resolver } from '../../src/dns/types.js';
 import { capture } from '../helpers/capture.js';
 import { buildEngine, closeEngine, type LoadedRuleSet } from '../../src/cli/ruleset.js';
+import { parseSessionFlags } from '../../src/cli/session-flags.js';
+import type { SpamRuleInput } from '../../src/engine/types.js';
 import { createResolver } from '../../src/dns/index.js';
 import { TestDnsServer } from '../dns/server.js';
 
@@ -37,6 +39,8 @@ describe('classify session flags', () => {
     [['--verify', '--dns', 'off'], /^spamrule classify: --verify needs --dns system \(or --dns static:FILE\)/],
     [['--time-budget=-1'], /--time-budget expects milliseconds/],
     [['--time-budget', '1.5s'], /--time-budget expects milliseconds/],
+    [['--rule-wait=-5'], /--rule-wait expects milliseconds/],
+    [['--rule-wait', ''], /--rule-wait expects milliseconds/],
   ])('%j is an error before any message is read', async (flags, message) => {
     const { result, stdout, stderr } = await capture(() => classify([...flags, join(dir, 'missing.eml')]));
     expect(result).toBe(2);
@@ -86,6 +90,20 @@ describe('classify session flags', () => {
     } finally {
       await server.stop();
     }
+  });
+
+  it('--rule-wait MS bounds how long the rules wait for a store that never answers', async () => {
+    const flags = parseSessionFlags({ 'rule-wait': '300', 'no-analysis': true });
+    const rules = [
+      { '@type': 'Any', name: 'stuck', priority: 1, condition: { match: [{ if: "key_exists('silent', 'x')", then: "'STUCK'" }], else: 'false' } },
+      { '@type': 'Any', name: 'after', priority: 2, condition: { match: [{ if: 'true', then: "'AFTER'" }], else: 'false' } },
+    ] as SpamRuleInput[];
+    const engine = buildEngine({ rules, tags: [], lists: new Map(), dnsblServers: [], isDefault: false }, {}, () => {}, flags);
+    const never = () => new Promise<never>(() => {});
+    engine.setLookup('silent', { type: 'Silent', keyGet: never, keyExists: never, keySet: never, counterGet: never, counterIncr: never, close: async () => {} });
+    const r = await engine.classify('From: a@example.org\r\nSubject: x\r\n\r\nhi\r\n');
+    expect(r.tags).toContain('AFTER');
+    expect(r.errors).toEqual([expect.objectContaining({ source: 'stuck', message: expect.stringContaining('(300 ms in all)') })]);
   });
 
   it('--time-budget MS skips the rules not started in time and reports them; 0 lifts the budget', async () => {
