@@ -5,6 +5,10 @@
  * LookupStoreError; a background probe (`key_exists` of a probe key) retries with exponential
  * back-off and closes the breaker as soon as the store answers again. Errors the server itself
  * answers (a bad SQL statement, a Redis error reply) say the store is up and do not count.
+ *
+ * A `Sharded` store gets one breaker per shard (factory.ts), each probing its own shard, and a Redis
+ * Cluster one state per master node (see {@link PartitionedStore}), so an outage of one server only
+ * fails the keys that live there.
  */
 import { LookupNotSupportedError, LookupStoreError, type LookupStore, type SqlParam, type SqlResult } from './types.js';
 
@@ -17,6 +21,8 @@ export interface BreakerOptions {
   initialBackoffMs?: number;
   /** Longest delay between probes, in ms. Default 5,000. */
   maxBackoffMs?: number;
+  /** Named in the "store is down" error, e.g. `shard 1` for one shard of a Sharded store. */
+  label?: string;
 }
 
 /** The key the background probe asks for (`key_exists`); its answer does not matter, only that one comes. */
@@ -34,7 +40,7 @@ function storeAnswered(e: unknown): boolean {
     const x = c as Error & { severity?: unknown; sqlState?: unknown; code?: unknown };
     if (x.name === 'ReplyError' || x.severity !== undefined || x.sqlState !== undefined) return true;
     if (x.name === 'SqliteError') return !/^SQLITE_(CANTOPEN|IOERR|BUSY|LOCKED|FULL|NOTADB|CORRUPT)/.test(String(x.code));
-    if (x.message === 'store is closed') return true;
+    if (x.message === 'store is closed' || (x as { requestRefused?: unknown }).requestRefused === true) return true;
     c = x.cause;
   }
   return false;
@@ -45,16 +51,43 @@ const strip = (namespace: string, message: string): string => {
   return message.startsWith(prefix) ? message.slice(prefix.length) : message;
 };
 
-/** Wraps `inner`; see the module docstring. `type` and `sqlQuery` are the inner store's. */
+/**
+ * Optional hook of an inner store whose keys live on independent servers (Redis Cluster): the name of
+ * the server (partition) a key or counter is routed to, or `undefined` when unknown. The breaker then
+ * keeps one state per partition, so a dead node only fails the keys it serves.
+ */
+export interface PartitionedStore {
+  partitionOf(key: string, counter: boolean): string | undefined;
+}
+
+interface DownState {
+  since: number;
+  lastError: string;
+  backoffMs: number;
+  timer: NodeJS.Timeout | undefined;
+  /** The call that checks the store (or partition) again. */
+  probe: () => Promise<unknown>;
+}
+interface PartState {
+  failures: number;
+  down: DownState | undefined;
+}
+
+/**
+ * Wraps `inner`; see the module docstring. `type` and `sqlQuery` are the inner store's.
+ * When `inner` implements {@link PartitionedStore} (Redis Cluster), failures are counted and the
+ * store marked down per partition (master node); a down partition is probed with the key that
+ * failed last (it routes to the same node), the whole store with {@link PROBE_KEY}.
+ */
 export class CircuitBreakerStore implements LookupStore {
   readonly type: string;
   readonly sqlQuery?: (query: string, params: SqlParam[]) => Promise<SqlResult>;
-  private failures = 0;
-  private down: { since: number; lastError: string; backoffMs: number; timer: NodeJS.Timeout | undefined } | undefined;
+  private readonly parts = new Map<string, PartState>();
   private closed = false;
   private readonly threshold: number;
   private readonly initialBackoffMs: number;
   private readonly maxBackoffMs: number;
+  private readonly label: string | undefined;
 
   constructor(
     readonly namespace: string,
@@ -65,19 +98,31 @@ export class CircuitBreakerStore implements LookupStore {
     this.threshold = Math.max(1, opts.failureThreshold ?? 3);
     this.initialBackoffMs = Math.max(1, opts.initialBackoffMs ?? 250);
     this.maxBackoffMs = Math.max(this.initialBackoffMs, opts.maxBackoffMs ?? 5_000);
-    if (inner.sqlQuery) this.sqlQuery = (q, p) => this.call(() => inner.sqlQuery!(q, p));
+    this.label = opts.label;
+    if (inner.sqlQuery) this.sqlQuery = (q, p) => this.call('', () => inner.sqlQuery!(q, p), () => inner.keyExists(PROBE_KEY));
   }
 
-  /** True while the store is marked down (calls fail at once; a probe is scheduled). */
+  /** True while the store, or (Redis Cluster) one of its nodes, is marked down (calls to it fail at once). */
   get isDown(): boolean {
-    return this.down !== undefined;
+    for (const p of this.parts.values()) if (p.down !== undefined) return true;
+    return false;
   }
 
-  private call<T>(work: () => Promise<T>): Promise<T> {
-    const d = this.down;
+  private part(key: string | undefined, counter: boolean): string {
+    if (key === undefined) return '';
+    const f = (this.inner as Partial<PartitionedStore>).partitionOf;
+    return typeof f === 'function' ? (f.call(this.inner, key, counter) ?? '') : '';
+  }
+
+  private call<T>(partition: string, work: () => Promise<T>, probe: () => Promise<unknown>): Promise<T> {
+    let st = this.parts.get(partition);
+    const d = st?.down;
     if (d !== undefined) {
       const secs = Math.round((Date.now() - d.since) / 1000);
-      return Promise.reject(new LookupStoreError(this.namespace, `store is down (for ${secs} s; last error: ${d.lastError}); probing in the background`));
+      const where = [this.label, partition ? `node ${partition}` : undefined].filter(Boolean).join(', ');
+      return Promise.reject(
+        new LookupStoreError(this.namespace, `store is down (${where ? `${where}, ` : ''}for ${secs} s; last error: ${d.lastError}); probing in the background`),
+      );
     }
     let p: Promise<T>;
     try {
@@ -87,65 +132,70 @@ export class CircuitBreakerStore implements LookupStore {
     }
     return p.then(
       (v) => {
-        this.failures = 0;
+        if (st !== undefined) st.failures = 0;
         return v;
       },
       (e: unknown) => {
-        if (storeAnswered(e)) this.failures = 0;
-        else if (++this.failures >= this.threshold) this.markDown(e);
+        if (storeAnswered(e)) {
+          if (st !== undefined) st.failures = 0;
+        } else {
+          st ??= this.parts.get(partition);
+          if (st === undefined) this.parts.set(partition, (st = { failures: 0, down: undefined }));
+          if (++st.failures >= this.threshold) this.markDown(st, e, partition ? probe : () => this.inner.keyExists(PROBE_KEY));
+        }
         throw e;
       },
     );
   }
 
-  private markDown(e: unknown): void {
-    if (this.down !== undefined || this.closed) return;
+  private markDown(st: PartState, e: unknown, probe: () => Promise<unknown>): void {
+    if (st.down !== undefined || this.closed) return;
     const lastError = strip(this.namespace, e instanceof Error ? e.message : String(e));
-    this.down = { since: Date.now(), lastError, backoffMs: this.initialBackoffMs, timer: undefined };
-    this.scheduleProbe();
+    st.down = { since: Date.now(), lastError, backoffMs: this.initialBackoffMs, timer: undefined, probe };
+    this.scheduleProbe(st);
   }
 
-  private scheduleProbe(): void {
-    const d = this.down;
+  private scheduleProbe(st: PartState): void {
+    const d = st.down;
     if (d === undefined || this.closed) return;
     d.timer = setTimeout(() => {
       d.timer = undefined;
-      this.inner.keyExists(PROBE_KEY).then(
-        () => this.markUp(),
+      d.probe().then(
+        () => this.markUp(st),
         (e: unknown) => {
-          if (storeAnswered(e)) return this.markUp();
+          if (storeAnswered(e)) return this.markUp(st);
           d.lastError = strip(this.namespace, e instanceof Error ? e.message : String(e));
           d.backoffMs = Math.min(d.backoffMs * 2, this.maxBackoffMs);
-          this.scheduleProbe();
+          this.scheduleProbe(st);
         },
       );
     }, d.backoffMs);
     d.timer.unref(); // a probe never keeps the process alive
   }
 
-  private markUp(): void {
-    this.down = undefined;
-    this.failures = 0;
+  private markUp(st: PartState): void {
+    st.down = undefined;
+    st.failures = 0;
   }
 
   keyGet(key: string): Promise<string | number | null> {
-    return this.call(() => this.inner.keyGet(key));
+    return this.call(this.part(key, false), () => this.inner.keyGet(key), () => this.inner.keyExists(key));
   }
   keyExists(key: string): Promise<boolean> {
-    return this.call(() => this.inner.keyExists(key));
+    return this.call(this.part(key, false), () => this.inner.keyExists(key), () => this.inner.keyExists(key));
   }
   keySet(key: string, value: string, ttlMs?: number): Promise<void> {
-    return this.call(() => this.inner.keySet(key, value, ttlMs));
+    return this.call(this.part(key, false), () => this.inner.keySet(key, value, ttlMs), () => this.inner.keyExists(key));
   }
   counterGet(key: string): Promise<number> {
-    return this.call(() => this.inner.counterGet(key));
+    return this.call(this.part(key, true), () => this.inner.counterGet(key), () => this.inner.counterGet(key));
   }
   counterIncr(key: string, by: number): Promise<number> {
-    return this.call(() => this.inner.counterIncr(key, by));
+    return this.call(this.part(key, true), () => this.inner.counterIncr(key, by), () => this.inner.counterGet(key));
   }
   async close(): Promise<void> {
     this.closed = true;
-    if (this.down?.timer !== undefined) clearTimeout(this.down.timer);
+    for (const p of this.parts.values()) if (p.down?.timer !== undefined) clearTimeout(p.down.timer);
     await this.inner.close();
   }
 }

@@ -13,6 +13,16 @@ export interface CacheOptions {
   /** Maximum number of cached entries. Default 10000. */
   max?: number;
   /**
+   * Memory bound of the cache in bytes (estimated: UTF-16 size of key and value plus ~100 bytes per
+   * entry), whichever of `max` and `maxBytes` is reached first evicts. Default 64 MiB (67,108,864).
+   */
+  maxBytes?: number;
+  /**
+   * Largest single entry cached, in bytes (same estimate). A larger value is returned but not cached,
+   * so a few huge values cannot push everything else out. Default `maxBytes / 16` (4 MiB by default).
+   */
+  maxEntryBytes?: number;
+  /**
    * Also cache `counter_get`. Default false: counters are rate data other processes update, and a
    * cached count would hide them; our own `counter_incr` invalidates either way.
    */
@@ -21,9 +31,15 @@ export interface CacheOptions {
 
 type Cached = { v: string | number | boolean | null };
 
+/** Default `maxBytes`: 64 MiB. */
+export const DEFAULT_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+/** Estimated bytes an entry holds: JS strings are UTF-16 (2 bytes a code unit) plus object/LRU overhead. */
+const entrySize = (v: Cached, id: string): number => 100 + 2 * id.length + (typeof v.v === 'string' ? 2 * v.v.length : 8);
+
 /**
  * Caches `key_get`, `key_exists` (and optionally `counter_get`) of the wrapped store in an lru-cache
- * with a TTL; misses are cached for `negativeTtlMs`. Concurrent reads of one key share one store call.
+ * with a TTL; misses are cached for `negativeTtlMs`. The cache holds at most `max` entries and
+ * `maxBytes` bytes (estimated), and never a value over `maxEntryBytes`. Concurrent reads of one key share one store call.
  * `key_set` and `counter_incr` drop the key's entries, and a read that started before a write never
  * stores its (possibly stale) answer. Failures are never cached. `sql_query` passes through.
  */
@@ -46,7 +62,16 @@ export class CachedLookupStore implements LookupStore {
     this.ttl = opts.ttlMs ?? 30_000;
     this.negTtl = opts.negativeTtlMs ?? this.ttl;
     this.counters = opts.counters ?? false;
-    this.cache = new LRUCache({ max: opts.max ?? 10_000, ttl: this.ttl, ttlAutopurge: false });
+    const maxBytes = Math.max(1024, opts.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);
+    const maxEntryBytes = Math.min(maxBytes, Math.max(1, opts.maxEntryBytes ?? Math.floor(maxBytes / 16)));
+    this.cache = new LRUCache({
+      max: opts.max ?? 10_000,
+      ttl: this.ttl,
+      ttlAutopurge: false,
+      maxSize: maxBytes,
+      maxEntrySize: maxEntryBytes, // a larger entry is not stored (lru-cache skips it)
+      sizeCalculation: entrySize,
+    });
     if (inner.sqlQuery) this.sqlQuery = (q, p) => inner.sqlQuery!(q, p);
   }
 

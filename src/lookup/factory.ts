@@ -14,9 +14,16 @@ export interface CreateLookupStoreOptions {
   /**
    * The circuit breaker between the cache and the store (src/lookup/breaker.ts): a store that keeps
    * failing is marked down and answers with an error at once until a background probe finds it
-   * back. `{ enabled: false }` turns it off. Default: on, defaults of BreakerOptions.
+   * back. `{ enabled: false }` turns it off. Default: on, defaults of BreakerOptions. A `Sharded` store
+   * gets one breaker per shard (a dead shard fails only its own keys), a `RedisCluster` one state per
+   * master node.
    */
   breaker?: BreakerOptions;
+  /**
+   * Rows a `sql_query` SELECT may return (SQL stores); a query returning more fails with a
+   * LookupStoreError (`… returned more than N rows …`) and reading stops there. Default 10,000.
+   */
+  sqlMaxRows?: number;
 }
 
 /**
@@ -33,22 +40,30 @@ export function createLookupStore(namespace: string, config: LookupStoreConfig |
     throw new LookupConfigError(namespace, `invalid configuration: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
   const c = parsed.value;
   let store: LookupStore;
+  const breaker = opts.breaker?.enabled !== false;
+  const sql = { sqlMaxRows: opts.sqlMaxRows };
   switch (c['@type']) {
     case 'PostgreSql':
-      store = new PostgresStore(namespace, c);
+      store = new PostgresStore(namespace, c, sql);
       break;
     case 'MySql':
-      store = new MySqlStore(namespace, c);
+      store = new MySqlStore(namespace, c, sql);
       break;
     case 'Sqlite':
-      store = new SqliteStore(namespace, c);
+      store = new SqliteStore(namespace, c, sql);
       break;
     case 'Sharded':
-      store = ShardedStore.create(namespace, c);
+      // One breaker per shard, probing that shard: one breaker over the whole store would let a dead
+      // shard (or the shard the probe key hashes to) fail the keys of every shard.
+      store = ShardedStore.create(
+        namespace,
+        c,
+        breaker ? (shard, i) => new CircuitBreakerStore(namespace, shard, { ...opts.breaker, label: `shard ${i}` }) : undefined,
+      );
       break;
     default:
       store = createInMemoryStore(namespace, c);
   }
-  if (opts.breaker?.enabled !== false) store = new CircuitBreakerStore(namespace, store, opts.breaker);
+  if (breaker && c['@type'] !== 'Sharded') store = new CircuitBreakerStore(namespace, store, opts.breaker);
   return opts.cache?.enabled === false ? store : new CachedLookupStore(store, opts.cache);
 }

@@ -4,8 +4,9 @@ export { StaticLookupList, MemoryStore, LookupMap, type StaticEntry } from './me
 export { Glob, isGlob } from './glob.js';
 export * from './config.js';
 export { resolveSecret, maskSecrets } from './secret.js';
-export { CachedLookupStore, type CacheOptions } from './cache.js';
-export { CircuitBreakerStore, PROBE_KEY, type BreakerOptions } from './breaker.js';
+export { CachedLookupStore, DEFAULT_CACHE_MAX_BYTES, type CacheOptions } from './cache.js';
+export { CircuitBreakerStore, PROBE_KEY, type BreakerOptions, type PartitionedStore } from './breaker.js';
+export { DEFAULT_SQL_MAX_ROWS } from './util.js';
 export {
   HttpListStore,
   ListDownloadError,
@@ -25,6 +26,8 @@ export {
   ShardedStore,
   shardOf,
   COUNTER_PREFIX,
+  MAX_PENDING_COMMANDS,
+  keySlot,
   createRedisStore,
   createRedisClusterStore,
   createRedisSentinelStore,

@@ -2,22 +2,50 @@
  * `MySql` lookup store on mysql2 pools, tested against MariaDB (Stalwart's registry schema x:MySqlStore).
  *
  * Tables (created on first use if missing; see docs/lookup-stores.md):
- *   spamrule_kv(k VARCHAR(255) PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL)  -- Unix ms
+ *   spamrule_kv(k VARCHAR(255) PRIMARY KEY, v LONGTEXT NOT NULL, expires_at BIGINT NULL)  -- Unix ms
  *   spamrule_counter(k VARCHAR(255) PRIMARY KEY, v BIGINT NOT NULL)
  * VARCHAR(255) because MySQL cannot index a TEXT primary key without a prefix length; utf8mb4_bin so
- * any UTF-8 key fits and keys compare exactly (case-sensitive), as in the other stores.
+ * any UTF-8 key fits and keys compare exactly (case-sensitive), as in the other stores. `v` is LONGTEXT
+ * (up to 4 GB; TEXT holds only 64 KB, too small for classifier samples and models): a table created by
+ * an older version with a smaller `v` (TEXT, VARCHAR, …) is altered once, when the store first connects.
+ * The server's `max_allowed_packet` (16 MiB by default on MariaDB ≥ 10.2.4 and 64 MiB on MySQL 8, but
+ * 4 MiB on MySQL 5.7) bounds the statement size, so a value is refused with an error naming that
+ * setting when the statement carrying it would exceed it.
  */
 import type mysql from 'mysql2/promise';
 import type { MySqlSettings, MySqlStoreConfig } from './config.js';
 import { loadMySql, prefetch, type MySql } from './drivers.js';
 import { resolveSecret } from './secret.js';
-import { LookupStoreError, type LookupStore, type SqlParam, type SqlResult } from './types.js';
-import { isSelect, RoundRobin, shapeRows, withTimeout } from './util.js';
+import type { LookupStore, SqlParam, SqlResult } from './types.js';
+import { DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, RequestRefusedError, RoundRobin, shapeRows, tooManyRows, withTimeout } from './util.js';
+
+/** The core (callback) mysql2 query of a pooled connection, used to stream SELECT rows. */
+interface CoreQuery {
+  on(event: 'fields', f: (fields: { columnType?: number }[]) => void): CoreQuery;
+  on(event: 'result', f: (row: unknown[]) => void): CoreQuery;
+  on(event: 'error', f: (e: Error) => void): CoreQuery;
+  on(event: 'end', f: () => void): CoreQuery;
+}
+interface CoreConnection {
+  query(opts: { sql: string; values: unknown[]; rowsAsArray: boolean; timeout?: number }): CoreQuery;
+}
 
 const SCHEMA = [
-  'CREATE TABLE IF NOT EXISTS spamrule_kv (k VARCHAR(255) PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin',
+  'CREATE TABLE IF NOT EXISTS spamrule_kv (k VARCHAR(255) PRIMARY KEY, v LONGTEXT NOT NULL, expires_at BIGINT NULL) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin',
   'CREATE TABLE IF NOT EXISTS spamrule_counter (k VARCHAR(255) PRIMARY KEY, v BIGINT NOT NULL) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin',
 ];
+/**
+ * mysql2's pool queues `getConnection` calls when all connections are busy. With `queueLimit: 0`
+ * (unbounded) a frozen server (connections open, no answers) let timed-out calls pile up there for
+ * ever, growing the heap by MBs per second and delaying recovery while the backlog drained. The queue
+ * is bounded instead: past this many waiting calls a call fails at once ("Queue limit reached"), so a
+ * frozen server costs at most this many small closures. 1000 is far above what the engine issues
+ * in a burst (a message's lookups run on `poolMaxConnections` connections within milliseconds).
+ */
+const POOL_QUEUE_LIMIT = 1000;
+/** Extra bytes a statement carries besides its SQL and parameters (packet header, quoting). */
+const PACKET_OVERHEAD = 1024;
+
 /** mysql2 column types that are Floats in the expression language: DECIMAL, FLOAT, DOUBLE, NEWDECIMAL. */
 const FLOAT_TYPES = new Set([0, 4, 5, 246]);
 
@@ -26,7 +54,10 @@ const FLOAT_TYPES = new Set([0, 4, 5, 246]);
  * Each call fails within `timeout` ms with a LookupStoreError. Pools open lazily, hold at most
  * `poolMaxConnections` connections and keep up to `poolMinConnections` idle ones. `maxAllowedPacket`
  * (bytes) is enforced client-side: a call whose statement and parameters exceed it is refused before
- * it is sent, as the server would refuse it.
+ * it is sent, as the server would refuse it; so is one exceeding the server's own `max_allowed_packet`
+ * (read when the store connects). A SELECT of `sql_query` reads at most `sqlMaxRows` rows (default
+ * 10,000): past that it fails with a LookupStoreError and the connection is dropped, so a huge result
+ * is never held in memory.
  * The `mysql2` driver is imported when the first store is created; pools are built on the first call.
  * @throws LookupConfigError from the constructor when a secret source cannot be read.
  */
@@ -37,11 +68,17 @@ export class MySqlStore implements LookupStore {
   private pools: Promise<{ primary: mysql.Pool; replicas: RoundRobin<mysql.Pool> | undefined; all: mysql.Pool[] }> | undefined;
   private schema: Promise<void> | undefined;
   private closed = false;
+  /** The primary's `@@max_allowed_packet` in bytes, once connected. */
+  private serverMaxPacket: number | undefined;
+  private readonly maxRows: number;
 
+  /** `opts.sqlMaxRows`: rows a `sql_query` SELECT may return (default 10,000; see the class docs). */
   constructor(
     readonly namespace: string,
     readonly config: MySqlStoreConfig,
+    opts: { sqlMaxRows?: number } = {},
   ) {
+    this.maxRows = Math.max(1, opts.sqlMaxRows ?? DEFAULT_SQL_MAX_ROWS);
     this.passwords = [config, ...config.readReplicas].map((s) => resolveSecret(s.authSecret, namespace));
     prefetch(loadMySql);
   }
@@ -73,7 +110,7 @@ export class MySqlStore implements LookupStore {
       supportBigNumbers: true,
       bigNumberStrings: false,
       waitForConnections: true,
-      queueLimit: 0,
+      queueLimit: POOL_QUEUE_LIMIT,
     });
     // Errors of idle connections (server gone) must not crash the process; the pool replaces them.
     (p as unknown as { pool: { on(e: string, f: () => void): void } }).pool.on('error', () => undefined);
@@ -83,6 +120,18 @@ export class MySqlStore implements LookupStore {
   private ensureSchema(primary: mysql.Pool): Promise<void> {
     this.schema ??= (async () => {
       for (const q of SCHEMA) await primary.query(q);
+      // Tables of older versions had `v TEXT` (64 KB): widen once, keeping the column's nullability.
+      const [cols] = await primary.query(
+        "SELECT DATA_TYPE, IS_NULLABLE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'spamrule_kv' AND COLUMN_NAME = 'v'",
+      );
+      const col = (cols as { DATA_TYPE?: string; IS_NULLABLE?: string }[])[0];
+      if (col && String(col.DATA_TYPE).toLowerCase() !== 'longtext')
+        await primary.query(
+          `ALTER TABLE spamrule_kv MODIFY v LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin ${col.IS_NULLABLE === 'YES' ? 'NULL' : 'NOT NULL'}`,
+        );
+      const [packet] = await primary.query('SELECT @@max_allowed_packet AS m');
+      const m = Number((packet as { m?: unknown }[])[0]?.m);
+      this.serverMaxPacket = Number.isFinite(m) && m > 0 ? m : undefined;
     })().catch((e) => {
       this.schema = undefined;
       throw e;
@@ -92,10 +141,16 @@ export class MySqlStore implements LookupStore {
 
   private checkPacket(query: string, params: unknown[]): void {
     const max = this.config.maxAllowedPacket;
-    if (max == null) return;
+    const server = this.serverMaxPacket;
+    if (max == null && server === undefined) return;
     let size = Buffer.byteLength(query);
     for (const p of params) size += typeof p === 'string' ? Buffer.byteLength(p) : 8;
-    if (size > max) throw new LookupStoreError(this.namespace, `statement of ${size} bytes exceeds maxAllowedPacket (${max} bytes)`);
+    if (max != null && size > max) throw new RequestRefusedError(this.namespace, `statement of ${size} bytes exceeds maxAllowedPacket (${max} bytes)`);
+    if (server !== undefined && size + PACKET_OVERHEAD > server)
+      throw new RequestRefusedError(
+        this.namespace,
+        `statement of ${size} bytes exceeds the server's max_allowed_packet (${server} bytes); raise max_allowed_packet in the MySQL/MariaDB server configuration (e.g. max_allowed_packet = 64M under [mysqld])`,
+      );
   }
 
   private run<T>(op: string, read: boolean, fn: (pool: mysql.Pool) => Promise<T>): Promise<T> {
@@ -107,16 +162,64 @@ export class MySqlStore implements LookupStore {
     });
   }
 
-  private exec(p: mysql.Pool | mysql.PoolConnection, sql: string, values: unknown[]) {
+  private async exec(p: mysql.Pool | mysql.PoolConnection, sql: string, values: unknown[]) {
     this.checkPacket(sql, values);
-    return p.query({ sql, values, rowsAsArray: true, timeout: this.config.timeout ?? undefined });
+    try {
+      return await p.query({ sql, values, rowsAsArray: true, timeout: this.config.timeout ?? undefined });
+    } catch (e) {
+      // The server refuses (and drops the connection) when a packet exceeds its max_allowed_packet.
+      if ((e as { code?: string }).code === 'ER_NET_PACKET_TOO_LARGE')
+        throw new RequestRefusedError(
+          this.namespace,
+          `statement exceeds the server's max_allowed_packet; raise max_allowed_packet in the MySQL/MariaDB server configuration (${(e as Error).message})`,
+          { cause: e },
+        );
+      throw e;
+    }
+  }
+
+  /**
+   * A SELECT whose rows are streamed: reading stops (and the connection is dropped rather than drained)
+   * past `maxRows`, so a result of millions of rows never sits in memory.
+   */
+  private async selectCapped(pool: mysql.Pool, sql: string, values: unknown[]): Promise<{ rows: unknown[][]; floats: boolean[] }> {
+    this.checkPacket(sql, values);
+    const conn = await pool.getConnection();
+    let drop = false;
+    try {
+      return await new Promise((resolve, reject) => {
+        const rows: unknown[][] = [];
+        let floats: boolean[] = [];
+        const core = (conn as unknown as { connection: CoreConnection }).connection;
+        core
+          .query({ sql, values, rowsAsArray: true, timeout: this.config.timeout ?? undefined })
+          .on('fields', (f) => (floats = (f ?? []).map((x) => FLOAT_TYPES.has(x.columnType ?? -1))))
+          .on('result', (row) => {
+            if (drop || !Array.isArray(row)) return; // (an OK packet, e.g. SELECT … INTO, is no row)
+            if (rows.length >= this.maxRows) {
+              drop = true;
+              reject(tooManyRows(this.namespace, this.maxRows));
+            } else rows.push(row);
+          })
+          .on('error', (e: Error & { fatal?: boolean; code?: string }) => {
+            // A timed-out query may still run on the connection: drop it rather than reuse it.
+            if (e.fatal || e.code === 'PROTOCOL_SEQUENCE_TIMEOUT') drop = true;
+            reject(e);
+          })
+          .on('end', () => resolve({ rows, floats }));
+      });
+    } finally {
+      if (drop) conn.destroy();
+      else conn.release();
+    }
   }
 
   keyGet(key: string): Promise<string | null> {
     return this.run('key_get', true, async (p) => {
       const [rows] = await this.exec(p, 'SELECT v FROM spamrule_kv WHERE k = ? AND (expires_at IS NULL OR expires_at > ?)', [key, Date.now()]);
       const r = rows as unknown[][];
-      return r.length ? String(r[0]![0]) : null;
+      const v = r.length ? r[0]![0] : null;
+      return v === null || v === undefined ? null : String(v); // a NULL `v` (hand-made table) is absent
     });
   }
   keyExists(key: string): Promise<boolean> {
@@ -139,7 +242,7 @@ export class MySqlStore implements LookupStore {
     return this.run('counter_get', true, async (p) => {
       const [rows] = await this.exec(p, 'SELECT v FROM spamrule_counter WHERE k = ?', [key]);
       const r = rows as unknown[][];
-      return r.length ? Number(r[0]![0]) : 0;
+      return parseCounter(this.namespace, key, r.length ? r[0]![0] : null);
     });
   }
   /** Upsert and read back in one transaction: the upsert's row lock makes the read see our own increment. */
@@ -151,7 +254,7 @@ export class MySqlStore implements LookupStore {
         await this.exec(conn, 'INSERT INTO spamrule_counter (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = v + VALUES(v)', [key, Math.trunc(by)]);
         const [rows] = await this.exec(conn, 'SELECT v FROM spamrule_counter WHERE k = ?', [key]);
         await conn.commit();
-        return Number((rows as unknown[][])[0]![0]);
+        return parseCounter(this.namespace, key, (rows as unknown[][])[0]![0]);
       } catch (e) {
         await conn.rollback().catch(() => undefined);
         throw e;
@@ -160,13 +263,19 @@ export class MySqlStore implements LookupStore {
       }
     });
   }
-  /** `sql_query` with `?` placeholders (MySQL's own); shaped per §4.3. */
+  /**
+   * `sql_query` with `?` placeholders (MySQL's own); shaped per §4.3. A SELECT reads at most `sqlMaxRows`
+   * rows; more reject with a LookupStoreError ("returned more than N rows").
+   */
   sqlQuery(query: string, params: SqlParam[]): Promise<SqlResult> {
     const select = isSelect(query);
     return this.run('sql_query', select, async (p) => {
-      const [res, fields] = await this.exec(p, query, params);
-      if (!select) return (res as { affectedRows?: number }).affectedRows ?? 0;
-      return shapeRows(res as unknown[][], (fields ?? []).map((f) => FLOAT_TYPES.has(f.columnType ?? -1)));
+      if (select) {
+        const { rows, floats } = await this.selectCapped(p, query, params);
+        return shapeRows(rows, floats);
+      }
+      const [res] = await this.exec(p, query, params);
+      return (res as { affectedRows?: number }).affectedRows ?? 0;
     });
   }
 

@@ -11,7 +11,7 @@ import type { PostgreSqlSettings, PostgreSqlStoreConfig } from './config.js';
 import { loadPg, prefetch, type Pg } from './drivers.js';
 import { resolveSecret } from './secret.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
-import { isSelect, RoundRobin, shapeRows, withTimeout } from './util.js';
+import { DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, RoundRobin, shapeRows, tooManyRows, withTimeout } from './util.js';
 
 const SCHEMA = [
   'CREATE TABLE IF NOT EXISTS spamrule_kv (k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL)',
@@ -29,6 +29,7 @@ const typesOf = (driver: Pg) => ({
 });
 
 interface Pools {
+  driver: Pg;
   primary: pg.Pool;
   replicas: RoundRobin<pg.Pool> | undefined;
   all: pg.Pool[];
@@ -47,6 +48,8 @@ export type RecyclingMethod = PostgreSqlStoreConfig['poolRecyclingMethod'];
  *   before the real query runs;
  * - `clean`: additionally reset session state (`DISCARD ALL`) before each use, so a `sql_query` that
  *   changed settings or created temp tables cannot affect the next caller.
+ * A SELECT of `sql_query` reads at most `sqlMaxRows` rows (default 10,000): past that it fails with a
+ * LookupStoreError and the connection is dropped, so a huge result is never held in memory.
  * The `pg` driver is imported when the first store is created; pools are built on the first call.
  * @throws LookupConfigError from the constructor when a secret source cannot be read.
  */
@@ -57,11 +60,15 @@ export class PostgresStore implements LookupStore {
   private pools: Promise<Pools> | undefined;
   private schema: Promise<void> | undefined;
   private closed = false;
+  private readonly maxRows: number;
 
+  /** `opts.sqlMaxRows`: rows a `sql_query` SELECT may return (default 10,000; see the class docs). */
   constructor(
     readonly namespace: string,
     readonly config: PostgreSqlStoreConfig,
+    opts: { sqlMaxRows?: number } = {},
   ) {
+    this.maxRows = Math.max(1, opts.sqlMaxRows ?? DEFAULT_SQL_MAX_ROWS);
     this.passwords = [config, ...config.readReplicas].map((s) => resolveSecret(s.authSecret, namespace));
     prefetch(loadPg);
   }
@@ -69,7 +76,7 @@ export class PostgresStore implements LookupStore {
   private connect(): Promise<Pools> {
     this.pools ??= loadPg(this.namespace).then((driver) => {
       const [primary, ...reps] = [this.config, ...this.config.readReplicas].map((s, i) => this.pool(driver, s, this.passwords[i]));
-      return { primary: primary!, replicas: reps.length ? new RoundRobin(reps) : undefined, all: [primary!, ...reps] };
+      return { driver, primary: primary!, replicas: reps.length ? new RoundRobin(reps) : undefined, all: [primary!, ...reps] };
     });
     return this.pools;
   }
@@ -127,19 +134,55 @@ export class PostgresStore implements LookupStore {
     }
   }
 
-  private run<T>(op: string, read: boolean, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
+  /**
+   * A SELECT whose rows are counted as they arrive: past `maxRows` it rejects and the connection is
+   * destroyed instead of reading the rest, so at most `maxRows + 1` rows are ever held. (The Query's
+   * callback, not its 'end'/'error' events, settles it: pg reports its `query_timeout` only there.)
+   */
+  private async selectCapped(driver: Pg, pool: pg.Pool, text: string, values: unknown[]): Promise<SqlResult> {
+    const method = this.config.poolRecyclingMethod;
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      if (method !== 'fast') await client.query(method === 'clean' ? 'DISCARD ALL' : ';');
+      return await new Promise<SqlResult>((resolve, reject) => {
+        let count = 0;
+        const callback = (err: Error | undefined, r: pg.QueryResult | undefined) => {
+          if (err) {
+            broken ??= err;
+            reject(err);
+          } else if (broken === undefined) resolve(shapeRows((r?.rows ?? []) as unknown[][], (r?.fields ?? []).map((f) => FLOAT_OIDS.has(f.dataTypeID))));
+        };
+        const q = client.query(new driver.Query({ text, values, rowMode: 'array', callback } as pg.QueryConfig));
+        q.on('row', () => {
+          if (++count > this.maxRows && broken === undefined) {
+            broken = tooManyRows(this.namespace, this.maxRows);
+            reject(broken);
+          }
+        });
+      });
+    } catch (e) {
+      broken ??= e as Error;
+      throw e;
+    } finally {
+      client.release(broken); // an Error destroys the connection (and stops an over-long result)
+    }
+  }
+
+  private run<T>(op: string, read: boolean, fn: (pool: pg.Pool, driver: Pg) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
     return withTimeout(this.namespace, op, this.config.timeout, async () => {
-      const { primary, replicas } = await this.connect();
+      const { driver, primary, replicas } = await this.connect();
       await this.ensureSchema(primary);
-      return fn(read && replicas ? replicas.next() : primary);
+      return fn(read && replicas ? replicas.next() : primary, driver);
     });
   }
 
   keyGet(key: string): Promise<string | null> {
     return this.run('key_get', true, async (p) => {
       const r = await this.query(p, 'SELECT v FROM spamrule_kv WHERE k = $1 AND (expires_at IS NULL OR expires_at > $2)', [key, Date.now()]);
-      return r.rows.length ? String((r.rows[0] as unknown[])[0]) : null;
+      const v = r.rows.length ? (r.rows[0] as unknown[])[0] : null;
+      return v === null || v === undefined ? null : String(v); // a NULL `v` (hand-made table) is absent
     });
   }
   keyExists(key: string): Promise<boolean> {
@@ -161,7 +204,7 @@ export class PostgresStore implements LookupStore {
   counterGet(key: string): Promise<number> {
     return this.run('counter_get', true, async (p) => {
       const r = await this.query(p, 'SELECT v FROM spamrule_counter WHERE k = $1', [key]);
-      return r.rows.length ? Number((r.rows[0] as unknown[])[0]) : 0;
+      return parseCounter(this.namespace, key, r.rows.length ? (r.rows[0] as unknown[])[0] : null);
     });
   }
   counterIncr(key: string, by: number): Promise<number> {
@@ -171,16 +214,19 @@ export class PostgresStore implements LookupStore {
         'INSERT INTO spamrule_counter (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = spamrule_counter.v + EXCLUDED.v RETURNING v',
         [key, Math.trunc(by)],
       );
-      return Number((r.rows[0] as unknown[])[0]);
+      return parseCounter(this.namespace, key, (r.rows[0] as unknown[])[0]);
     });
   }
-  /** `sql_query` with `$1, $2, …` placeholders (PostgreSQL's own); shaped per §4.3. */
+  /**
+   * `sql_query` with `$1, $2, …` placeholders (PostgreSQL's own); shaped per §4.3. A SELECT reads at most
+   * `sqlMaxRows` rows; more reject with a LookupStoreError ("returned more than N rows").
+   */
   sqlQuery(query: string, params: SqlParam[]): Promise<SqlResult> {
     const select = isSelect(query);
-    return this.run('sql_query', select, async (p) => {
+    return this.run('sql_query', select, async (p, driver) => {
+      if (select) return this.selectCapped(driver, p, query, params);
       const r = await this.query(p, query, params);
-      if (!select) return r.rowCount ?? 0;
-      return shapeRows(r.rows as unknown[][], r.fields.map((f) => FLOAT_OIDS.has(f.dataTypeID)));
+      return r.rowCount ?? 0;
     });
   }
 

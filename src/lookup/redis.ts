@@ -18,10 +18,51 @@ import type {
 } from './config.js';
 import { loadIoredis, prefetch, type Ioredis } from './drivers.js';
 import { resolveSecret } from './secret.js';
-import type { LookupStore } from './types.js';
-import { withTimeout } from './util.js';
+import type { PartitionedStore } from './breaker.js';
+import { LookupStoreError, type LookupStore } from './types.js';
+import { parseCounter, RequestRefusedError, withTimeout } from './util.js';
 
 export const COUNTER_PREFIX = 'spamrule-counter:';
+
+/**
+ * Most commands a store lets wait for replies at once. ioredis keeps a command that timed out in its
+ * queue until the server answers it (replies are matched in order), so a frozen server (connection
+ * open, no replies) would let the queue, and the heap, grow for as long as calls keep coming. Past
+ * this many unanswered commands a call fails at once without being sent. With the offline queue off and
+ * `maxRetriesPerRequest: 0` (see `common`), nothing else queues: a disconnected client rejects at once.
+ * 10,000 small lookups are a few MB; normal traffic never gets near it, since a live server answers
+ * within milliseconds.
+ */
+export const MAX_PENDING_COMMANDS = 10_000;
+
+const CRC16_TABLE = (() => {
+  const t = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i << 8;
+    for (let j = 0; j < 8; j++) c = c & 0x8000 ? ((c << 1) ^ 0x1021) & 0xffff : (c << 1) & 0xffff;
+    t[i] = c;
+  }
+  return t;
+})();
+
+/** The Redis Cluster hash slot (0–16383) of a key: CRC16-XMODEM of the key, or of its `{hash tag}`, mod 16384. */
+export function keySlot(key: string): number {
+  let buf = Buffer.from(key, 'utf8');
+  const open = buf.indexOf(0x7b);
+  if (open >= 0) {
+    const close = buf.indexOf(0x7d, open + 1);
+    if (close > open + 1) buf = buf.subarray(open + 1, close);
+  }
+  let crc = 0;
+  for (const b of buf) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ b) & 0xff]!;
+  return crc & 16383;
+}
+
+/** `lookup store "ns": rest` → `rest`. */
+const stripPrefix = (namespace: string, message: string): string => {
+  const prefix = `lookup store "${namespace}": `;
+  return message.startsWith(prefix) ? message.slice(prefix.length) : message;
+};
 
 /** Reconnect back-off (ms): quick first retries, then every 2 s, forever (reconnects happen by themselves). */
 const reconnect = (times: number) => Math.min(times * 100, 2000);
@@ -72,26 +113,86 @@ export type RedisClientFactory = (ioredis: never) => unknown;
  * connections per node than `poolMaxConnections` (≥ 1). Every call fails within `timeout` ms with a
  * LookupStoreError; the client reconnects on its own. ioredis is imported when the first store is
  * created and the client is built on the first call.
+ *
+ * While the client is not connected, a failing call's message ends with the last connection error
+ * ioredis reported (`(last connection error: connect ECONNREFUSED 127.0.0.1:6379)`, `WRONGPASS …`,
+ * `NOAUTH …`, `getaddrinfo ENOTFOUND …`, a TLS error), never a password (`secrets` are masked).
+ * At most {@link MAX_PENDING_COMMANDS} commands wait for replies; past that a call fails at once.
+ * A counter holding something other than an integer fails `counter_get` with an error naming it.
+ * Redis Cluster stores tell the circuit breaker which master serves a key (`partitionOf`).
  */
-export class RedisLookupStore implements LookupStore {
+export class RedisLookupStore implements LookupStore, PartitionedStore {
   private closed = false;
   private client: Client | undefined;
   private connecting: Promise<Client> | undefined;
+  /** The last 'error' event of the client (or one of its cluster nodes) since it was last ready. */
+  private lastError: Error | undefined;
   constructor(
     readonly namespace: string,
     readonly type: 'Redis' | 'RedisCluster' | 'RedisSentinel',
     private readonly create: RedisClientFactory,
     private readonly timeout: number,
+    private readonly secrets: (string | undefined)[] = [],
   ) {
     prefetch(loadIoredis);
+  }
+
+  /** The master (`host:port`) serving `key` (or its counter) in a Redis Cluster, once the slots are known. */
+  partitionOf(key: string, counter: boolean): string | undefined {
+    if (this.type !== 'RedisCluster' || this.client === undefined) return undefined;
+    const slots = (this.client as Cluster).slots as (string[] | undefined)[] | undefined;
+    return slots?.[keySlot(counter ? COUNTER_PREFIX + key : key)]?.[0];
+  }
+
+  /**
+   * Commands waiting for a reply or a connection, over all of the client's connections: sent and
+   * unanswered (`commandQueue`), offline, and auto-pipelined ones waiting for the running pipeline
+   * (`_autoPipelines`: ioredis runs one pipeline at a time, so behind a frozen server they pile up there).
+   */
+  private pending(c: Client): number {
+    type Queues = { commandQueue?: { length: number }; offlineQueue?: { length: number }; _autoPipelines?: Map<string, { length?: number }> };
+    const q = (r: unknown): number => {
+      const x = r as Queues;
+      let n = (x.commandQueue?.length ?? 0) + (x.offlineQueue?.length ?? 0);
+      for (const p of x._autoPipelines?.values() ?? []) n += p.length ?? 0;
+      return n;
+    };
+    let n = q(c);
+    if (this.type === 'RedisCluster') for (const node of (c as Cluster).nodes('all')) n += q(node);
+    return n;
+  }
+
+  private mask(message: string): string {
+    let m = message;
+    for (const s of this.secrets) if (s !== undefined && s.length >= 3) m = m.split(s).join('***');
+    return m;
+  }
+
+  /** Adds the last connection error to a failure while the client is not connected (see the class docs). */
+  private explain(e: unknown): unknown {
+    const last = this.lastError;
+    const status = this.client?.status;
+    if (!(e instanceof LookupStoreError) || status === undefined || status === 'ready') return e;
+    const why =
+      last !== undefined
+        ? `last connection error: ${this.mask(last.message || (last as { code?: string }).code || last.name)}`
+        : `not connected: the connection (or its TLS handshake) is still pending, status ${status}`;
+    if (e.message.includes(why)) return e;
+    return new LookupStoreError(this.namespace, `${stripPrefix(this.namespace, e.message)} (${why})`, { cause: e });
   }
 
   private connect(): Promise<Client> {
     if (this.client !== undefined) return Promise.resolve(this.client);
     this.connecting ??= loadIoredis(this.namespace).then(async (io) => {
       const client = (this.create as (io: Ioredis) => Client)(io);
-      // ioredis reports connection failures as 'error' events; without a listener Node would crash.
-      client.on('error', () => undefined);
+      // ioredis reports connection failures as 'error' events (cluster nodes as 'node error'); without a
+      // listener Node would crash. The last one explains later failures (see `explain`).
+      const keep = (e: unknown) => {
+        if (e instanceof Error) this.lastError = e;
+      };
+      client.on('error', keep);
+      client.on('node error', keep);
+      client.on('ready', () => (this.lastError = undefined));
       if (this.closed) client.disconnect();
       // Kept even if the first connection fails: ioredis reconnects by itself, and meanwhile calls
       // fail at once (no offline queue).
@@ -109,7 +210,13 @@ export class RedisLookupStore implements LookupStore {
     const c = this.client;
     // A client that gave up ('end': its first connection failed before any retry) is restarted.
     if (c !== undefined && c.status === 'end') c.connect().catch(() => undefined);
-    return withTimeout(this.namespace, op, this.timeout, () => (c !== undefined ? fn(c) : this.connect().then(fn)));
+    if (c !== undefined && this.pending(c) >= MAX_PENDING_COMMANDS)
+      return Promise.reject(
+        this.explain(new LookupStoreError(this.namespace, `${op} failed: ${MAX_PENDING_COMMANDS} commands are already waiting for replies (server not answering)`)),
+      );
+    return withTimeout(this.namespace, op, this.timeout, () => (c !== undefined ? fn(c) : this.connect().then(fn))).catch((e: unknown) => {
+      throw this.explain(e);
+    });
   }
 
   keyGet(key: string): Promise<string | null> {
@@ -125,10 +232,16 @@ export class RedisLookupStore implements LookupStore {
     });
   }
   counterGet(key: string): Promise<number> {
-    return this.run('counter_get', async (c) => Number((await c.get(COUNTER_PREFIX + key)) ?? 0));
+    return this.run('counter_get', async (c) => parseCounter(this.namespace, key, await c.get(COUNTER_PREFIX + key)));
   }
   counterIncr(key: string, by: number): Promise<number> {
-    return this.run('counter_incr', (c) => c.incrby(COUNTER_PREFIX + key, Math.trunc(by)));
+    return this.run('counter_incr', (c) =>
+      c.incrby(COUNTER_PREFIX + key, Math.trunc(by)).catch((e: unknown) => {
+        // "ERR value is not an integer or out of range": name the counter (the reply stays the cause).
+        if (e instanceof Error && e.name === 'ReplyError') throw new RequestRefusedError(this.namespace, `counter_incr failed: counter "${key}": ${e.message}`, { cause: e });
+        throw e;
+      }),
+    );
   }
   async close(): Promise<void> {
     if (this.closed) return;
@@ -141,7 +254,13 @@ export class RedisLookupStore implements LookupStore {
 /** `Redis`: one server at `url` (`redis://[user:pass@]host:port[/db]`, `rediss://` for TLS). */
 export function createRedisStore(namespace: string, c: RedisStoreConfig): RedisLookupStore {
   const create = (io: Ioredis) => new io.Redis(c.url, { ...common(c.timeout, c.poolTimeoutCreate), protocol: 2 });
-  return new RedisLookupStore(namespace, 'Redis', create, c.timeout);
+  let secret: string | undefined;
+  try {
+    secret = decodeURIComponent(new URL(c.url).password) || undefined;
+  } catch {
+    secret = undefined;
+  }
+  return new RedisLookupStore(namespace, 'Redis', create, c.timeout, [secret]);
 }
 
 /**
@@ -169,7 +288,7 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
       protocol: c.protocolVersion === 'resp3' ? 3 : 2,
     },
   });
-  return new RedisLookupStore(namespace, 'RedisCluster', create, c.timeout);
+  return new RedisLookupStore(namespace, 'RedisCluster', create, c.timeout, [password]);
 }
 
 /**
@@ -195,7 +314,7 @@ export function createRedisSentinelStore(namespace: string, c: RedisSentinelStor
     reconnectOnError: (e: Error) => (e.message.startsWith('READONLY') ? 2 : false),
     protocol: c.protocolVersion === 'resp3' ? 3 : 2,
   });
-  return new RedisLookupStore(namespace, 'RedisSentinel', create, c.timeout);
+  return new RedisLookupStore(namespace, 'RedisSentinel', create, c.timeout, [password, sentinelPassword]);
 }
 
 export function createInMemoryStore(namespace: string, c: InMemoryStoreBaseConfig): RedisLookupStore {
@@ -228,8 +347,18 @@ export class ShardedStore implements LookupStore {
     readonly namespace: string,
     readonly shards: LookupStore[],
   ) {}
-  static create(namespace: string, c: ShardedStoreConfig): ShardedStore {
-    return new ShardedStore(namespace, c.stores.map((s) => createInMemoryStore(namespace, s)));
+  /**
+   * Builds the shards of `c`; `wrap` (createLookupStore passes a per-shard circuit breaker) is applied
+   * to each shard with its 0-based index.
+   */
+  static create(namespace: string, c: ShardedStoreConfig, wrap?: (shard: LookupStore, index: number) => LookupStore): ShardedStore {
+    return new ShardedStore(
+      namespace,
+      c.stores.map((s, i) => {
+        const shard = createInMemoryStore(namespace, s);
+        return wrap ? wrap(shard, i) : shard;
+      }),
+    );
   }
   private of(key: string): LookupStore {
     return this.shards[shardOf(key, this.shards.length)]!;

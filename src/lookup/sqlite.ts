@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import type { SqliteStoreConfig } from './config.js';
 import { loadSqlite, prefetch, type Sqlite } from './drivers.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
-import { isSelect, shapeRows, wrapError } from './util.js';
+import { DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, shapeRows, tooManyRows, wrapError } from './util.js';
 
 /** How long a statement waits for another connection's lock before it fails (ms), as better-sqlite3's default. */
 const BUSY_WAIT_MS = 5_000;
@@ -28,7 +28,8 @@ const isBusy = (e: unknown): boolean => {
  * call: `poolMaxConnections` is an upper bound that is always met, and `poolWorkers` (Stalwart's
  * blocking-thread count) has no counterpart. Integers and floats keep their type (`safeIntegers`).
  * The better-sqlite3 driver is imported when the first store is created (a native module, so a
- * machine without a build of it can still use the other stores).
+ * machine without a build of it can still use the other stores). A SELECT of `sql_query` reads at most
+ * `sqlMaxRows` rows (default 10,000), more reject with a LookupStoreError.
  */
 export class SqliteStore implements LookupStore {
   readonly type = 'Sqlite';
@@ -36,11 +37,15 @@ export class SqliteStore implements LookupStore {
   private stmts: Record<'get' | 'exists' | 'set' | 'cget' | 'incr', Database.Statement> | undefined;
   private closed = false;
   private driver: Sqlite | undefined;
+  private readonly maxRows: number;
 
+  /** `opts.sqlMaxRows`: rows a `sql_query` SELECT may return (default 10,000). */
   constructor(
     readonly namespace: string,
     readonly config: SqliteStoreConfig,
+    opts: { sqlMaxRows?: number } = {},
   ) {
+    this.maxRows = Math.max(1, opts.sqlMaxRows ?? DEFAULT_SQL_MAX_ROWS);
     prefetch(loadSqlite);
   }
 
@@ -124,7 +129,7 @@ export class SqliteStore implements LookupStore {
   keyGet(key: string): Promise<string | null> {
     return this.run('key_get', () => {
       const v = this.open().get.get(key, Date.now());
-      return v === undefined ? null : String(v);
+      return v === undefined || v === null ? null : String(v); // a NULL `v` (hand-made table) is absent
     });
   }
   keyExists(key: string): Promise<boolean> {
@@ -136,10 +141,10 @@ export class SqliteStore implements LookupStore {
     });
   }
   counterGet(key: string): Promise<number> {
-    return this.run('counter_get', () => Number(this.open().cget.get(key) ?? 0));
+    return this.run('counter_get', () => parseCounter(this.namespace, key, this.open().cget.get(key)));
   }
   counterIncr(key: string, by: number): Promise<number> {
-    return this.run('counter_incr', () => Number(this.open().incr.get(key, Math.trunc(by))));
+    return this.run('counter_incr', () => parseCounter(this.namespace, key, this.open().incr.get(key, Math.trunc(by))));
   }
   /** `sql_query` with `?` placeholders; integers come back as BigInt (safeIntegers), floats as numbers. */
   sqlQuery(query: string, params: SqlParam[]): Promise<SqlResult> {
@@ -150,7 +155,11 @@ export class SqliteStore implements LookupStore {
       // Integers keep their type).
       const args = params.map((p) => (typeof p === 'number' && Number.isSafeInteger(p) ? BigInt(p) : p));
       if (!isSelect(query) || !stmt.reader) return stmt.run(...args).changes;
-      const rows = stmt.raw(true).safeIntegers(true).all(...args) as unknown[][];
+      const rows: unknown[][] = [];
+      for (const row of stmt.raw(true).safeIntegers(true).iterate(...args) as IterableIterator<unknown[]>) {
+        if (rows.length >= this.maxRows) throw tooManyRows(this.namespace, this.maxRows); // return() ends the iterator
+        rows.push(row);
+      }
       // With safeIntegers every integer is a BigInt, so a JS number here is a REAL: a Float.
       const floats = rows[0]?.map((c) => typeof c === 'number') ?? [];
       return shapeRows(rows, floats);

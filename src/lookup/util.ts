@@ -30,6 +30,38 @@ export function withTimeout<T>(namespace: string, op: string, ms: number | null 
   });
 }
 
+/**
+ * A LookupStoreError for a request the adapter refuses by itself (a value over a packet limit, a result
+ * over the row cap, a counter that is not a number): it says nothing about the store's health, so the
+ * circuit breaker does not count it (`requestRefused` is true).
+ */
+export class RequestRefusedError extends LookupStoreError {
+  readonly requestRefused = true;
+}
+
+/** Default cap on the rows one `sql_query` reads (`sqlMaxRows` of createLookupStore). */
+export const DEFAULT_SQL_MAX_ROWS = 10_000;
+
+/** The error of a SELECT that returned more than `max` rows (reading stops there). */
+export function tooManyRows(namespace: string, max: number): RequestRefusedError {
+  return new RequestRefusedError(namespace, `sql_query failed: the query returned more than ${max} rows (the row cap, sqlMaxRows); narrow it or add a LIMIT`);
+}
+
+/**
+ * A stored counter as a number. `raw` is what the store holds (`null`/`undefined` → 0). A value that is not
+ * an integer (e.g. `abc` written by another program) rejects with a RequestRefusedError naming the key,
+ * instead of reading as NaN. Integers beyond ±2^53 lose precision (JavaScript numbers; documented).
+ */
+export function parseCounter(namespace: string, key: string, raw: unknown): number {
+  if (raw === null || raw === undefined) return 0;
+  if (typeof raw === 'number' && Number.isInteger(raw)) return raw;
+  if (typeof raw === 'bigint') return Number(raw);
+  const s = Buffer.isBuffer(raw) ? raw.toString('utf8') : String(raw);
+  if (!/^\s*[+-]?\d+\s*$/.test(s))
+    throw new RequestRefusedError(namespace, `counter "${key}" holds ${JSON.stringify(s.length > 40 ? s.slice(0, 40) + '…' : s)}, not an integer`);
+  return Number(s);
+}
+
 export function wrapError(namespace: string, op: string, e: unknown): LookupStoreError {
   if (e instanceof LookupStoreError) return e;
   const msg = e instanceof Error ? e.message || (e as { code?: string }).code || e.name : String(e);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CachedLookupStore, createLookupStore, MemoryStore, type LookupStore } from '../../src/lookup/index.js';
+import { CachedLookupStore, createLookupStore, DEFAULT_CACHE_MAX_BYTES, MemoryStore, type LookupStore } from '../../src/lookup/index.js';
 
 /** A store that counts calls and can be told to fail, in front of an in-memory store. */
 class Counting implements LookupStore {
@@ -119,6 +119,32 @@ describe('CachedLookupStore', () => {
     await c.keyGet('a');
     await c.keyGet('b');
     expect(inner.calls).toEqual(['get']);
+  });
+
+  it('holds at most maxBytes (default 64 MiB) and never caches one value over maxEntryBytes', async () => {
+    const inner = new Counting();
+    const MB = 1024 * 1024;
+    for (let i = 0; i < 40; i++) await inner.keySet(`v${i}`, String(i % 10).repeat(MB)); // ~2 MB each in UTF-16
+    const c = new CachedLookupStore(inner, { maxBytes: 10 * MB, maxEntryBytes: 3 * MB });
+    for (let i = 0; i < 40; i++) await c.keyGet(`v${i}`);
+    const lru = (c as unknown as { cache: { calculatedSize: number; size: number } }).cache;
+    expect(lru.calculatedSize).toBeLessThanOrEqual(10 * MB);
+    expect(lru.size).toBeLessThanOrEqual(5);
+    // The most recent are cached, the first ones were evicted.
+    inner.calls.length = 0;
+    expect(await c.keyGet('v39')).toBe('9'.repeat(MB));
+    expect(inner.calls).toEqual([]);
+    await c.keyGet('v0');
+    expect(inner.calls).toEqual(['get']);
+    // A value over maxEntryBytes is answered but not cached.
+    await inner.keySet('huge', 'h'.repeat(2 * MB)); // ~4 MB > 3 MB
+    inner.calls.length = 0;
+    expect(((await c.keyGet('huge')) as string).length).toBe(2 * MB);
+    expect(((await c.keyGet('huge')) as string).length).toBe(2 * MB);
+    expect(inner.calls).toEqual(['get', 'get']);
+    // Small values still fill the cache up to max entries.
+    const d = new CachedLookupStore(inner);
+    expect((d as unknown as { cache: { maxSize: number } }).cache.maxSize).toBe(DEFAULT_CACHE_MAX_BYTES);
   });
 
   it('createLookupStore puts the cache in front by default and leaves it out when disabled', async () => {

@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLookupStore, LookupStoreError, type LookupStore } from '../../src/lookup/index.js';
+import { CircuitBreakerStore, createLookupStore, LookupStoreError, type LookupStore } from '../../src/lookup/index.js';
 import { startMariaDb, waitFor, type MariaDbServer } from '../servers/index.js';
 import { kvContract, sqlContract } from './contract.js';
 
@@ -17,8 +18,8 @@ const cfg = (more: Record<string, unknown> = {}) => ({
   timeout: 2000,
   ...more,
 });
-const open = (more: Record<string, unknown> = {}, ns = 'mysql-extra') => {
-  const s = createLookupStore(ns, cfg(more), { cache: { enabled: false } });
+const open = (more: Record<string, unknown> = {}, ns = 'mysql-extra', opts: Parameters<typeof createLookupStore>[2] = {}) => {
+  const s = createLookupStore(ns, cfg(more), { cache: { enabled: false }, ...opts });
   extra.push(s);
   return s;
 };
@@ -88,6 +89,81 @@ describe('MySql store (MariaDB)', () => {
     expect(peak).toBeGreaterThanOrEqual(2);
   });
 
+  it('values of 1 MB and 12 MB round-trip (v is LONGTEXT)', async () => {
+    const mb = 'a'.repeat(1024 * 1024);
+    const big = Buffer.alloc(9 * 1024 * 1024, 7).toString('base64'); // 12 MiB of base64, as classifier blobs
+    expect(big.length).toBe(12 * 1024 * 1024);
+    await store.keySet('big-1mb', mb);
+    await store.keySet('big-12mb', big);
+    expect(await store.keyGet('big-1mb')).toBe(mb);
+    expect(await store.keyGet('big-12mb')).toBe(big);
+    expect(
+      await store.sqlQuery!("SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'spamrule_kv' AND COLUMN_NAME = 'v'", []),
+    ).toBe('longtext');
+  }, 60_000);
+
+  it('an existing table with v TEXT is migrated to LONGTEXT once, keeping rows and nullability; NULL v reads as absent', async () => {
+    await store.sqlQuery!('DROP DATABASE IF EXISTS legacy', []);
+    await store.sqlQuery!('CREATE DATABASE legacy', []);
+    await store.sqlQuery!(
+      'CREATE TABLE legacy.spamrule_kv (k VARCHAR(255) PRIMARY KEY, v TEXT NULL, expires_at BIGINT NULL) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin',
+      [],
+    );
+    await store.sqlQuery!('CREATE TABLE legacy.spamrule_counter (k VARCHAR(255) PRIMARY KEY, v VARCHAR(40) NOT NULL) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin', []);
+    await store.sqlQuery!("INSERT INTO legacy.spamrule_kv (k, v) VALUES ('old', 'kept'), ('nulled', NULL)", []);
+    await store.sqlQuery!("INSERT INTO legacy.spamrule_counter (k, v) VALUES ('bad', 'abc')", []);
+    const s = open({ database: 'legacy' }, 'mysql-legacy');
+    const value = 'x'.repeat(200_000); // over TEXT's 65,535 bytes
+    await s.keySet('large', value);
+    expect(await s.keyGet('large')).toBe(value);
+    expect(await s.keyGet('old')).toBe('kept');
+    expect(await s.keyGet('nulled')).toBeNull();
+    const col = await store.sqlQuery!(
+      "SELECT DATA_TYPE, IS_NULLABLE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'legacy' AND TABLE_NAME = 'spamrule_kv' AND COLUMN_NAME = 'v'",
+      [],
+    );
+    expect(col).toEqual(['longtext', 'YES']);
+    // A counter that is not a number is an error naming it, not NaN; it does not open the breaker.
+    for (let i = 0; i < 4; i++) await expect(s.counterGet('bad')).rejects.toThrow(/lookup store "mysql-legacy": counter "bad" holds "abc", not an integer/);
+    expect((s as CircuitBreakerStore).isDown).toBe(false);
+  });
+
+  it("a value over the server's max_allowed_packet is refused with an error naming the setting", async () => {
+    await store.sqlQuery!('SET GLOBAL max_allowed_packet = 1048576', []);
+    try {
+      const s = open({}, 'mysql-small-packet'); // new connections take the new global value
+      await s.keySet('fits', 'y'.repeat(500_000));
+      expect(await s.keyGet('fits')).toBe('y'.repeat(500_000));
+      for (let i = 0; i < 4; i++)
+        await expect(s.keySet('too-big', 'z'.repeat(2 * 1024 * 1024))).rejects.toThrow(
+          /lookup store "mysql-small-packet": statement of \d+ bytes exceeds the server's max_allowed_packet \(1048576 bytes\); raise max_allowed_packet/,
+        );
+      expect((s as CircuitBreakerStore).isDown).toBe(false);
+      expect(await s.keyGet('fits')).toBe('y'.repeat(500_000));
+    } finally {
+      await store.sqlQuery!('SET GLOBAL max_allowed_packet = 16777216', []);
+    }
+  });
+
+  it('sql_query reads at most sqlMaxRows rows (default 10,000): more is an error, and the store goes on', async () => {
+    const capped = open({}, 'mysql-rows', { sqlMaxRows: 100 });
+    expect(((await capped.sqlQuery!('SELECT seq FROM seq_1_to_100', [])) as unknown[]).length).toBe(100);
+    await expect(capped.sqlQuery!('SELECT seq FROM seq_1_to_101', [])).rejects.toThrow(/lookup store "mysql-rows": sql_query failed: the query returned more than 100 rows/);
+    expect(await capped.sqlQuery!('SELECT ?', [5])).toBe(5);
+    // A million rows with the default cap: refused after 10,000, not read whole.
+    await expect(store.sqlQuery!('SELECT seq, REPEAT(?, 100) FROM seq_1_to_1000000', ['x'])).rejects.toThrow(/returned more than 10000 rows/);
+    expect(await store.sqlQuery!('SELECT seq FROM seq_1_to_3 WHERE seq = ?', [2])).toBe(2);
+    expect((store as CircuitBreakerStore).isDown).toBe(false);
+  }, 60_000);
+
+  it('a slow SELECT fails within the timeout, and the store goes on', async () => {
+    const s = open({ timeout: 300, poolMaxConnections: 1 }, 'mysql-slow');
+    const err = await s.sqlQuery!('SELECT SLEEP(3)', []).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LookupStoreError);
+    expect((err as Error).message).toMatch(/^lookup store "mysql-slow": sql_query (timed out after 300 ms|failed: Query inactivity timeout)/);
+    await waitFor('the store answers again', async () => (await s.sqlQuery!('SELECT ?', [3]).catch(() => null)) === 3, 20_000, 100);
+  });
+
   it('server stopped mid-run: calls fail with LookupStoreError, then reconnect by themselves', async () => {
     const s = open({ timeout: 1000 }, 'mysql-fault');
     await s.keySet('survives', 'yes');
@@ -101,5 +177,22 @@ describe('MySql store (MariaDB)', () => {
     await server.start();
     await waitFor('reconnect', async () => (await s.keyGet('survives').catch(() => null)) === 'yes', 30_000, 200);
     expect(await s.keyGet('survives')).toBe('yes');
+  }, 90_000);
+
+  it('a frozen server (SIGSTOP), breaker off: waiting calls are bounded, fail at once past the queue limit, and the store recovers', async () => {
+    const pidFile = (await store.sqlQuery!('SELECT @@pid_file', [])) as string;
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    const s = open({ timeout: 1000, poolMaxConnections: 2, poolMinConnections: 2 }, 'mysql-frozen', { breaker: { enabled: false } });
+    await s.keySet('frozen', 'ok');
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const results = await Promise.all(Array.from({ length: 3000 }, (_, i) => s.keyGet(`frozen-${i}`).then(() => 'ok', (e: Error) => e.message)));
+      const queueFull = results.filter((m) => /Queue limit reached/.test(m)).length;
+      expect(results.every((m) => /^lookup store "mysql-frozen": key_get (timed out after 1000 ms|failed: Queue limit reached)/.test(m))).toBe(true);
+      expect(queueFull).toBeGreaterThanOrEqual(1500); // 2 on connections + at most 1000 waiting; the rest refused at once
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    await waitFor('recovery after SIGCONT', async () => (await s.keyGet('frozen').catch(() => null)) === 'ok', 30_000, 200);
   }, 90_000);
 });

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLookupStore, LookupStoreError, type LookupStore } from '../../src/lookup/index.js';
+import { CircuitBreakerStore, createLookupStore, LookupStoreError, type LookupStore } from '../../src/lookup/index.js';
 import { startPostgres, waitFor, type PostgresServer } from '../servers/index.js';
 import { kvContract, sqlContract } from './contract.js';
 
@@ -17,8 +17,8 @@ const cfg = (more: Record<string, unknown> = {}) => ({
   timeout: 2000,
   ...more,
 });
-const open = (more: Record<string, unknown> = {}, ns = 'pg-extra') => {
-  const s = createLookupStore(ns, cfg(more), { cache: { enabled: false } });
+const open = (more: Record<string, unknown> = {}, ns = 'pg-extra', opts: Parameters<typeof createLookupStore>[2] = {}) => {
+  const s = createLookupStore(ns, cfg(more), { cache: { enabled: false }, ...opts });
   extra.push(s);
   return s;
 };
@@ -35,6 +35,32 @@ afterAll(async () => {
 describe('PostgreSql store', () => {
   kvContract(() => store, 'pg');
   sqlContract(() => store, (i) => `$${i}`, 'people');
+
+  it('a NULL value reads as absent, a counter that is not an integer is an error naming it (hand-made tables)', async () => {
+    await store.sqlQuery!('DROP SCHEMA IF EXISTS legacy CASCADE', []);
+    await store.sqlQuery!('CREATE SCHEMA legacy', []);
+    await store.sqlQuery!('CREATE TABLE legacy.spamrule_kv (k TEXT PRIMARY KEY, v TEXT NULL, expires_at BIGINT NULL)', []);
+    await store.sqlQuery!('CREATE TABLE legacy.spamrule_counter (k TEXT PRIMARY KEY, v TEXT NOT NULL)', []);
+    await store.sqlQuery!("INSERT INTO legacy.spamrule_kv (k, v) VALUES ('nulled', NULL), ('set', 'yes')", []);
+    await store.sqlQuery!("INSERT INTO legacy.spamrule_counter (k, v) VALUES ('bad', 'abc'), ('good', '12')", []);
+    const s = open({ options: '-c search_path=legacy' }, 'pg-legacy');
+    expect(await s.keyGet('nulled')).toBeNull();
+    expect(await s.keyGet('set')).toBe('yes');
+    expect(await s.counterGet('good')).toBe(12);
+    for (let i = 0; i < 4; i++) await expect(s.counterGet('bad')).rejects.toThrow(/^lookup store "pg-legacy": counter "bad" holds "abc", not an integer$/);
+    expect((s as CircuitBreakerStore).isDown).toBe(false);
+  });
+
+  it.each(['fast', 'verified'])('sql_query reads at most sqlMaxRows rows (default 10,000), recycling %s', async (method) => {
+    const capped = open({ poolRecyclingMethod: method }, 'pg-rows', { sqlMaxRows: 100 });
+    expect(((await capped.sqlQuery!('SELECT g FROM generate_series(1, 100) g', [])) as unknown[]).length).toBe(100);
+    await expect(capped.sqlQuery!('SELECT g FROM generate_series(1, 101) g', [])).rejects.toThrow(/^lookup store "pg-rows": sql_query failed: the query returned more than 100 rows/);
+    expect(await capped.sqlQuery!('SELECT $1::int + 1', [4])).toBe(5);
+    const dflt = open({ poolRecyclingMethod: method, timeout: 30_000 }, 'pg-rows-default');
+    await expect(dflt.sqlQuery!('SELECT g, repeat($1, 100) FROM generate_series(1, 1000000) g', ['x'])).rejects.toThrow(/returned more than 10000 rows/);
+    expect(await dflt.sqlQuery!('SELECT count(*)::int FROM generate_series(1, 10) g', [])).toBe(10);
+    expect((dflt as CircuitBreakerStore).isDown).toBe(false);
+  }, 60_000);
 
   it.each(['verified', 'clean'])('works with poolRecyclingMethod %s', async (method) => {
     const s = open({ poolRecyclingMethod: method });

@@ -17,6 +17,26 @@ describe('Sqlite store', () => {
   kvContract(() => store, 'sqlite');
   sqlContract(() => store, () => '?', 'people');
 
+  it('sql_query reads at most sqlMaxRows rows; a NULL value is absent; a non-integer counter is an error naming it', async () => {
+    const file = join(dir, 'hand-made.db');
+    const db = new Database(file);
+    db.exec('CREATE TABLE spamrule_kv (k TEXT PRIMARY KEY, v TEXT NULL, expires_at INTEGER NULL)');
+    db.exec('CREATE TABLE spamrule_counter (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
+    db.exec("INSERT INTO spamrule_kv (k, v) VALUES ('nulled', NULL); INSERT INTO spamrule_counter VALUES ('bad', 'abc')");
+    db.close();
+    const s = createLookupStore('sqlite-hand', { '@type': 'Sqlite', path: file }, { cache: { enabled: false }, sqlMaxRows: 100 });
+    try {
+      expect(await s.keyGet('nulled')).toBeNull();
+      await expect(s.counterGet('bad')).rejects.toThrow(/^lookup store "sqlite-hand": counter "bad" holds "abc", not an integer$/);
+      const series = (n: number) => `SELECT x FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ${n}) SELECT x FROM c)`;
+      expect(((await s.sqlQuery!(series(100), [])) as unknown[]).length).toBe(100);
+      await expect(s.sqlQuery!(series(1_000_000), [])).rejects.toThrow(/^lookup store "sqlite-hand": sql_query failed: the query returned more than 100 rows/);
+      expect(await s.sqlQuery!('SELECT ? + 1', [1])).toBe(2);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('uses lookup.sqlite3 inside a directory path and persists across reopen', async () => {
     const sub = join(dir, 'datadir');
     const a = new SqliteStore('dir', { '@type': 'Sqlite', path: dir, poolWorkers: null, poolMaxConnections: 10 });
