@@ -35,6 +35,7 @@ export class MethodError extends Error {
       | 'unsupportedFilter'
       | 'unsupportedSort'
       | 'anchorNotFound'
+      | 'cannotCalculateChanges'
       | 'serverFail',
     description?: string,
   ) {

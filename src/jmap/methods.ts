@@ -4,6 +4,7 @@
  * `forbidden` in `/set`, `invalidProperties` with JSON-pointer paths, `alreadyExists` for a unique
  * `name`/`namespace` already taken.
  */
+import { changesMethod } from './changes.js';
 import type { Permission } from './auth.js';
 import { MethodError, SetErrorException, type SetError } from './errors.js';
 import { compareIds, type IdGenerator } from './ids.js';
@@ -298,6 +299,19 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
   for (const data of destroyedData) await kind.afterDestroy?.(data, hooks).catch(() => undefined);
   if (changed) ctx.afterChange(kind.type);
   return response;
+}
+
+/** `/changes` (RFC 8620 §5.2), see changes.ts; the permission of `/get`. */
+export function changesMethodOf(kind: ObjectKind, args: Record<string, unknown>, ctx: MethodContext): Promise<Data> {
+  requirePermission(ctx, `${kind.permissionPrefix}Get`);
+  checkAccount(args, ctx);
+  return changesMethod(kind, args, {
+    accountId: ctx.accountId,
+    current: ctx.repo.snapshot(kind.type).state,
+    log: ctx.repo,
+    maxChangesLimit: ctx.limits.maxObjectsInGet,
+    stateString,
+  });
 }
 
 /** `/query`, see query.ts. */

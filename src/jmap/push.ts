@@ -105,6 +105,7 @@ export function publishChanges(inner: ObjectRepository, feed: ChangeFeed): Objec
       return result;
     },
     onExternalChange: (cb) => inner.onExternalChange(cb),
+    changesSince: (type, since, until) => inner.changesSince(type, since, until),
     close: () => inner.close(),
   };
 }

@@ -10,6 +10,9 @@ const SQLITE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS jmap_object (type TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (type, id));
 CREATE TABLE IF NOT EXISTS jmap_state (type TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO jmap_state (type, value) VALUES ${OBJECT_TYPES.map((t) => `('${t}', 0)`).join(', ')};
+CREATE TABLE IF NOT EXISTS jmap_change (type TEXT NOT NULL, state INTEGER NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL, PRIMARY KEY (type, state, id));
+CREATE TABLE IF NOT EXISTS jmap_change_floor (type TEXT PRIMARY KEY, since INTEGER NOT NULL);
+INSERT OR IGNORE INTO jmap_change_floor (type, since) SELECT type, value FROM jmap_state;
 `;
 
 /**

@@ -56,6 +56,9 @@ describe.each([['SQLite'], ['PostgreSQL']])('servers sharing a %s registry', (ba
     expect(loadsB.at(-1)).toContain(`SEEN_${backend.toUpperCase()}`);
     const got = await b.call([['x:SpamRule/get', { ids: null, properties: ['name'] }, 'g']]);
     expect(got[0]![1].state).toBe(r[0]![1].newState);
+    // B's /changes reads the log A wrote (RFC 8620 §5.2).
+    const ch = await b.call([['x:SpamRule/changes', { sinceState: r[0]![1].oldState }, 'c']]);
+    expect(ch[0]![1]).toMatchObject({ newState: r[0]![1].newState, created: [r[0]![1].created.n.id], updated: [], destroyed: [], hasMoreChanges: false });
   });
 
   it("a change that reaches B inside a /set refused with stateMismatch also reaches B's engine and push", async () => {

@@ -1,0 +1,113 @@
+/**
+ * The change log behind `/changes` (RFC 8620 §5.2): for every committed `/set` (one state step of a
+ * type), which ids it created, updated and destroyed, kept in the registry's database beside the
+ * objects, so that every server sharing the database answers the same (repo.ts writes it in the `/set`'s
+ * transaction). The last {@link CHANGES_KEPT} states of each type are kept; a `sinceState` older than
+ * that, or older than the log itself (a registry written before it existed), gets
+ * `cannotCalculateChanges` and the client fetches everything again, as RFC 8620 §5.2 provides.
+ */
+import { MethodError } from './errors.js';
+import type { Data, ObjectKind, ObjectType } from './kind.js';
+
+/** States of each type whose changes are kept. */
+export const CHANGES_KEPT = 1_000;
+
+/** One id touched by one state step: created, updated or destroyed. */
+export interface ChangeRow {
+  state: number;
+  id: string;
+  kind: 'c' | 'u' | 'd';
+}
+
+/** What `/changes` reads from a repository. */
+export interface ChangeLog {
+  /**
+   * The changes of `type` in the states after `since` up to `until`, in state order; `undefined` when
+   * the log does not reach back to `since` (trimmed, or started later).
+   */
+  changesSince(type: ObjectType, since: number, until: number): Promise<ChangeRow[] | undefined>;
+}
+
+/** The rows one `/set` writes: each touched id as created, updated or destroyed against the previous objects. */
+export function changeRows(before: ReadonlyMap<string, Data>, after: ReadonlyMap<string, Data>, touched: Iterable<string>, state: number): ChangeRow[] {
+  const rows: ChangeRow[] = [];
+  for (const id of touched) {
+    const was = before.has(id);
+    const is = after.has(id);
+    if (was || is) rows.push({ state, id, kind: !was ? 'c' : is ? 'u' : 'd' });
+  }
+  return rows;
+}
+
+/** Parses our state strings (`s<n>`); undefined for anything else. */
+function parseState(s: unknown): number | undefined {
+  if (typeof s !== 'string' || !/^s(0|[1-9]\d{0,14})$/.test(s)) return undefined;
+  return Number(s.slice(1));
+}
+
+export interface ChangesContext {
+  accountId: string;
+  current: number;
+  log: ChangeLog;
+  /** `maxChanges` when the client gives none, and the most it may ask for. */
+  maxChangesLimit: number;
+  stateString(n: number): string;
+}
+
+/**
+ * `/changes` (RFC 8620 §5.2) of one type: `sinceState`, `maxChanges`. Changes are merged per id over the
+ * steps returned (created then updated → created; created then destroyed → left out; updated then
+ * destroyed → destroyed). With `maxChanges`, whole steps are returned up to that many ids, `newState`
+ * being the last one included and `hasMoreChanges` true when steps remain; a single step with more ids
+ * than `maxChanges` cannot be split: `cannotCalculateChanges`.
+ * @throws MethodError `invalidArguments` for a bad `maxChanges`, `cannotCalculateChanges` for an
+ * unknown, future or too old `sinceState`.
+ */
+export async function changesMethod(kind: ObjectKind, args: Record<string, unknown>, ctx: ChangesContext): Promise<Data> {
+  const since = parseState(args.sinceState);
+  if (since === undefined) throw new MethodError('cannotCalculateChanges', `sinceState ${JSON.stringify(args.sinceState)} is not a state of x:${kind.type}`);
+  const max = args.maxChanges ?? null;
+  if (max !== null && (typeof max !== 'number' || !Number.isInteger(max) || max < 1))
+    throw new MethodError('invalidArguments', 'maxChanges must be a positive integer or null');
+  const limit = Math.min(max ?? ctx.maxChangesLimit, ctx.maxChangesLimit);
+  const current = ctx.current;
+  if (since > current) throw new MethodError('cannotCalculateChanges', `sinceState s${since} is newer than the current state s${current}`);
+  const rows = since === current ? [] : await ctx.log.changesSince(kind.type, since, current);
+  if (rows === undefined) throw new MethodError('cannotCalculateChanges', `changes since s${since} are no longer kept (the last ${CHANGES_KEPT} states are); fetch the objects again`);
+
+  // Whole steps, as many as fit in `limit` ids.
+  const steps = new Map<number, ChangeRow[]>();
+  for (const r of rows) {
+    let step = steps.get(r.state);
+    if (step === undefined) steps.set(r.state, (step = []));
+    step.push(r);
+  }
+  const merged = new Map<string, 'c' | 'u' | 'd' | 'gone'>();
+  let newState = since;
+  let hasMoreChanges = false;
+  for (const [state, step] of [...steps].sort((a, b) => a[0] - b[0])) {
+    const ids = new Set([...merged.keys(), ...step.map((r) => r.id)]);
+    if (ids.size > limit) {
+      if (newState === since) throw new MethodError('cannotCalculateChanges', `one change of x:${kind.type} touched ${step.length} objects, more than maxChanges (${limit}); fetch the objects again`);
+      hasMoreChanges = true;
+      break;
+    }
+    for (const r of step) {
+      const was = merged.get(r.id);
+      merged.set(r.id, was === undefined ? r.kind : was === 'c' ? (r.kind === 'd' ? 'gone' : 'c') : r.kind);
+    }
+    newState = state;
+  }
+  // Every step up to the current state was read (each committed step logs at least one id).
+  if (!hasMoreChanges) newState = current;
+  const pick = (k: 'c' | 'u' | 'd'): string[] => [...merged].filter(([, v]) => v === k).map(([id]) => id);
+  return {
+    accountId: ctx.accountId,
+    oldState: ctx.stateString(since),
+    newState: ctx.stateString(newState),
+    hasMoreChanges,
+    created: pick('c'),
+    updated: pick('u'),
+    destroyed: pick('d'),
+  };
+}
