@@ -306,7 +306,10 @@ export class SpamEngine {
     // whose DNS never answers, or a frozen store, cannot make every later module and rule be skipped, a
     // spam message then passing as clean.
     const waits = new RuleWaits(this.ruleWaitMs);
-    const budgetEnd = (): number => t0 + this.timeBudgetMs + (budgeted?.waitedMs() ?? 0) + waits.waitedMs;
+    // Likewise the classifier's wait for its first model (a long-running classifier waits up to 5 s for it
+    // once) and for its `trusted-domains` store: the rules after it must not be skipped for that.
+    let classifierWaitedMs = 0;
+    const budgetEnd = (): number => t0 + this.timeBudgetMs + (budgeted?.waitedMs() ?? 0) + waits.waitedMs + classifierWaitedMs;
     const overBudget = (): boolean => performance.now() > budgetEnd();
     const budgetSkip = (source: string): void => {
       errors.push({ source, message: `skipped: the classify time budget of ${this.timeBudgetMs} ms was exceeded` });
@@ -331,14 +334,19 @@ export class SpamEngine {
           continue;
         }
         const tc = performance.now();
+        let waited = false;
         try {
           // A classifier that answers without a promise costs no microtask turn (as the modules above).
           const v = this.classifier.classify({ message: run.message, session, lists: this.lookups });
-          verdict = v !== undefined && 'then' in v ? await v : v;
+          waited = v !== undefined && 'then' in v;
+          verdict = waited ? await v : (v as ClassifierVerdict | undefined);
         } catch (e) {
           errors.push({ source: 'classifier', message: errorMessage(e) });
         }
-        analysisMs += performance.now() - tc;
+        const spent = performance.now() - tc;
+        analysisMs += spent;
+        // Its own work counts; waiting (for the first model, a store) does not.
+        if (waited) classifierWaitedMs += spent;
       } else {
         // A hostile message can make a module slow (its work is bounded, not its time): what has not
         // run yet is skipped once the budget is spent, as the rules are.

@@ -42,15 +42,25 @@ export interface RuleSetSpec {
   engine?: Omit<EngineOptions, 'rules' | 'tags' | 'thresholds' | 'lookups' | 'system' | 'dns'>;
 }
 
+/** The lookup name of the classifier's store in an engine built here: no rule can spell it. */
+const CLASSIFIER_STORE = '\u0000classifier';
+
 /**
  * Builds an engine from a spec. A store whose configuration is refused or cannot be created is
  * reported through `warn` and left out (its lookups then answer `""`, as for an unknown namespace).
  * Throws `DnsConfigError` for a bad `dns` spec.
+ *
+ * `previous`: the engine this one replaces (a rule-set change) and its spec. Its classifier is taken
+ * over when the classifier's store configuration is the same, rather than opened again (a model
+ * reload per JMAP change, and a first message waiting for it), and so is its DNS resolver (with its
+ * cache) when the `dns` spec is the same and not a `static:` file, which may have been edited. What is
+ * taken over is removed from `previous.engine`, so that closing it leaves it open.
  */
-export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => void = () => {}): SpamEngine {
+export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => void = () => {}, previous?: { spec: RuleSetSpec; engine: SpamEngine }): SpamEngine {
   const lookupOpts: LookupSourceOptions = { autoRefresh: spec.refreshLists ?? true, warn };
   if (spec.listCacheDir !== undefined) lookupOpts.cacheDir = spec.listCacheDir;
   const lookups = buildLookupMap(spec, lookupOpts);
+  const sameDns = previous !== undefined && spec.dns !== undefined && spec.dns === previous.spec.dns && !spec.dns.trim().toLowerCase().startsWith('static:');
   const engine = new SpamEngine({
     ...spec.engine,
     rules: spec.rules,
@@ -58,14 +68,20 @@ export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => vo
     thresholds: spec.thresholds,
     lookups,
     system: spec.system,
-    ...(spec.dns !== undefined ? { dns: createResolver(spec.dns) } : {}),
+    ...(sameDns ? { dns: previous!.engine.dns } : spec.dns !== undefined ? { dns: createResolver(spec.dns) } : {}),
   });
-  if (spec.classifier !== undefined) {
+  const kept = previous?.engine.classifier;
+  const keptStore = previous?.engine.lookups.get(CLASSIFIER_STORE);
+  if (spec.classifier !== undefined && kept !== undefined && keptStore !== undefined && JSON.stringify(spec.classifier) === JSON.stringify(previous!.spec.classifier)) {
+    engine.classifier = kept;
+    lookups.set(CLASSIFIER_STORE, keptStore);
+    previous!.engine.lookups.delete(CLASSIFIER_STORE);
+  } else if (spec.classifier !== undefined) {
     try {
       const c = liveClassifier(spec.classifier, {}, (e) => warn(`classifier: ${e.message}`));
       engine.classifier = c;
       // Registered under a name no rule can spell, so that closing the engine's stores closes it too.
-      lookups.set('\u0000classifier', c.store.store);
+      lookups.set(CLASSIFIER_STORE, c.store.store);
     } catch (e) {
       warn(`classifier skipped: ${(e as Error).message}`);
     }

@@ -57,6 +57,7 @@ export type ScanReply =
 
 interface Installed {
   gen: number;
+  spec: RuleSetSpec;
   engine: SpamEngine;
   inFlight: number;
   retired: boolean;
@@ -70,7 +71,7 @@ const warn = (m: string): void => {
   if (logger !== undefined) logger.warn({ worker: threadId }, m);
   else process.stderr.write(`spamrule worker: ${m}\n`);
 };
-let current: Installed = { gen: init.gen, engine: buildEngineFromSpec(init.spec, warn), inFlight: 0, retired: false };
+let current: Installed = { gen: init.gen, spec: init.spec, engine: buildEngineFromSpec(init.spec, warn), inFlight: 0, retired: false };
 
 function closeWhenIdle(old: Installed): void {
   old.retired = true;
@@ -80,7 +81,8 @@ function closeWhenIdle(old: Installed): void {
 function install(gen: number, spec: RuleSetSpec): void {
   if (gen <= current.gen) return;
   const old = current;
-  current = { gen, engine: buildEngineFromSpec(spec, warn), inFlight: 0, retired: false };
+  // The classifier and the DNS resolver (with their model and cache) carry over when unchanged.
+  current = { gen, spec, engine: buildEngineFromSpec(spec, warn, old), inFlight: 0, retired: false };
   // Scans already running keep the engine (and the store connections) they started with.
   closeWhenIdle(old);
 }

@@ -44,6 +44,17 @@ describe('classify time budget', () => {
     for (const e of r.errors) expect(e.message).toBe("no answer within the message's wait budget for stores and DNS (400 ms in all); the rule was not applied");
   });
 
+  it("does not count the classifier's wait for its first model: the rules after it still run", async () => {
+    // A long-running classifier makes its first messages wait for the model load (up to 5 s).
+    const loading: EngineClassifier = {
+      classify: () => new Promise((resolve) => setTimeout(() => resolve({ confidence: 0.99, tag: 'PROB_SPAM_HIGH', generation: 1 }), 400)),
+    };
+    const engine = new SpamEngine({ analysis: {}, timeBudgetMs: 200, rules: [rule('after', 'true')], classifier: loading });
+    const r = await engine.classify(MESSAGE);
+    expect(r.errors).toEqual([]);
+    expect(r.tags).toEqual(expect.arrayContaining(['PROB_SPAM_HIGH', 'AFTER']));
+  });
+
   it('skips the remaining rules once hostile regex work has used up the budget', async () => {
     const rules = Array.from({ length: 400 }, (_, i) => rule(`r${i}`, "matches('(?:a|b)+c?[0-9]', subject) || matches('(a|aa)+[xy]', subject)", i));
     const engine = new SpamEngine({ analysis: false, timeBudgetMs: 100, rules });
