@@ -154,8 +154,9 @@ export async function takeMessage(
   try {
     raw = await readBody(req, limits.maxSize);
   } catch (e) {
+    // A body cut short is counted once: by the server's 'clientError' when the client closed it, as a
+    // client timeout when the server did.
     if (e instanceof TooLarge) tooLarge(limits.maxSize + 1);
-    else metrics.protocolErrors.inc({ protocol: 'rspamd' });
     return undefined;
   }
   if (raw.length === 0) {

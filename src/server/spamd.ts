@@ -278,7 +278,9 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
     });
     socket.on('end', () => {
       if (done) return;
-      if (req === undefined) return fail(76, 'connection closed before the request was complete');
+      // A connection closed before it sent anything (a TCP health check) is no protocol error, as on the
+      // rspamd and milter listeners.
+      if (req === undefined) return fail(76, 'connection closed before the request was complete', buf.length > 0);
       if (want < 0) return void finish(); // no Content-length: the body is everything until EOF
       if (got < want) return fail(76, `Content-length says ${want} bytes but the body has ${got}`);
     });

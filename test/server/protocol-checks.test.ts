@@ -4,6 +4,7 @@
  * rspamd controller's learn endpoints with what /checkv2 refuses; spamd's zlib bodies that inflate
  * past the size cap, and conflicting Content-length headers.
  */
+import { connect } from 'node:net';
 import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, milterOptneg, milterPacket, milterReplies, raw, startAll, type Started } from './harness.js';
@@ -240,6 +241,34 @@ describe("rspamd's legacy text protocol in the metrics", () => {
     expect(cut.reply.toString()).toMatch(/^RSPAMD\/1\.3 76 /);
     expect(await errors('rspamd')).toBe(rspamd + 2);
     expect(await errors('spamd')).toBe(spamd);
+  });
+});
+
+describe('connections a client drops, in the metrics', () => {
+  const errors = async (protocol: string): Promise<number> => (await s.server.metrics.protocolErrors.get()).values.find((v) => v.labels.protocol === protocol)?.value ?? 0;
+  /** Connects, sends `data`, then resets the connection from the client's side; resolves once the server saw it. */
+  const drop = (name: 'rspamd' | 'spamd' | 'milter', data: string): Promise<void> =>
+    new Promise((resolve) => {
+      const { host, port } = s.hostPort(name);
+      const c = connect(port, host, () => {
+        c.write(data, () => setTimeout(() => c.destroy(), 100));
+      });
+      c.on('error', () => undefined);
+      c.on('close', () => setTimeout(resolve, 300));
+    });
+
+  it('a connection closed before it sent anything (a health check) is no protocol error, on every listener', async () => {
+    const before = await Promise.all(['rspamd', 'spamd', 'milter'].map(errors));
+    for (const name of ['rspamd', 'spamd', 'milter'] as const) await drop(name, '');
+    expect(await Promise.all(['rspamd', 'spamd', 'milter'].map(errors))).toEqual(before);
+  });
+
+  it('a request cut short by its client counts once', async () => {
+    const [rspamd, spamd] = [await errors('rspamd'), await errors('spamd')];
+    await drop('rspamd', `POST /checkv2 HTTP/1.1\r\nHost: x\r\nContent-Length: ${MSG.length + 100}\r\n\r\n${MSG}`);
+    await drop('spamd', `CHECK SPAMC/1.5\r\nContent-length: ${MSG.length + 100}\r\n\r\n${MSG}`);
+    expect(await errors('rspamd')).toBe(rspamd + 1);
+    expect(await errors('spamd')).toBe(spamd + 1);
   });
 });
 
