@@ -13,7 +13,7 @@ import { completeFromParsedHeaders } from '../analysis/stored.js';
 import { verifyMessage } from '../analysis/verify.js';
 import { verifyIprev } from '../analysis/iprev.js';
 import { exprDnsResolver } from './expr-dns.js';
-import { dnsFailureWarning, ElementContext, errorMessage, RuleWaits, WAIT_EXCEEDED } from './run.js';
+import { dnsFailureWarning, ElementContext, errorMessage, prefetchRules, RuleWaits, WAIT_EXCEEDED } from './run.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
 import type { AnalysisConfig, Session, SessionInput } from '../analysis/types.js';
@@ -27,7 +27,7 @@ import { SCOPE_ORDER, type ScopeElement } from '../message/types.js';
 import { renderSpamHeaders } from './headers.js';
 import { scoreTags } from './scoring.js';
 import { missingNamespaces } from './namespaces.js';
-import { compileRuleSet, type CompiledRule, type RulesByScope } from './rules.js';
+import { compileRuleSet, type RulesByScope } from './rules.js';
 import { SpamTagTable } from './tags.js';
 import type {
   ClassifyError,
@@ -109,7 +109,6 @@ export interface EngineOptions {
   classifier?: EngineClassifier;
 }
 
-type Prefetched = IfResult | undefined | Promise<IfResult | undefined>;
 
 const THRESHOLD_DEFAULTS: Required<SpamThresholds> = { scoreSpam: 5, scoreReject: 0, scoreDiscard: 0 };
 
@@ -424,7 +423,7 @@ export class SpamEngine {
       const ctxs = elements.map((el): EvalContext => new ElementContext(el, tags, this.lookups, system, dns));
       // Lookups of rules that cannot depend on other rules go out together (pipelined by the
       // store clients) instead of one round trip at a time; results are still applied in order.
-      const prefetched = this.prefetch(rules, ctxs);
+      const prefetched = prefetchRules(rules, ctxs);
       for (let ei = 0; ei < elements.length; ei++) {
         const el = elements[ei]!;
         const ctx = ctxs[ei]!;
@@ -457,30 +456,6 @@ export class SpamEngine {
     for (const name of skipped) {
       errors.push({ source: name, message: `skipped: the classify time budget of ${this.timeBudgetMs} ms was exceeded` });
     }
-  }
-
-  /**
-   * Starts the evaluations of prefetchable rules for every element; `undefined` when there are
-   * none. Each entry is a result, or a promise when a store really had to wait.
-   */
-  private prefetch(
-    rules: readonly CompiledRule[],
-    ctxs: EvalContext[],
-  ): (Prefetched[] | undefined)[] | undefined {
-    if (ctxs.length < 2 || !rules.some((r) => r.prefetchable)) return undefined;
-    return rules.map((rule) => {
-      if (!rule.prefetchable) return undefined;
-      return ctxs.map((ctx): Prefetched => {
-        let v: Prefetched;
-        try {
-          v = rule.block.evalMaybe(ctx);
-        } catch (e) {
-          v = Promise.reject(e);
-        }
-        if (v instanceof Promise) v.catch(() => {}); // awaited later in order; never unhandled meanwhile
-        return v;
-      });
-    });
   }
 
   private finish(

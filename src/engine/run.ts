@@ -5,7 +5,8 @@
 import type { DnsBudgetStats } from '../dns/budget.js';
 import type { LookupMap } from '../lookup/index.js';
 import type { ScopeElement } from '../message/types.js';
-import type { DnsResolver, EvalContext } from '../expr/types.js';
+import type { DnsResolver, EvalContext, IfResult } from '../expr/types.js';
+import type { CompiledRule } from './rules.js';
 import type { Value } from '../expr/value.js';
 
 /** The evaluation context of one element: a class, so the hot path allocates no closures. */
@@ -84,4 +85,29 @@ export function dnsFailureWarning(st: DnsBudgetStats): string {
 /** An error's message, whatever was thrown. */
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+type Prefetched = IfResult | undefined | Promise<IfResult | undefined>;
+
+/**
+ * Starts the evaluations of a scope's prefetchable rules (those that cannot depend on other rules) for
+ * every element, so that their lookups go out together (pipelined by the store clients) instead of one
+ * round trip at a time; the engine still applies the results in order. `undefined` when there are none.
+ * Each entry is a result, or a promise when a store really had to wait.
+ */
+export function prefetchRules(rules: readonly CompiledRule[], ctxs: EvalContext[]): (Prefetched[] | undefined)[] | undefined {
+  if (ctxs.length < 2 || !rules.some((r) => r.prefetchable)) return undefined;
+  return rules.map((rule) => {
+    if (!rule.prefetchable) return undefined;
+    return ctxs.map((ctx): Prefetched => {
+      let v: Prefetched;
+      try {
+        v = rule.block.evalMaybe(ctx);
+      } catch (e) {
+        v = Promise.reject(e);
+      }
+      if (v instanceof Promise) v.catch(() => {}); // awaited later in order; never unhandled meanwhile
+      return v;
+    });
+  });
 }

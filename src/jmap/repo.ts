@@ -17,7 +17,8 @@ import type pg from 'pg';
 import { importPg, requireSqlite, type Pg } from '../lookup/drivers.js';
 import { openSqlite } from './sqlite-file.js';
 import { OBJECT_TYPES, type Data, type ObjectType } from './objects.js';
-import { CHANGES_KEPT, changeRows, type ChangeLog, type ChangeRow } from './changes.js';
+import { changeRows, type ChangeLog, type ChangeRow } from './changes.js';
+import { pgChangesSince, pgLogChanges, sqliteChangesSince, sqliteLogChanges } from './change-log-sql.js';
 
 export interface Snapshot {
   /** Increments once per committed `/set` that changed something; the JMAP `state` is derived from it. */
@@ -166,7 +167,7 @@ export class SqliteRepository implements ObjectRepository {
         }
         working.state = cur.state + 1;
         this.db.prepare('UPDATE jmap_state SET value = ? WHERE type = ?').run(working.state, type);
-        this.logChanges(type, changeRows(cur.objects, working.objects, touched, working.state), working.state);
+        sqliteLogChanges(this.db, type, changeRows(cur.objects, working.objects, touched, working.state), working.state);
       }
       return { result, working };
     });
@@ -190,24 +191,8 @@ export class SqliteRepository implements ObjectRepository {
     }
   }
 
-  /** Writes one step's change rows (inside the `/set`'s transaction) and forgets the steps past {@link CHANGES_KEPT}. */
-  private logChanges(type: ObjectType, rows: ChangeRow[], state: number): void {
-    const ins = this.db.prepare('INSERT OR REPLACE INTO jmap_change (type, state, id, kind) VALUES (?, ?, ?, ?)');
-    for (const r of rows) ins.run(type, r.state, r.id, r.kind);
-    const floor = state - CHANGES_KEPT;
-    if (floor > 0 && floor % 100 === 0) {
-      this.db.prepare('DELETE FROM jmap_change WHERE type = ? AND state <= ?').run(type, floor);
-      this.db.prepare('UPDATE jmap_change_floor SET since = max(since, ?) WHERE type = ?').run(floor, type);
-    }
-  }
-
-  async changesSince(type: ObjectType, since: number, until: number): Promise<ChangeRow[] | undefined> {
-    const read = this.db.transaction(() => {
-      const floor = (this.db.prepare('SELECT since FROM jmap_change_floor WHERE type = ?').get(type) as { since: number } | undefined)?.since ?? Infinity;
-      if (since < floor) return undefined;
-      return this.db.prepare('SELECT state, id, kind FROM jmap_change WHERE type = ? AND state > ? AND state <= ? ORDER BY state, id').all(type, since, until) as ChangeRow[];
-    });
-    return read();
+  changesSince(type: ObjectType, since: number, until: number): Promise<ChangeRow[] | undefined> {
+    return Promise.resolve(sqliteChangesSince(this.db, type, since, until));
   }
 
   onExternalChange(cb: (type: ObjectType) => void): void {
@@ -444,7 +429,7 @@ export class PostgresRepository implements ObjectRepository {
         }
         working.state = cur.state + 1;
         await c.query('UPDATE spamrule_jmap_state SET value = $1 WHERE type = $2', [working.state, type]);
-        await this.logChanges(c, type, changeRows(cur.objects, working.objects, touched, working.state), working.state);
+        await pgLogChanges(c, type, changeRows(cur.objects, working.objects, touched, working.state), working.state);
         await c.query('SELECT pg_notify($1, $2)', [PG_CHANNEL, `${type}:${working.state}`]);
       }
       await c.query('COMMIT');
@@ -462,40 +447,8 @@ export class PostgresRepository implements ObjectRepository {
     }
   }
 
-  /** As SqliteRepository's: one step's change rows, in the `/set`'s transaction. */
-  private async logChanges(c: pg.PoolClient, type: ObjectType, rows: ChangeRow[], state: number): Promise<void> {
-    if (rows.length > 0)
-      await c.query(
-        'INSERT INTO spamrule_jmap_change (type, state, id, kind) SELECT $1, $2, id, kind FROM unnest($3::text[], $4::text[]) AS t(id, kind) ON CONFLICT DO NOTHING',
-        [type, state, rows.map((r) => r.id), rows.map((r) => r.kind)],
-      );
-    const floor = state - CHANGES_KEPT;
-    if (floor > 0 && floor % 100 === 0) {
-      await c.query('DELETE FROM spamrule_jmap_change WHERE type = $1 AND state <= $2', [type, floor]);
-      await c.query('UPDATE spamrule_jmap_change_floor SET since = GREATEST(since, $1) WHERE type = $2', [floor, type]);
-    }
-  }
-
-  async changesSince(type: ObjectType, since: number, until: number): Promise<ChangeRow[] | undefined> {
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const f = await c.query('SELECT since FROM spamrule_jmap_change_floor WHERE type = $1', [type]);
-      const floor = f.rows.length > 0 ? Number((f.rows[0] as { since: string }).since) : Infinity;
-      const rows =
-        since < floor
-          ? undefined
-          : ((await c.query('SELECT state, id, kind FROM spamrule_jmap_change WHERE type = $1 AND state > $2 AND state <= $3 ORDER BY state, id', [type, since, until])).rows as { state: string; id: string; kind: ChangeRow['kind'] }[]).map(
-              (r) => ({ state: Number(r.state), id: r.id, kind: r.kind }),
-            );
-      await c.query('COMMIT');
-      return rows;
-    } catch (e) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      c.release();
-    }
+  changesSince(type: ObjectType, since: number, until: number): Promise<ChangeRow[] | undefined> {
+    return pgChangesSince(this.pool, type, since, until);
   }
 
   onExternalChange(cb: (type: ObjectType) => void): void {
