@@ -43,25 +43,29 @@ export async function pgLogChanges(c: pg.PoolClient, type: ObjectType, rows: Cha
   }
 }
 
-/** {@link ChangeLog.changesSince} on PostgreSQL (one REPEATABLE READ snapshot). */
-export async function pgChangesSince(pool: pg.Pool, type: ObjectType, since: number, until: number): Promise<ChangeRow[] | undefined> {
+/** Runs `fn` in a read-only REPEATABLE READ transaction of its own, so that what it reads is one snapshot. */
+export async function pgReadSnapshot<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();
   try {
     await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const f = await c.query('SELECT since FROM spamrule_jmap_change_floor WHERE type = $1', [type]);
-    const floor = f.rows.length > 0 ? Number((f.rows[0] as { since: string }).since) : Infinity;
-    const rows =
-      since < floor
-        ? undefined
-        : ((await c.query('SELECT state, id, kind FROM spamrule_jmap_change WHERE type = $1 AND state > $2 AND state <= $3 ORDER BY state, id', [type, since, until])).rows as { state: string; id: string; kind: ChangeRow['kind'] }[]).map(
-            (r) => ({ state: Number(r.state), id: r.id, kind: r.kind }),
-          );
+    const out = await fn(c);
     await c.query('COMMIT');
-    return rows;
+    return out;
   } catch (e) {
     await c.query('ROLLBACK').catch(() => undefined);
     throw e;
   } finally {
     c.release();
   }
+}
+
+/** {@link ChangeLog.changesSince} on PostgreSQL (one REPEATABLE READ snapshot). */
+export function pgChangesSince(pool: pg.Pool, type: ObjectType, since: number, until: number): Promise<ChangeRow[] | undefined> {
+  return pgReadSnapshot(pool, async (c) => {
+    const f = await c.query('SELECT since FROM spamrule_jmap_change_floor WHERE type = $1', [type]);
+    const floor = f.rows.length > 0 ? Number((f.rows[0] as { since: string }).since) : Infinity;
+    if (since < floor) return undefined;
+    const rows = await c.query('SELECT state, id, kind FROM spamrule_jmap_change WHERE type = $1 AND state > $2 AND state <= $3 ORDER BY state, id', [type, since, until]);
+    return (rows.rows as { state: string; id: string; kind: ChangeRow['kind'] }[]).map((r) => ({ state: Number(r.state), id: r.id, kind: r.kind }));
+  });
 }

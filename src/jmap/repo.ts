@@ -18,7 +18,7 @@ import { importPg, requireSqlite, type Pg } from '../lookup/drivers.js';
 import { openSqlite } from './sqlite-file.js';
 import { OBJECT_TYPES, type Data, type ObjectType } from './objects.js';
 import { changeRows, type ChangeLog, type ChangeRow } from './changes.js';
-import { pgChangesSince, pgLogChanges, sqliteChangesSince, sqliteLogChanges } from './change-log-sql.js';
+import { pgChangesSince, pgLogChanges, pgReadSnapshot, sqliteChangesSince, sqliteLogChanges } from './change-log-sql.js';
 
 export interface Snapshot {
   /** Increments once per committed `/set` that changed something; the JMAP `state` is derived from it. */
@@ -338,19 +338,8 @@ export class PostgresRepository implements ObjectRepository {
   }
 
   /** `readAll` in a read-only REPEATABLE READ transaction of its own. */
-  private async snapshotRead(types: readonly ObjectType[]): Promise<Map<ObjectType, Snapshot>> {
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const out = await this.readAll(c, types);
-      await c.query('COMMIT');
-      return out;
-    } catch (e) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      c.release();
-    }
+  private snapshotRead(types: readonly ObjectType[]): Promise<Map<ObjectType, Snapshot>> {
+    return pgReadSnapshot(this.pool, (c) => this.readAll(c, types));
   }
 
   private onNotify(payload: string): void {
