@@ -5,9 +5,9 @@
 export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorReason } from './pool.js';
 export { buildEngineFromSpec, type RuleSetSpec } from './ruleset.js';
 export { startScanServer, parseListenAddress, type ScanServer, type ScanServerOptions, type ListenAddress } from './server.js';
-export { defaultLimits, parseSize, type ServerLimits } from './limits.js';
+export { AbandonedError, BusyError, ScanGate, defaultLimits, parseSize, type ServerLimits } from './limits.js';
 export { createLogger, type Logger, type LogOptions } from './log.js';
 export { ServerMetrics, type Protocol } from './metrics.js';
-export { Scanner, type Classifier, type ScanOutcome, type RepliedOutcome, type ScanRequest, type NotScanned } from './scan.js';
+export { Scanner, SHUTTING_DOWN, type Classifier, type ScanOutcome, type RepliedOutcome, type ScanRequest, type NotScanned, type OpenRequest } from './scan.js';
 export { toRspamdReply, sessionFromHeaders, RSPAMD_ACTIONS, type RspamdReply } from './rspamd.js';
 export { spamdReply } from './spamd.js';

@@ -56,9 +56,18 @@ export class BusyError extends Error {
   }
 }
 
+/** Thrown by {@link ScanGate.acquire} when its signal aborts while the caller waits for a slot. */
+export class AbandonedError extends Error {
+  constructor() {
+    super('the client closed the connection before the scan began');
+    this.name = 'AbandonedError';
+  }
+}
+
 /**
  * A counting semaphore with a bounded waiting room: `acquire` resolves to a release function once a
- * slot is free, and throws {@link BusyError} at once when `maxWaiting` callers already wait.
+ * slot is free, and throws {@link BusyError} at once when `maxWaiting` callers already wait, or
+ * {@link AbandonedError} when its `signal` aborts before a slot is free (the waiter leaves the queue).
  */
 export class ScanGate {
   private active = 0;
@@ -78,10 +87,23 @@ export class ScanGate {
     return this.waiting.length;
   }
 
-  async acquire(): Promise<() => void> {
+  async acquire(signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted === true) throw new AbandonedError();
     if (this.active >= this.maxActive) {
       if (this.waiting.length >= this.maxWaiting) throw new BusyError();
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await new Promise<void>((resolve, reject) => {
+        const waiter = (): void => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        const onAbort = (): void => {
+          const i = this.waiting.indexOf(waiter);
+          if (i >= 0) this.waiting.splice(i, 1);
+          reject(new AbandonedError());
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        this.waiting.push(waiter);
+      });
     } else this.active++;
     let released = false;
     return () => {

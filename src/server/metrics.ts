@@ -9,7 +9,7 @@ export type Protocol = 'rspamd' | 'milter' | 'spamd';
 
 export class ServerMetrics {
   readonly registry = new Registry();
-  /** Scans by protocol and action (`allow`, `spam`, `reject`, `discard`, or why it was not scanned: `too_large`, `timeout`, `busy`, `error`). */
+  /** Scans by protocol and action (`allow`, `spam`, `reject`, `discard`, or why it was not scanned: `too_large`, `timeout`, `busy`, `session`, `error`, `closing`, `abandoned`; see `NotScanned` in scan.ts). */
   readonly scans = new Counter({
     name: 'spamrule_scans_total',
     help: 'Messages handled, by protocol and action (or the reason they were not scanned)',

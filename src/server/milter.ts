@@ -12,6 +12,10 @@
  *   `X-Spam-Note` header saying why (fail open; the MTA's `milter_default_action` covers a
  *   milter that is down).
  *
+ * A shutdown lets a message that has begun (MAIL) finish and be scanned within the grace period;
+ * one still open at its end, or a MAIL after the shutdown began, gets a temporary failure, so that
+ * the MTA retries the message later rather than passing it unscanned.
+ *
  * A packet longer than 1 MiB, an unknown command, or a packet out of order ends the connection (a
  * protocol error for the MTA, which applies its `milter_default_action`). The order is the one MTAs
  * send (see {@link Stage}); macros (`D`), `A` (abort), `K` (new session) and `Q` (quit) may come at
@@ -26,8 +30,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
-import type { Scanner } from './scan.js';
-import { unbracket } from './scan.js';
+import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner } from './scan.js';
 
 const MILTER_VERSION = 6;
 /** Largest packet accepted (libmilter's own limit with `SMFIP_MDS_1M` is 1 MiB of data). */
@@ -150,12 +153,39 @@ class MilterConnection {
   /** Packets are handled one at a time; the end-of-message scan holds the rest back. */
   private busy = false;
   private closed = false;
+  /** The message under way (from MAIL), registered with the scanner: a shutdown waits for it. */
+  private open: OpenRequest | undefined;
+  /** Aborted when the connection closes: a scan still waiting for a slot is dropped. */
+  private readonly gone = new AbortController();
 
   constructor(
     private readonly socket: Socket,
     private readonly scanner: Scanner,
   ) {
     this.deadlines = new Deadlines(socket, 'milter', scanner.metrics);
+    socket.once('close', () => {
+      this.endMessage();
+      this.gone.abort();
+    });
+  }
+
+  /** The message under way is answered, aborted or cut: the shutdown no longer waits for it. */
+  private endMessage(): void {
+    this.open?.end();
+    this.open = undefined;
+  }
+
+  /**
+   * The shutdown's grace period is over with this message still open: a temporary failure (the
+   * MTA keeps the message and retries), sent at once, and the connection ends. A scan under way
+   * counts its own outcome when it ends.
+   */
+  private shuttingDown(): void {
+    if (this.closed) return;
+    if (!this.busy) this.scanner.refuse('milter', 'closing', SHUTTING_DOWN, this.msg.size, this.macros.get('i'));
+    this.send(TEMPFAIL);
+    this.closed = true;
+    this.socket.end();
   }
 
   onData(chunk: Buffer): void {
@@ -255,7 +285,17 @@ class MilterConnection {
       }
       case 'M': {
         this.envelopeBytes = 0;
-        if (!this.fits(data.length)) return this.send(TEMPFAIL);
+        this.endMessage();
+        const open = this.scanner.begin(() => this.shuttingDown());
+        if (!open.admitted) {
+          this.scanner.refuse('milter', 'closing', SHUTTING_DOWN, 0, this.macros.get('i'));
+          return this.send(TEMPFAIL);
+        }
+        this.open = open;
+        if (!this.fits(data.length)) {
+          this.endMessage();
+          return this.send(TEMPFAIL);
+        }
         this.envelopeBytes = data.length;
         const [from = '', ...args] = cstrings(data);
         this.msg = newMessage();
@@ -302,11 +342,13 @@ class MilterConnection {
         this.stage = 'session';
         return void this.endOfMessage();
       case 'A':
+        this.endMessage();
         this.msg = newMessage();
         if (this.stage !== 'negotiated') this.stage = 'session';
         return;
       case 'K':
         // QUIT_NC: the MTA reuses this connection for a new SMTP session.
+        this.endMessage();
         this.macros = new Map();
         this.session = {};
         this.msg = newMessage();
@@ -372,7 +414,7 @@ class MilterConnection {
       const raw = Buffer.concat(m.parts, m.size);
       // The idle timeout is for the MTA: it does not run while we scan.
       this.socket.setTimeout(0);
-      const o = await scanner.scan({ protocol: 'milter', raw, session: this.sessionWithMacros(), queueId });
+      const o = await scanner.scan({ protocol: 'milter', raw, session: this.sessionWithMacros(), queueId, open: this.open, signal: this.gone.signal });
       this.socket.setTimeout(scanner.limits.idleTimeoutMs);
       if (!o.ok) replies = [addHeader(NOTE_HEADER, `not scanned: ${o.message}`, this.leadingSpace), CONTINUE];
       else if (o.result.action === 'reject') replies = [packet('y', cstr('550 5.7.1 Message rejected as spam'))];
@@ -388,6 +430,7 @@ class MilterConnection {
       }
     }
     for (const r of replies) this.send(r);
+    this.endMessage();
     this.busy = false;
     if (!this.closed) {
       this.socket.resume();

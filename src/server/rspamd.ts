@@ -16,7 +16,7 @@ import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { toRspamdReply } from './rspamd-reply.js';
 import { sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
-import type { NotScanned, Scanner } from './scan.js';
+import { SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
 import { REQUEST_LINE, textProtocolHandler, type ReplyThresholds } from './spamd.js';
 
 export { RSPAMD_ACTIONS } from './rspamd-session.js';
@@ -74,7 +74,10 @@ export function sessionFromHeaders(req: IncomingMessage): SessionInput {
   return sessionFromHeaderMap((name) => req.headersDistinct[name]);
 }
 
-const STATUS: Record<NotScanned, number> = { too_large: 413, timeout: 504, busy: 503, closing: 503, session: 400, error: 500 };
+const STATUS: Record<NotScanned, number> = { too_large: 413, timeout: 504, busy: 503, closing: 503, session: 400, error: 500, abandoned: 503 };
+
+/** The endpoints that read a message: refused with 503 once a shutdown has started. */
+const TAKES_MESSAGE = new Set(['/checkv2', '/check', '/symbols', '/learnspam', '/learnham']);
 
 function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
   sendText(res, status, JSON.stringify(body), close);
@@ -179,8 +182,9 @@ export interface OpsHandler {
  */
 export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds: ReplyThresholds): NetServer {
   const { limits, metrics } = scanner;
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, open: OpenRequest, gone: AbortSignal, state: { scanning: boolean }): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0]!;
+    if (!open.admitted && TAKES_MESSAGE.has(path)) return shuttingDown(req, res, state);
     if (path === '/ping') {
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 6 });
       res.end('pong\r\n');
@@ -208,18 +212,42 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
     req.socket.setTimeout(0);
     // The reply is serialised in the worker thread that scanned (when the classifier is a pool):
     // the main thread, which every connection shares, then only writes its bytes.
-    const o = await scanner.scan({ protocol: 'rspamd', raw, session: sessionFromHeaders(req), queueId }, { format: 'rspamd', requiredScore: thresholds.spam() });
+    state.scanning = true;
+    const o = await scanner.scan({ protocol: 'rspamd', raw, session: sessionFromHeaders(req), queueId, open, signal: gone }, { format: 'rspamd', requiredScore: thresholds.spam() });
+    state.scanning = false;
     req.socket.setTimeout(limits.idleTimeoutMs);
-    if (res.destroyed) return;
+    // Destroyed: the client has gone. Headers sent: the shutdown's grace period ended first.
+    if (res.destroyed || res.headersSent) return;
     if (o.ok && 'body' in o) sendText(res, 200, o.body);
     else if (o.ok) sendJson(res, 200, toRspamdReply(o.result, thresholds.spam(), o.ms));
     else sendJson(res, STATUS[o.reason], { error: o.reason === 'session' ? sessionErrorForHeaders(o.message) : o.message });
   };
   // Node enforces headersTimeout and requestTimeout only for a server that listen()s itself, and
   // this one gets its sockets from `outer`: the connection's Deadlines do that job instead.
+  /**
+   * A 503 once the grace period of a shutdown is over (or for a message sent after it started),
+   * counted as a `closing` refusal unless a scan of it is under way (that counts its own outcome).
+   */
+  const shuttingDown = (req: IncomingMessage, res: ServerResponse, state: { scanning: boolean }): void => {
+    if (res.headersSent || res.destroyed) return;
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (!state.scanning && path !== '/learnspam' && path !== '/learnham') scanner.refuse('rspamd', 'closing', SHUTTING_DOWN, Number(req.headers['content-length'] ?? 0) || 0, one(req, 'queue-id'));
+    sendJson(res, 503, { error: SHUTTING_DOWN }, true);
+    // A body still on its way is not read.
+    res.once('finish', () => req.destroy());
+  };
   const server = createServer({ requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 5_000 }, (req, res) => {
     conns.get(req.socket)?.request(req, res);
-    handle(req, res).catch((e: unknown) => {
+    // Registered from its head: a shutdown lets it finish, and answers 503 at the end of its grace period.
+    const state = { scanning: false };
+    const open = scanner.begin(() => shuttingDown(req, res, state));
+    const gone = new AbortController();
+    res.once('finish', () => open.end());
+    res.once('close', () => {
+      open.end();
+      if (!res.writableFinished) gone.abort();
+    });
+    handle(req, res, open, gone.signal, state).catch((e: unknown) => {
       scanner.log.error({ protocol: 'rspamd', err: e instanceof Error ? e.message : String(e) }, 'request failed');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' }, true);
     });

@@ -5,7 +5,7 @@
  */
 import type { SessionInput } from '../analysis/types.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
-import { BusyError, ScanGate, type ServerLimits } from './limits.js';
+import { AbandonedError, BusyError, ScanGate, type ServerLimits } from './limits.js';
 import type { Logger, ScanLogLine } from './log.js';
 import type { Protocol, ServerMetrics } from './metrics.js';
 import type { ReplyFormat } from './rspamd-reply.js';
@@ -25,10 +25,37 @@ export interface ScanRequest {
   /** Tags the MTA already set upstream. */
   tags?: string[];
   queueId?: string;
+  /**
+   * The request as its listener registered it ({@link Scanner.begin}): one that began before the
+   * shutdown started is still scanned while the server drains.
+   */
+  open?: OpenRequest;
+  /**
+   * Aborted when the client has gone (its connection closed): a scan still waiting for a slot is
+   * then dropped, as `abandoned`. A scan already handed to a worker runs to its end (within
+   * `scanTimeoutMs`): stopping it would cost the worker thread.
+   */
+  signal?: AbortSignal;
 }
 
-/** Why a message got no verdict. */
-export type NotScanned = 'too_large' | 'timeout' | 'busy' | 'session' | 'error' | 'closing';
+/**
+ * Why a message got no verdict. `closing`: the server is shutting down (the request began after
+ * the shutdown started, or was still unanswered when the grace period ended); `abandoned`: the
+ * client closed its connection while the scan waited for a slot (nobody is answered).
+ */
+export type NotScanned = 'too_large' | 'timeout' | 'busy' | 'session' | 'error' | 'closing' | 'abandoned';
+
+/**
+ * A request that a listener has begun to receive, scan or answer ({@link Scanner.begin}). The
+ * server's shutdown waits for the open ones, up to its grace period, and then calls their
+ * `shutdown`, which answers "shutting down" where the protocol has a way to say it.
+ */
+export interface OpenRequest {
+  /** False for a request that began after the shutdown started: its scan is refused as `closing`. */
+  readonly admitted: boolean;
+  /** The request is answered, or its connection closed. Idempotent. */
+  end(): void;
+}
 
 export type ScanOutcome = { ok: true; result: ClassifyResult; ms: number } | { ok: false; reason: NotScanned; message: string; ms: number };
 
@@ -40,6 +67,10 @@ export interface RepliedOutcome {
   ms: number;
 }
 
+/** The message of a `closing` refusal. */
+export const SHUTTING_DOWN = 'the server is shutting down';
+const ABANDONED = 'the client closed the connection before the scan began';
+
 /** At most one `lookup store failing` log line per store in this long (ms). */
 const STORE_WARN_INTERVAL_MS = 60_000;
 
@@ -48,6 +79,8 @@ export class Scanner {
   private inFlight = 0;
   private idle: (() => void)[] = [];
   private closing = false;
+  /** Admitted requests not yet answered, each with what answers it at the end of the grace period. */
+  private readonly open = new Map<OpenRequest, () => void>();
   /** When each failing lookup store was last logged (ms since the epoch). */
   private readonly storeWarned = new Map<string, number>();
 
@@ -77,11 +110,12 @@ export class Scanner {
   async scan(req: ScanRequest, reply?: ReplyFormat): Promise<ScanOutcome | RepliedOutcome> {
     const t0 = performance.now();
     if (req.raw.length > this.limits.maxSize) return this.refuse(req.protocol, 'too_large', this.tooLargeMessage(), req.raw.length, req.queueId);
-    if (this.closing) return this.refuse(req.protocol, 'closing', 'the server is shutting down', req.raw.length, req.queueId);
+    if (this.closing && req.open?.admitted !== true) return this.refuse(req.protocol, 'closing', SHUTTING_DOWN, req.raw.length, req.queueId);
+    if (req.signal?.aborted === true) return this.refuse(req.protocol, 'abandoned', ABANDONED, req.raw.length, req.queueId);
     this.inFlight++;
     let release: (() => void) | undefined;
     try {
-      release = await this.gate.acquire();
+      release = await this.gate.acquire(req.signal);
       const opts: ClassifyOptions = { session: req.session };
       if (req.tags !== undefined && req.tags.length > 0) opts.tags = req.tags;
       if (reply !== undefined && this.classifier.classifyWithReply !== undefined) {
@@ -91,12 +125,13 @@ export class Scanner {
       const result = await this.classifier.classify(req.raw, opts);
       return { ok: true, result, ms: this.scanned(req, result, t0) };
     } catch (e) {
-      const reason: NotScanned = e instanceof BusyError ? 'busy' : e instanceof ScanError ? (e.reason === 'timeout' ? 'timeout' : e.reason === 'session' ? 'session' : e.reason === 'closed' ? 'closing' : 'error') : 'error';
+      const reason: NotScanned = e instanceof BusyError ? 'busy' : e instanceof AbandonedError ? 'abandoned' : e instanceof ScanError ? (e.reason === 'timeout' ? 'timeout' : e.reason === 'session' ? 'session' : e.reason === 'closed' ? 'closing' : 'error') : 'error';
       const message = e instanceof Error ? e.message : String(e);
       return this.refuse(req.protocol, reason, message, req.raw.length, req.queueId, performance.now() - t0);
     } finally {
       release?.();
-      if (--this.inFlight === 0) for (const f of this.idle.splice(0)) f();
+      this.inFlight--;
+      this.settled();
     }
   }
 
@@ -133,11 +168,58 @@ export class Scanner {
     return `message larger than the ${this.limits.maxSize} bytes limit; not scanned`;
   }
 
-  /** Refuses new scans and resolves once the scans in flight have finished. */
+  /**
+   * Registers a request that has begun to arrive (its first bytes read): the shutdown waits for it
+   * ({@link drain}), and its scan is not refused while the server drains. `shutdown` is called if
+   * it is still open when the grace period ends ({@link shutdownOpen}); it should answer
+   * "shutting down" if the protocol can, and end the connection. A request that begins once the
+   * shutdown has started is not admitted.
+   */
+  begin(shutdown: () => void): OpenRequest {
+    const admitted = !this.closing;
+    let ended = false;
+    const r: OpenRequest = {
+      admitted,
+      end: () => {
+        if (ended) return;
+        ended = true;
+        if (this.open.delete(r)) this.settled();
+      },
+    };
+    if (admitted) this.open.set(r, shutdown);
+    return r;
+  }
+
+  /**
+   * Refuses new requests and scans, and resolves once the admitted requests are answered and the
+   * scans in flight have finished.
+   */
   drain(): Promise<void> {
     this.closing = true;
-    if (this.inFlight === 0) return Promise.resolve();
+    if (this.inFlight === 0 && this.open.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  /**
+   * The grace period is over: every request still open is told so (its `shutdown`, which answers
+   * "shutting down" where the protocol can) and counts as answered. Returns how many there were.
+   */
+  shutdownOpen(): number {
+    const open = [...this.open];
+    this.open.clear();
+    for (const [, shutdown] of open) {
+      try {
+        shutdown();
+      } catch (e) {
+        this.log.error({ err: e instanceof Error ? e.message : String(e) }, 'shutdown reply failed');
+      }
+    }
+    this.settled();
+    return open.length;
+  }
+
+  private settled(): void {
+    if (this.inFlight === 0 && this.open.size === 0) for (const f of this.idle.splice(0)) f();
   }
 
   private line(l: ScanLogLine): void {

@@ -129,6 +129,8 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
     if ((path === '/learnspam' || path === '/learnham') && opts.learner !== undefined) {
       const learner = opts.learner;
       const reply = (status: number, body: unknown): void => {
+        // Sent already: the shutdown's grace period ended first (503).
+        if (res.headersSent) return;
         const text = JSON.stringify(body);
         res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
         res.end(text);
@@ -205,6 +207,10 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([scanner.drain(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
       clearTimeout(timer);
+      // Requests still unanswered get "shutting down" where their protocol can say it (rspamd 503,
+      // spamd 75 EX_TEMPFAIL, milter tempfail), rather than a connection cut mid-request.
+      const cut = scanner.shutdownOpen();
+      if (cut > 0) log.warn({ requests: cut, graceMs }, 'grace period over: requests still open were answered "shutting down"');
       // Let the replies of the last scans flush, then end whatever is left.
       await new Promise((resolve) => setImmediate(resolve));
       for (const s of servers)

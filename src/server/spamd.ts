@@ -21,7 +21,7 @@ import type { ClassifyResult } from '../engine/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { splitMessage, withVerdictHeaders } from './headers.js';
 import { RSPAMD_ACTIONS, sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
-import type { NotScanned, Scanner } from './scan.js';
+import { SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
 
 const MAX_HEAD = 64 * 1024;
 // zlib's thread pool, not the event loop every connection shares: a small body that inflates to
@@ -38,7 +38,7 @@ const EX: Record<number, string> = {
   76: 'EX_PROTOCOL',
 };
 
-const CODE: Record<NotScanned, number> = { too_large: 65, timeout: 75, busy: 75, closing: 75, session: 76, error: 70 };
+const CODE: Record<NotScanned, number> = { too_large: 65, timeout: 75, busy: 75, closing: 75, session: 76, error: 70, abandoned: 75 };
 
 function errorReply(code: number, text: string, rspamc = false): string {
   return `${rspamc ? 'RSPAMD/1.3' : 'SPAMD/1.1'} ${code} ${EX[code]} ${text.replace(/[\r\n]+/g, ' ')}\r\n\r\n`;
@@ -158,6 +158,16 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
     const chunks: Buffer[] = [];
     let got = 0;
     let done = false;
+    /** The request, registered with the scanner from its first byte (the shutdown waits for it). */
+    let open: OpenRequest | undefined;
+    let answered = false;
+    /** A scan of this request is under way: its outcome is counted when it ends, not here. */
+    let scanning = false;
+    const gone = new AbortController();
+    socket.once('close', () => {
+      open?.end();
+      gone.abort();
+    });
     /**
      * Whether this is rspamd's legacy dialect, which decides the format of an error reply and the
      * metrics label of what goes wrong: the request's once parsed, else its first line's once read,
@@ -178,13 +188,29 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
       deadlines.clear('request');
     };
 
+    /** Sends the one reply of this connection and ends it. */
+    const answer = (reply: string | Buffer): void => {
+      if (answered) return;
+      answered = true;
+      open?.end();
+      socket.end(reply);
+    };
+
     const fail = (code: number, text: string, protocolError = true): void => {
       if (done) return;
       settle();
       if (protocolError) metrics.protocolErrors.inc({ protocol: label() });
-      socket.end(errorReply(code, text, rspamc()));
+      answer(errorReply(code, text, rspamc()));
       // A client still sending (a 60 MB body) is not read further.
       socket.once('finish', () => socket.destroy());
+    };
+
+    /** The shutdown's grace period is over (or the request began after it started): 75 EX_TEMPFAIL. */
+    const shuttingDown = (): void => {
+      if (answered) return;
+      if (!scanning) scanner.refuse(label(), 'closing', SHUTTING_DOWN, got);
+      done = false;
+      fail(75, SHUTTING_DOWN, false);
     };
 
     const finish = async (): Promise<void> => {
@@ -209,12 +235,14 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
       socket.setTimeout(0);
       const session = r.rspamc ? sessionFromHeaderMap((n) => r.headers.get(n)) : {};
       const queueId = r.rspamc ? r.headers.get('queue-id')?.[0] : undefined;
-      const o = await scanner.scan({ protocol: r.rspamc ? 'rspamd' : 'spamd', raw, session, queueId });
+      scanning = true;
+      const o = await scanner.scan({ protocol: r.rspamc ? 'rspamd' : 'spamd', raw, session, queueId, open, signal: gone.signal });
+      scanning = false;
       socket.setTimeout(limits.idleTimeoutMs);
-      if (socket.destroyed) return;
-      if (!o.ok) socket.end(errorReply(CODE[o.reason], r.rspamc && o.reason === 'session' ? sessionErrorForHeaders(o.message) : o.message, r.rspamc));
-      else if (r.rspamc) socket.end(rspamcReply(o.result, thresholds.spam(), thresholds.reject()));
-      else socket.end(spamdReply(r.verb, o.result, thresholds.spam(), raw));
+      if (socket.destroyed || answered) return;
+      if (!o.ok) answer(errorReply(CODE[o.reason], r.rspamc && o.reason === 'session' ? sessionErrorForHeaders(o.message) : o.message, r.rspamc));
+      else if (r.rspamc) answer(rspamcReply(o.result, thresholds.spam(), thresholds.reject()));
+      else answer(spamdReply(r.verb, o.result, thresholds.spam(), raw));
     };
 
     const onBody = (): void => {
@@ -223,6 +251,10 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
 
     socket.on('data', (chunk: Buffer) => {
       if (done) return;
+      if (open === undefined) {
+        open = scanner.begin(shuttingDown);
+        if (!open.admitted) return shuttingDown();
+      }
       if (req === undefined) {
         buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
         const end = buf.indexOf('\r\n\r\n');
@@ -231,7 +263,7 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
           else if (/^PING SPAMC\/\d+\.\d+\r\n$/.test(buf.toString('latin1'))) {
             // Some clients send PING without the blank line.
             settle();
-            socket.end('SPAMD/1.5 0 PONG\r\n');
+            answer('SPAMD/1.5 0 PONG\r\n');
           }
           return;
         }
@@ -243,12 +275,12 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
         deadlines.clear('head');
         if (req.verb === 'PING') {
           settle();
-          socket.end(req.rspamc ? 'RSPAMD/1.3 0 PONG\r\n' : 'SPAMD/1.5 0 PONG\r\n');
+          answer(req.rspamc ? 'RSPAMD/1.3 0 PONG\r\n' : 'SPAMD/1.5 0 PONG\r\n');
           return;
         }
         if (req.verb === 'SKIP') {
           settle();
-          socket.end();
+          answer('');
           return;
         }
         if (req.verb === 'TELL') return fail(69, 'learning (TELL) is not supported', false);
