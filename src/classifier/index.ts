@@ -27,7 +27,8 @@ export function sqliteModelConfig(file: string): { '@type': 'Sqlite'; path: stri
  * `classifier:current` is not a generation number (the store is then closed).
  */
 export async function openClassifier(config: unknown, opts: Omit<SpamClassifierOptions, 'storeConfig'> = {}): Promise<SpamClassifier> {
-  const store = createLookupStore('classifier', config, { cache: { enabled: false } });
+  // No slow-call limit: saving or loading a model moves megabytes, and may take seconds on a busy server.
+  const store = createLookupStore('classifier', config, { cache: { enabled: false }, breaker: { slowCallMs: 0 } });
   const c = new SpamClassifier(new ClassifierStore(store), { ...opts, storeConfig: config });
   try {
     await c.reload();
@@ -63,7 +64,8 @@ export async function train(
  * @throws LookupConfigError for an invalid store configuration.
  */
 export function liveClassifier(config: unknown, opts: Omit<SpamClassifierOptions, 'storeConfig'> = {}, onError?: (e: Error) => void): SpamClassifier {
-  const store = createLookupStore('classifier', config, { cache: { enabled: false } });
+  // No slow-call limit: saving or loading a model moves megabytes, and may take seconds on a busy server.
+  const store = createLookupStore('classifier', config, { cache: { enabled: false }, breaker: { slowCallMs: 0 } });
   const c = new SpamClassifier(new ClassifierStore(store), { refreshMs: 30_000, preload: true, ...opts, storeConfig: config });
   void c.startLoading(onError);
   return c;

@@ -7,7 +7,7 @@ import type { TrainJob } from './worker.js';
 
 const job = workerData as TrainJob;
 // No read cache: training reads each sample once, and a cached "current generation" would be stale.
-const store = createLookupStore('classifier', job.config, { cache: { enabled: false } });
+const store = createLookupStore('classifier', job.config, { cache: { enabled: false }, breaker: { slowCallMs: 0 } });
 const trusted = new Set(job.trustedDomains ?? []);
 try {
   const report = await trainRun(new ClassifierStore(store), job.settings, { ...job.opts, trusted: (d) => trusted.has(d) });

@@ -178,6 +178,7 @@ export function buildEngine(
   // Remote lists are served from their on-disk cache (`spamrule lists update` fills it).
   const lookupOpts: LookupSourceOptions = { autoRefresh: analysis.refreshLists ?? false, warn };
   if (analysis.listCacheDir !== undefined) lookupOpts.cacheDir = analysis.listCacheDir;
+  if (analysis.ruleWaitMs !== undefined) lookupOpts.slowCallMs = analysis.ruleWaitMs;
   const lookups = buildLookupMap(set, lookupOpts);
   const modules: Record<string, boolean> = {};
   for (const m of analysis.disabled ?? []) modules[m] = false;

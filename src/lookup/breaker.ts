@@ -6,6 +6,11 @@
  * back-off and closes the breaker as soon as the store answers again. Errors the server itself
  * answers (a bad SQL statement, a Redis error reply) say the store is up and do not count.
  *
+ * A call still unanswered after `slowCallMs` counts as such a failure there and then, without
+ * waiting for the store's own timeout (10–15 s by default): a frozen server (it accepts connections
+ * but answers nothing) is marked down after about `slowCallMs`, not after its timeout, while every
+ * message waits for it meanwhile. A probe must answer within `slowCallMs` too.
+ *
  * A `Sharded` store gets one breaker per shard (factory.ts), each probing its own shard, and a Redis
  * Cluster one state per master node (see {@link PartitionedStore}), so an outage of one server only
  * fails the keys that live there.
@@ -23,7 +28,16 @@ export interface BreakerOptions {
   maxBackoffMs?: number;
   /** Named in the "store is down" error, e.g. `shard 1` for one shard of a Sharded store. */
   label?: string;
+  /**
+   * A call (or probe) unanswered after this many ms counts as a failure at that moment; 0 = only
+   * errors count. Default 2,000: the engine's default `ruleWaitMs`, past which no rule waits for a
+   * store anyway (docs/lookup-stores.md, "When a store fails").
+   */
+  slowCallMs?: number;
 }
+
+/** The default of {@link BreakerOptions.slowCallMs}, in ms. */
+export const DEFAULT_SLOW_CALL_MS = 2_000;
 
 /** The key the background probe asks for (`key_exists`); its answer does not matter, only that one comes. */
 export const PROBE_KEY = 'spamrule-probe';
@@ -88,6 +102,7 @@ export class CircuitBreakerStore implements LookupStore {
   private readonly initialBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly label: string | undefined;
+  private readonly slowCallMs: number;
 
   constructor(
     readonly namespace: string,
@@ -99,6 +114,7 @@ export class CircuitBreakerStore implements LookupStore {
     this.initialBackoffMs = Math.max(1, opts.initialBackoffMs ?? 250);
     this.maxBackoffMs = Math.max(this.initialBackoffMs, opts.maxBackoffMs ?? 5_000);
     this.label = opts.label;
+    this.slowCallMs = Math.max(0, opts.slowCallMs ?? DEFAULT_SLOW_CALL_MS);
     if (inner.sqlQuery) this.sqlQuery = (q, p) => this.call('', () => inner.sqlQuery!(q, p), () => inner.keyExists(PROBE_KEY));
   }
 
@@ -130,19 +146,33 @@ export class CircuitBreakerStore implements LookupStore {
     } catch (e) {
       p = Promise.reject(e);
     }
+    const failed = (e: unknown): void => {
+      st ??= this.parts.get(partition);
+      if (st === undefined) this.parts.set(partition, (st = { failures: 0, down: undefined }));
+      if (++st.failures >= this.threshold) this.markDown(st, e, partition ? probe : () => this.inner.keyExists(PROBE_KEY));
+    };
+    // Counted once: as slow when the timer fires first, else by how it settles.
+    let slow = false;
+    const timer =
+      this.slowCallMs > 0
+        ? setTimeout(() => {
+            slow = true;
+            failed(new Error(`no answer within ${this.slowCallMs} ms`));
+          }, this.slowCallMs)
+        : undefined;
+    timer?.unref();
     return p.then(
       (v) => {
-        if (st !== undefined) st.failures = 0;
+        clearTimeout(timer);
+        if (st !== undefined && !slow) st.failures = 0;
         return v;
       },
       (e: unknown) => {
+        clearTimeout(timer);
+        if (slow) throw e;
         if (storeAnswered(e)) {
           if (st !== undefined) st.failures = 0;
-        } else {
-          st ??= this.parts.get(partition);
-          if (st === undefined) this.parts.set(partition, (st = { failures: 0, down: undefined }));
-          if (++st.failures >= this.threshold) this.markDown(st, e, partition ? probe : () => this.inner.keyExists(PROBE_KEY));
-        }
+        } else failed(e);
         throw e;
       },
     );
@@ -160,10 +190,18 @@ export class CircuitBreakerStore implements LookupStore {
     if (d === undefined || this.closed) return;
     d.timer = setTimeout(() => {
       d.timer = undefined;
+      const t0 = performance.now();
       d.probe().then(
-        () => this.markUp(st),
+        () => {
+          const ms = performance.now() - t0;
+          if (this.slowCallMs <= 0 || ms <= this.slowCallMs) return this.markUp(st);
+          d.lastError = `the probe answered in ${Math.round(ms)} ms, over ${this.slowCallMs} ms`;
+          d.backoffMs = Math.min(d.backoffMs * 2, this.maxBackoffMs);
+          this.scheduleProbe(st);
+        },
         (e: unknown) => {
-          if (storeAnswered(e)) return this.markUp(st);
+          const ms = performance.now() - t0;
+          if (storeAnswered(e) && (this.slowCallMs <= 0 || ms <= this.slowCallMs)) return this.markUp(st);
           d.lastError = strip(this.namespace, e instanceof Error ? e.message : String(e));
           d.backoffMs = Math.min(d.backoffMs * 2, this.maxBackoffMs);
           this.scheduleProbe(st);

@@ -25,6 +25,11 @@ export interface LookupSourceOptions {
   cacheDir?: string;
   /** Told of each store left out (invalid configuration, unreadable secret) and of remote-list errors. */
   warn: (msg: string) => void;
+  /**
+   * The stores' `BreakerOptions.slowCallMs` (ms; 0 = off): pass the engine's `ruleWaitMs`, so that a
+   * store counts as failing from the moment no rule waits for it any more. Default: the breaker's.
+   */
+  slowCallMs?: number;
 }
 
 /**
@@ -46,7 +51,7 @@ export function buildLookupMap(src: LookupSources, opts: LookupSourceOptions): L
   for (const s of src.stores ?? []) {
     try {
       // createLookupStore validates the configuration (once) and resolves its secrets.
-      lookups.set(s.namespace, createLookupStore(s.namespace, s.config));
+      lookups.set(s.namespace, createLookupStore(s.namespace, s.config, opts.slowCallMs === undefined ? {} : { breaker: { slowCallMs: opts.slowCallMs } }));
     } catch (e) {
       // An invalid configuration is told by its problems; anything else (a secret) by its message.
       const problems = e instanceof LookupConfigError ? e.problems : [];

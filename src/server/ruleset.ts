@@ -59,6 +59,8 @@ const CLASSIFIER_STORE = '\u0000classifier';
 export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => void = () => {}, previous?: { spec: RuleSetSpec; engine: SpamEngine }): SpamEngine {
   const lookupOpts: LookupSourceOptions = { autoRefresh: spec.refreshLists ?? true, warn };
   if (spec.listCacheDir !== undefined) lookupOpts.cacheDir = spec.listCacheDir;
+  // A store stops counting as up when the rules stop waiting for it (src/lookup/breaker.ts).
+  if (spec.engine?.ruleWaitMs !== undefined) lookupOpts.slowCallMs = spec.engine.ruleWaitMs;
   const lookups = buildLookupMap(spec, lookupOpts);
   const sameDns = previous !== undefined && spec.dns !== undefined && spec.dns === previous.spec.dns && !spec.dns.trim().toLowerCase().startsWith('static:');
   const engine = new SpamEngine({

@@ -86,6 +86,42 @@ describe('circuit breaker', () => {
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
+  it('a frozen server is marked down after slowCallMs, not after its timeout; a late probe answer keeps it down', async () => {
+    const server = await startRedis();
+    try {
+      const config = { '@type': 'Redis', url: server.url, timeout: 10_000 };
+      const fast = open('frozen', config, { slowCallMs: 300, initialBackoffMs: 100, maxBackoffMs: 200 });
+      const patient = open('frozen-no-slow', config, { slowCallMs: 0 });
+      await fast.keySet('k', '1');
+      await patient.keySet('k', '1');
+      server.pause();
+      const started = performance.now();
+      // Three messages' lookups, under way together as in a server.
+      const pending = [1, 2, 3].map(() => fast.keyExists('k').catch((e: unknown) => e));
+      const slow = patient.keyExists('k').catch((e: unknown) => e);
+      await waitFor('breaker open', async () => (fast as CircuitBreakerStore).isDown, 3_000);
+      expect(performance.now() - started).toBeLessThan(2_000);
+      await expect(fast.keyGet('k')).rejects.toThrow(/store is down \(for \d+ s; last error: no answer within 300 ms\)/);
+      // Without the slow-call limit the breaker waits for the store's own 10 s timeout.
+      expect((patient as CircuitBreakerStore).isDown).toBe(false);
+
+      // The probe sent 100 ms after the breaker opened is still waiting: it answers a second late.
+      await new Promise((r) => setTimeout(r, 1_000));
+      server.resume();
+      await new Promise((r) => setTimeout(r, 50));
+      expect((fast as CircuitBreakerStore).isDown).toBe(true);
+      await expect(fast.keyGet('k')).rejects.toThrow(/the probe answered in \d+ ms, over 300 ms/);
+      // The lookups themselves answer late, which does not close the breaker either; the next probe does.
+      expect(await Promise.all(pending)).toEqual([true, true, true]);
+      expect(await slow).toBe(true);
+      await waitFor('breaker closed', async () => !(fast as CircuitBreakerStore).isDown, 3_000);
+      expect(await fast.keyGet('k')).toBe('1');
+    } finally {
+      server.resume();
+      await server.stop();
+    }
+  });
+
   it('is off with breaker.enabled false', async () => {
     const port = await freePort();
     const store = open('no-breaker', { '@type': 'Redis', url: `redis://127.0.0.1:${port}`, timeout: 2000 }, { enabled: false });

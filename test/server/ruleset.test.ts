@@ -1,7 +1,8 @@
 /**
  * `buildEngineFromSpec` with the engine it replaces (a worker's rule-set change): the classifier (its
  * model loaded once) and the DNS resolver (its cache) carry over when their configuration is the same,
- * and stay open when the old engine's stores are closed; anything changed is built anew.
+ * and stay open when the old engine's stores are closed; anything changed is built anew. And the
+ * spec's `ruleWaitMs` reaches the stores' circuit breakers.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { openClassifier, sqliteModelConfig } from '../../src/classifier/index.js
 import { buildEngineFromSpec, type RuleSetSpec } from '../../src/server/ruleset.js';
 import type { SpamRuleInput } from '../../src/engine/types.js';
 import { hamMessage, spamMessage } from '../classifier/helpers.js';
+import { startRedis } from '../servers/index.js';
 
 const rule = (name: string): SpamRuleInput => ({ '@type': 'Any', name, priority: 1, condition: { match: [{ if: 'true', then: `'${name}'` }], else: 'false' } });
 
@@ -44,5 +46,39 @@ describe('an engine rebuilt for a new rule set', () => {
     expect(three.dns).not.toBe(two.dns);
     await two.lookups.close();
     await three.lookups.close();
+  }, 60_000);
+});
+
+describe('the stores of an engine built from a spec', () => {
+  it('count a lookup as failed once no rule waits for it (ruleWaitMs): a frozen store is down within a few messages', async () => {
+    const redis = await startRedis();
+    const engine = buildEngineFromSpec({
+      rules: [{ '@type': 'Any', name: 'READS', priority: 1, condition: { match: [{ if: "key_exists('frozen', from.domain)", then: "'LISTED'" }], else: 'false' } }, rule('RAN')],
+      // The store's own timeout is 10 s.
+      stores: [{ namespace: 'frozen', config: { '@type': 'Redis', url: redis.url, timeout: 10_000 } }],
+      engine: { analysis: false, ruleWaitMs: 300 },
+    });
+    try {
+      const classify = (i: number) => engine.classify(`From: a@d${i}.example\r\nSubject: ${i}\r\n\r\nhello\r\n`);
+      expect((await classify(0)).errors).toEqual([]);
+      redis.pause();
+      const errors: string[] = [];
+      const started = performance.now();
+      // One sender domain per message: each message asks the store (a lookup of a key already under
+      // way would join it rather than ask again).
+      for (let i = 1; i <= 5; i++) {
+        const r = await classify(i);
+        expect(r.tags).toContain('RAN');
+        errors.push(r.errors.map((e) => e.message).join('; '));
+      }
+      // Three waits of 300 ms, then the breaker is open and the lookups fail at once.
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(errors.slice(0, 3).every((e) => /wait budget .*300 ms/.test(e))).toBe(true);
+      expect(errors.slice(3).every((e) => /store is down .*no answer within 300 ms/.test(e))).toBe(true);
+    } finally {
+      redis.resume();
+      await engine.lookups.close();
+      await redis.stop();
+    }
   }, 60_000);
 });

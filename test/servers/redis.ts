@@ -55,6 +55,9 @@ export interface RedisServer {
   url: string;
   /** Kills the server (SIGKILL): for fault tests. */
   kill(): Promise<void>;
+  /** Freezes the server (SIGSTOP): it keeps its connections and answers nothing, until `resume`. */
+  pause(): void;
+  resume(): void;
   /** Starts it again on the same port (empty: no persistence). */
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -69,6 +72,8 @@ export async function startRedis(): Promise<RedisServer> {
     port,
     url: `redis://${HOST}:${port}`,
     kill: () => node.proc.kill('SIGKILL'),
+    pause: () => void node.proc.child.kill('SIGSTOP'),
+    resume: () => void node.proc.child.kill('SIGCONT'),
     async start() {
       node = await startNode(dir, 'redis', [], port);
     },
