@@ -85,6 +85,8 @@ interface DownState {
 interface PartState {
   failures: number;
   down: DownState | undefined;
+  /** The rejecters of the calls under way, answered "store is down" when the breaker opens. */
+  pending: Set<(e: unknown) => void>;
 }
 
 /**
@@ -130,16 +132,17 @@ export class CircuitBreakerStore implements LookupStore {
     return typeof f === 'function' ? (f.call(this.inner, key, counter) ?? '') : '';
   }
 
+  private downError(partition: string, d: DownState): LookupStoreError {
+    const secs = Math.round((Date.now() - d.since) / 1000);
+    const where = [this.label, partition ? `node ${partition}` : undefined].filter(Boolean).join(', ');
+    return new LookupStoreError(this.namespace, `store is down (${where ? `${where}, ` : ''}for ${secs} s; last error: ${d.lastError}); probing in the background`);
+  }
+
   private call<T>(partition: string, work: () => Promise<T>, probe: () => Promise<unknown>): Promise<T> {
     let st = this.parts.get(partition);
-    const d = st?.down;
-    if (d !== undefined) {
-      const secs = Math.round((Date.now() - d.since) / 1000);
-      const where = [this.label, partition ? `node ${partition}` : undefined].filter(Boolean).join(', ');
-      return Promise.reject(
-        new LookupStoreError(this.namespace, `store is down (${where ? `${where}, ` : ''}for ${secs} s; last error: ${d.lastError}); probing in the background`),
-      );
-    }
+    if (st?.down !== undefined) return Promise.reject(this.downError(partition, st.down));
+    if (st === undefined) this.parts.set(partition, (st = { failures: 0, down: undefined, pending: new Set() }));
+    const part = st;
     let p: Promise<T>;
     try {
       p = work();
@@ -147,41 +150,52 @@ export class CircuitBreakerStore implements LookupStore {
       p = Promise.reject(e);
     }
     const failed = (e: unknown): void => {
-      st ??= this.parts.get(partition);
-      if (st === undefined) this.parts.set(partition, (st = { failures: 0, down: undefined }));
-      if (++st.failures >= this.threshold) this.markDown(st, e, partition ? probe : () => this.inner.keyExists(PROBE_KEY));
+      if (++part.failures >= this.threshold) this.markDown(part, partition, e, partition ? probe : () => this.inner.keyExists(PROBE_KEY));
     };
-    // Counted once: as slow when the timer fires first, else by how it settles.
-    let slow = false;
-    const timer =
-      this.slowCallMs > 0
-        ? setTimeout(() => {
-            slow = true;
-            failed(new Error(`no answer within ${this.slowCallMs} ms`));
-          }, this.slowCallMs)
-        : undefined;
-    timer?.unref();
-    return p.then(
-      (v) => {
+    return new Promise<T>((resolve, reject) => {
+      // Counted once: as slow when the timer fires first, else by how it settles.
+      let slow = false;
+      const timer =
+        this.slowCallMs > 0
+          ? setTimeout(() => {
+              slow = true;
+              failed(new Error(`no answer within ${this.slowCallMs} ms`));
+            }, this.slowCallMs)
+          : undefined;
+      timer?.unref();
+      // Until it settles, a call is answered "store is down" as soon as the breaker opens: a lookup
+      // that other messages' lookups of the same key have joined (the cache's coalescing) would
+      // otherwise keep them all waiting for the store's own timeout.
+      part.pending.add(reject);
+      const settled = (): void => {
         clearTimeout(timer);
-        if (st !== undefined && !slow) st.failures = 0;
-        return v;
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        if (slow) throw e;
-        if (storeAnswered(e)) {
-          if (st !== undefined) st.failures = 0;
-        } else failed(e);
-        throw e;
-      },
-    );
+        part.pending.delete(reject);
+      };
+      p.then(
+        (v) => {
+          settled();
+          if (!slow) part.failures = 0;
+          resolve(v);
+        },
+        (e: unknown) => {
+          settled();
+          if (!slow) {
+            if (storeAnswered(e)) part.failures = 0;
+            else failed(e);
+          }
+          reject(e);
+        },
+      );
+    });
   }
 
-  private markDown(st: PartState, e: unknown, probe: () => Promise<unknown>): void {
+  private markDown(st: PartState, partition: string, e: unknown, probe: () => Promise<unknown>): void {
     if (st.down !== undefined || this.closed) return;
     const lastError = strip(this.namespace, e instanceof Error ? e.message : String(e));
     st.down = { since: Date.now(), lastError, backoffMs: this.initialBackoffMs, timer: undefined, probe };
+    const pending = [...st.pending];
+    st.pending.clear();
+    for (const reject of pending) reject(this.downError(partition, st.down));
     this.scheduleProbe(st);
   }
 
