@@ -19,7 +19,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -74,31 +74,53 @@ function cpuSplit(pid: number, workers: number, a: Map<number, number>, b: Map<n
   return { main, workers: w, helpers: h };
 }
 
-/** Starts `spamrule serve --rspamd` with `workers` threads; resolves once it says ready. */
-export function startSpamrule(workers: number, rules: string | undefined, nodeFlags: string[] = []): Promise<Target> {
-  const args = [...nodeFlags, join(ROOT, 'dist/src/cli/main.js'), 'serve', '--rspamd', '127.0.0.1:0', '--workers', String(workers), '--log-level', 'silent', '--scan-timeout', '0', '--no-refresh-lists'];
-  if (rules !== undefined) args.push('--rules', rules);
-  const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+/** A loopback TCP port free at the time of asking. */
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    let out = '';
-    child.on('exit', (code) => reject(new Error(`spamrule serve exited with ${code}`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /rspamd on (http:\/\/\S+)/.exec(out);
-      if (m && /ready/.test(out))
-        resolve({
-          name: `spamrule, ${workers} worker${workers > 1 ? 's' : ''}`,
-          url: m[1]!,
-          pid: child.pid,
-          workers,
-          stop: () =>
-            new Promise((r) => {
-              child.once('exit', () => r());
-              child.kill('SIGTERM');
-            }),
-        });
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Starts `spamrule serve --rspamd` with `workers` threads; resolves once `/ping` answers. The server
+ * logs nothing (`--log-level silent`: a log line per scan would cost it CPU), so readiness is asked
+ * on its port rather than read from its output.
+ */
+export async function startSpamrule(workers: number, rules: string | undefined, nodeFlags: string[] = []): Promise<Target> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const args = [...nodeFlags, join(ROOT, 'dist/src/cli/main.js'), 'serve', '--rspamd', `127.0.0.1:${port}`, '--workers', String(workers), '--log-level', 'silent', '--scan-timeout', '0', '--no-refresh-lists'];
+  if (rules !== undefined) args.push('--rules', rules);
+  const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  let exited: number | null | undefined;
+  child.once('exit', (code) => (exited = code));
+  for (const end = Date.now() + 120_000; ; ) {
+    if (exited !== undefined) throw new Error(`spamrule serve exited with ${exited}`);
+    if (Date.now() > end) {
+      child.kill('SIGKILL');
+      throw new Error('spamrule serve did not answer /ping within 120 s');
+    }
+    const pong = await fetch(`${url}/ping`).then((r) => r.text(), () => '');
+    if (pong.startsWith('pong')) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    name: `spamrule, ${workers} worker${workers > 1 ? 's' : ''}`,
+    url,
+    pid: child.pid,
+    workers,
+    stop: () =>
+      new Promise((r) => {
+        if (exited !== undefined) return r();
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 /**
