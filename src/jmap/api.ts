@@ -4,7 +4,7 @@
  * `x:HttpLookup/*`, `x:SpamFileExtension/*` and `x:SpamTrainingSample/*`, and the Response object.
  */
 import { MethodError, RequestError } from './errors.js';
-import { changesMethodOf, getMethod, queryMethod, setMethod, type MethodContext } from './methods.js';
+import { changesMethodOf, getMethod, queryChangesMethodOf, queryMethod, setMethod, type MethodContext } from './methods.js';
 import { KINDS, type ObjectType } from './objects.js';
 import { evaluatePath } from './pointer.js';
 import { isStackOverflow } from '../util/index.js';
@@ -73,6 +73,7 @@ const METHODS: Record<string, (t: ObjectType, args: Record<string, unknown>, ctx
   set: (t, a, c) => setMethod(KINDS[t], a, c),
   query: (t, a, c) => queryMethod(KINDS[t], a, c),
   changes: (t, a, c) => changesMethodOf(KINDS[t], a, c),
+  queryChanges: (t, a, c) => queryChangesMethodOf(KINDS[t], a, c),
 };
 
 /** Runs the calls in order; a method error never stops later calls (RFC 8620 §3.5). */
@@ -84,7 +85,7 @@ export async function runMethodCalls(
   const responses: Invocation[] = [];
   for (const [name, rawArgs, callId] of calls) {
     try {
-      const m = /^x:(SpamRule|StoreLookup|SpamTag|SpamDnsblServer|HttpLookup|SpamFileExtension|SpamTrainingSample)\/(get|set|query|changes)$/.exec(name);
+      const m = /^x:(SpamRule|StoreLookup|SpamTag|SpamDnsblServer|HttpLookup|SpamFileExtension|SpamTrainingSample)\/(get|set|query|changes|queryChanges)$/.exec(name);
       if (m === null) throw new MethodError('unknownMethod', `unknown method ${name}`);
       const args = resolveReferences(rawArgs, responses);
       const result = await METHODS[m[2]!]!(m[1] as ObjectType, args, ctx);

@@ -39,8 +39,17 @@ export function changeRows(before: ReadonlyMap<string, Data>, after: ReadonlyMap
   return rows;
 }
 
+/**
+ * What an id's changes over several steps amount to, given what they amounted to before (`was`) and
+ * the next step's `kind`: created then updated → created; created then destroyed → `gone` (never
+ * seen); updated then destroyed → destroyed.
+ */
+export function mergeChange(was: 'c' | 'u' | 'd' | 'gone' | undefined, kind: 'c' | 'u' | 'd'): 'c' | 'u' | 'd' | 'gone' {
+  return was === undefined ? kind : was === 'c' ? (kind === 'd' ? 'gone' : 'c') : kind;
+}
+
 /** Parses our state strings (`s<n>`); undefined for anything else. */
-function parseState(s: unknown): number | undefined {
+export function parseState(s: unknown): number | undefined {
   if (typeof s !== 'string' || !/^s(0|[1-9]\d{0,14})$/.test(s)) return undefined;
   return Number(s.slice(1));
 }
@@ -92,10 +101,7 @@ export async function changesMethod(kind: ObjectKind, args: Record<string, unkno
       hasMoreChanges = true;
       break;
     }
-    for (const r of step) {
-      const was = merged.get(r.id);
-      merged.set(r.id, was === undefined ? r.kind : was === 'c' ? (r.kind === 'd' ? 'gone' : 'c') : r.kind);
-    }
+    for (const r of step) merged.set(r.id, mergeChange(merged.get(r.id), r.kind));
     newState = state;
   }
   // Every step up to the current state was read (each committed step logs at least one id).

@@ -36,6 +36,7 @@ export class MethodError extends Error {
       | 'unsupportedSort'
       | 'anchorNotFound'
       | 'cannotCalculateChanges'
+      | 'tooManyChanges'
       | 'serverFail',
     description?: string,
   ) {

@@ -11,6 +11,7 @@ import { compareIds, type IdGenerator } from './ids.js';
 import type { KindHookContext } from './kind.js';
 import type { Data, ObjectKind, ObjectType, Validators } from './objects.js';
 import { runQuery } from './query.js';
+import { queryChangesMethod } from './query-changes.js';
 import type { ObjectRepository } from './repo.js';
 
 /** RFC 8620 §2 core limits, advertised in the session and enforced. */
@@ -314,10 +315,18 @@ export function changesMethodOf(kind: ObjectKind, args: Record<string, unknown>,
   });
 }
 
-/** `/query`, see query.ts. */
+/** `/query`, see query.ts. Its `queryState` is the type's state, which `/queryChanges` takes. */
 export function queryMethod(kind: ObjectKind, args: Record<string, unknown>, ctx: MethodContext): Data {
   requirePermission(ctx, `${kind.permissionPrefix}Query`);
   checkAccount(args, ctx);
   const snap = ctx.repo.snapshot(kind.type);
-  return { accountId: ctx.accountId, queryState: stateString(snap.state), canCalculateChanges: false, ...runQuery(kind, snap.objects, args, ctx.queryMaxResults) };
+  return { accountId: ctx.accountId, queryState: stateString(snap.state), canCalculateChanges: true, ...runQuery(kind, snap.objects, args, ctx.queryMaxResults) };
+}
+
+/** `/queryChanges` (RFC 8620 §5.6), see query-changes.ts; the permission of `/query`. */
+export function queryChangesMethodOf(kind: ObjectKind, args: Record<string, unknown>, ctx: MethodContext): Promise<Data> {
+  requirePermission(ctx, `${kind.permissionPrefix}Query`);
+  checkAccount(args, ctx);
+  const snap = ctx.repo.snapshot(kind.type);
+  return queryChangesMethod(kind, args, { accountId: ctx.accountId, current: snap.state, objects: snap.objects, log: ctx.repo, stateString });
 }

@@ -65,8 +65,11 @@ function optionalInt(v: unknown, name: string, def: number): number {
   return v;
 }
 
-/** Returns `{position, ids, total?, limit?}` for the objects of one type. */
-export function runQuery(kind: ObjectKind, objects: Map<string, Data>, args: Record<string, unknown>, maxResults: number): Data {
+/**
+ * Every id the query's `filter` and `sort` select, in order (no window). Throws MethodError
+ * `invalidArguments`, `unsupportedFilter` or `unsupportedSort` for a bad filter or sort.
+ */
+export function queryIds(kind: ObjectKind, objects: Map<string, Data>, args: Record<string, unknown>): string[] {
   checkFilterKeys(kind, args.filter);
   const filter = compileFilter(kind, args.filter);
 
@@ -79,14 +82,6 @@ export function runQuery(kind: ObjectKind, objects: Map<string, Data>, args: Rec
     if (c.isAscending !== undefined && typeof c.isAscending !== 'boolean') throw new MethodError('invalidArguments', 'isAscending must be a boolean');
     return { key, property: c.property, dir: c.isAscending === false ? -1 : 1 };
   });
-
-  const position = optionalInt(args.position, 'position', 0);
-  const anchorOffset = optionalInt(args.anchorOffset, 'anchorOffset', 0);
-  const limitArg = args.limit === undefined || args.limit === null ? undefined : optionalInt(args.limit, 'limit', 0);
-  if (limitArg !== undefined && limitArg < 0) throw new MethodError('invalidArguments', 'limit must not be negative');
-  if (args.anchor !== undefined && args.anchor !== null && typeof args.anchor !== 'string') throw new MethodError('invalidArguments', 'anchor must be a string');
-  if (args.calculateTotal !== undefined && typeof args.calculateTotal !== 'boolean') throw new MethodError('invalidArguments', 'calculateTotal must be a boolean');
-
   const rows = [...objects].filter(([id, d]) => filter(id, d));
   rows.sort((a, b) => {
     for (const c of comparators) {
@@ -97,7 +92,20 @@ export function runQuery(kind: ObjectKind, objects: Map<string, Data>, args: Rec
     }
     return compareIds(a[0], b[0]); // stable tie-break: creation order
   });
-  const all = rows.map(([id]) => id);
+  return rows.map(([id]) => id);
+}
+
+/** Returns `{position, ids, total?, limit?}` for the objects of one type. */
+export function runQuery(kind: ObjectKind, objects: Map<string, Data>, args: Record<string, unknown>, maxResults: number): Data {
+  const all = queryIds(kind, objects, args);
+
+  const position = optionalInt(args.position, 'position', 0);
+  const anchorOffset = optionalInt(args.anchorOffset, 'anchorOffset', 0);
+  const limitArg = args.limit === undefined || args.limit === null ? undefined : optionalInt(args.limit, 'limit', 0);
+  if (limitArg !== undefined && limitArg < 0) throw new MethodError('invalidArguments', 'limit must not be negative');
+  if (args.anchor !== undefined && args.anchor !== null && typeof args.anchor !== 'string') throw new MethodError('invalidArguments', 'anchor must be a string');
+  if (args.calculateTotal !== undefined && typeof args.calculateTotal !== 'boolean') throw new MethodError('invalidArguments', 'calculateTotal must be a boolean');
+
   const total = all.length;
 
   let start: number;

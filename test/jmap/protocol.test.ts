@@ -131,11 +131,11 @@ describe('request-level errors (RFC 8620 §3.6.1, problem JSON)', () => {
 describe('method-level errors', () => {
   it('unknownMethod for other methods; later calls still run (§7 case 35)', async () => {
     const r = await h.call([
-      ['x:SpamRule/queryChanges', {}, 'a'],
+      ['x:SpamRule/copy', {}, 'a'],
       ['Email/get', {}, 'b'],
       ['x:SpamRule/get', { ids: [] }, 'c'],
     ]);
-    expect(r[0]).toEqual(['error', { type: 'unknownMethod', description: 'unknown method x:SpamRule/queryChanges' }, 'a']);
+    expect(r[0]).toEqual(['error', { type: 'unknownMethod', description: 'unknown method x:SpamRule/copy' }, 'a']);
     expect(r[1]![1].type).toBe('unknownMethod');
     expect(r[2]![0]).toBe('x:SpamRule/get');
   });

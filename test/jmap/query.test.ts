@@ -42,7 +42,7 @@ describe('x:SpamRule/query', () => {
     expect(r).toEqual({
       accountId: 'a',
       queryState: r.queryState,
-      canCalculateChanges: false,
+      canCalculateChanges: true,
       position: 0,
       ids: [ids.SPF_FAIL, ids.DKIM_FAIL, ids.spf_soft, ids.HAS_URL, ids.BODY_X],
     });
