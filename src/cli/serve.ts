@@ -3,7 +3,9 @@
  * (src/server: `--rspamd`, `--milter`, `--spamd`), each optional, until SIGINT/SIGTERM. Rules come
  * from the managed registry (`--db`, live: a JMAP change reaches every worker before the next
  * message) or, as for `classify`, from files (`--rules`, `--scores`, `--list`; default: the
- * built-in rule set). `--config FILE` holds the same settings; flags override it.
+ * built-in rule set). `--config FILE` holds the same settings; flags override it. SIGHUP reads the
+ * rule files and the config file again and hands the new rule set to the workers, as rspamd and
+ * spamd do; the listeners stay up.
  */
 import { parseArgs } from 'node:util';
 import { availableParallelism } from 'node:os';
@@ -14,6 +16,8 @@ import type { ServerLimits } from '../server/limits.js';
 import { openError, optionError } from './errors.js';
 import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { canVerify } from './session-flags.js';
+import { createResolver } from '../dns/index.js';
+import { readServeConfig } from '../server/config.js';
 
 const USAGE = `usage: spamrule serve [--config FILE] [listeners] [rules] [options]
 
@@ -33,6 +37,8 @@ Rules:
   --list NS=FILE        a static lookup list (repeatable)
   --score-spam N  --score-reject N  --score-discard N
   --dns SPEC            off (default) | system | system:SERVER | static:FILE.json
+  --time-budget MS      per-message time budget of the analysis and rules (default 5000; 0 = none)
+  --rule-wait MS        per-message budget of the rules' waits for stores and DNS (default 2000; 0 = none)
   --no-module NAME      switch a built-in analysis module off (repeatable); --no-analysis: rules only
   --trust-authserv ID   read authentication results from this authserv-id's Authentication-Results
   --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
@@ -81,6 +87,8 @@ const OPTIONS = {
   'score-reject': { type: 'string' },
   'score-discard': { type: 'string' },
   dns: { type: 'string' },
+  'time-budget': { type: 'string' },
+  'rule-wait': { type: 'string' },
   'no-module': { type: 'string', multiple: true },
   'no-analysis': { type: 'boolean' },
   'trust-authserv': { type: 'string', multiple: true },
@@ -124,6 +132,10 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   out.thresholds = { ...c.thresholds, ...thresholdsFrom(v) };
   const a = { ...c.analysis };
   if (v.dns !== undefined) a.dns = v.dns;
+  const tb = int('time-budget', v['time-budget']);
+  if (tb !== undefined) a.timeBudgetMs = tb;
+  const rw = int('rule-wait', v['rule-wait']);
+  if (rw !== undefined) a.ruleWaitMs = rw;
   if (v['no-module'] !== undefined) a.disabledModules = [...(a.disabledModules ?? []), ...v['no-module']];
   if (v['no-analysis']) a.enabled = false;
   if (v['trust-authserv'] !== undefined) a.trustedAuthservIds = v['trust-authserv'];
@@ -168,9 +180,19 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
     engine: {
       analysis: a.enabled === false ? false : { dnsblServers: set.dnsblServers, modules, ...(set.fileExtensions ? { fileExtensions: set.fileExtensions } : {}) },
       authResults: { trustedAuthservIds: a.trustedAuthservIds ?? [], verify: a.verify ?? false },
+      ...(a.timeBudgetMs !== undefined ? { timeBudgetMs: a.timeBudgetMs } : {}),
+      ...(a.ruleWaitMs !== undefined ? { ruleWaitMs: a.ruleWaitMs } : {}),
     },
   };
-  if (a.dns !== undefined) spec.dns = a.dns;
+  if (a.dns !== undefined) {
+    // Checked here, in the main thread: a worker that cannot build its resolver has no engine.
+    try {
+      createResolver(a.dns);
+    } catch (e) {
+      throw new UsageError(`--dns ${a.dns}: ${(e as Error).message}`);
+    }
+    spec.dns = a.dns;
+  }
   return spec;
 }
 
@@ -196,7 +218,6 @@ export async function run(argv: string[]): Promise<number> {
   try {
     let fileConfig: ServeConfig = {};
     if (v.config !== undefined) {
-      const { readServeConfig } = await import('../server/config.js');
       fileConfig = readServeConfig(v.config);
     }
     c = merge(v, fileConfig);
@@ -277,12 +298,38 @@ export async function run(argv: string[]): Promise<number> {
   }
   // One line per listener came before; this one says all of them are up.
   logger.info({ workers: pool.workers }, 'ready');
+  const onHup = (): void => {
+    try {
+      const next = reloadSpec(v, c.db !== undefined);
+      pool.update(next);
+      logger.info({ rules: next.rules?.length }, 'reloaded: the workers take the new rule set before their next message');
+    } catch (e) {
+      logger.error({ err: (e as Error).message }, 'reload failed: the rule set in use is kept');
+    }
+  };
+  process.on('SIGHUP', onHup);
   return untilSignal(async () => {
+    process.off('SIGHUP', onHup);
     logger.info('shutting down: finishing scans in flight');
     await scan.close();
     await jmap?.close();
     await pool.close();
   });
+}
+
+/**
+ * The rule set as the files now say (SIGHUP): the config file and the rule, score and list files read
+ * again, flags over them as at start. Listeners, limits, workers and the log level are not changed
+ * (a restart does that). With the managed registry, its rules and stores stay the registry's: only
+ * what the files give (scores, lists, thresholds, analysis, DNS, model) is replaced.
+ * @throws Error (with the file or flag named) when a file cannot be read or a setting is invalid.
+ */
+function reloadSpec(v: Values, managed: boolean): Partial<RuleSetSpec> {
+  const fileConfig: ServeConfig = v.config !== undefined ? readServeConfig(v.config) : {};
+  const spec = specFrom(merge(v, fileConfig), managed);
+  if (!managed) return spec;
+  const { rules: _rules, stores: _stores, httpLookups: _http, ...rest } = spec;
+  return rest;
 }
 
 /** pino's levels, and `silent`. */

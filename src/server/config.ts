@@ -46,6 +46,9 @@ export const ServeConfigSchema = z
         disabledModules: z.array(z.string()).optional(),
         trustedAuthservIds: z.array(z.string()).optional(),
         verify: z.boolean().optional(),
+        /** The engine's `timeBudgetMs` and `ruleWaitMs` (ms; 0 = none). */
+        timeBudgetMs: z.number().int().nonnegative().optional(),
+        ruleWaitMs: z.number().int().nonnegative().optional(),
       })
       .strict()
       .optional(),

@@ -81,8 +81,19 @@ function closeWhenIdle(old: Installed): void {
 function install(gen: number, spec: RuleSetSpec): void {
   if (gen <= current.gen) return;
   const old = current;
-  // The classifier and the DNS resolver (with their model and cache) carry over when unchanged.
-  current = { gen, spec, engine: buildEngineFromSpec(spec, warn, old), inFlight: 0, retired: false };
+  let engine: SpamEngine;
+  try {
+    // The classifier and the DNS resolver (with their model and cache) carry over when unchanged.
+    engine = buildEngineFromSpec(spec, warn, old);
+  } catch (e) {
+    // The pool's owner checks a rule set before handing it over; should one still fail here, the
+    // thread keeps the engine it has (under the new generation, so that scans are not answered
+    // stale for ever) rather than ending, which would cost every scan it holds.
+    warn(`rule set ${gen} not installed (${(e as Error).message}); the previous one stays in use`);
+    old.gen = gen;
+    return;
+  }
+  current = { gen, spec, engine, inFlight: 0, retired: false };
   // Scans already running keep the engine (and the store connections) they started with.
   closeWhenIdle(old);
 }

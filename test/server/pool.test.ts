@@ -51,6 +51,21 @@ describe('SpamEnginePool', () => {
     }
   }, 60_000);
 
+  it('a rule set a thread cannot build leaves the previous one in use there, and the next good one is taken', async () => {
+    const pool = new SpamEnginePool({ rules: [rule('FIRST')], workers: 2, engine: { analysis: false } });
+    pools.push(pool);
+    expect(await eventually(pool, marked)).toContain('FIRST');
+    // A DNS spec no resolver can be built from (serve checks it before; the pool does not).
+    pool.update({ rules: [rule('BROKEN')], dns: 'bogus:1' });
+    for (let i = 0; i < 4; i++) {
+      const tags = (await pool.classify(marked)).tags;
+      expect(tags).toContain('FIRST');
+      expect(tags).not.toContain('BROKEN');
+    }
+    pool.update({ rules: [rule('SECOND')], dns: 'off' });
+    for (let i = 0; i < 4; i++) expect((await pool.classify(marked)).tags).toContain('SECOND');
+  }, 60_000);
+
   it('rejects unusable session input with ScanError "session"', async () => {
     const pool = pools[0]!;
     const e = await pool.classify(marked, { session: { remoteIp: 'not an ip' } }).catch((x: unknown) => x);

@@ -28,6 +28,8 @@ interface Serve {
   child: ChildProcess;
   lines: Record<string, string>;
   exit: Promise<number | null>;
+  /** Resolves with the first JSON log line (from the start) that `pred` accepts; rejects after 30 s. */
+  logLine(pred: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
 }
 
 /**
@@ -41,20 +43,32 @@ function serve(args: string[]): Promise<Serve> {
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
+    let started = false;
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 90_000);
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const entries = out
+    const entries = (): { msg?: string; listener?: string; address?: string }[] =>
+      out
         .split('\n')
         .slice(0, -1)
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as { msg?: string; listener?: string; address?: string });
-      if (entries.some((e) => e.msg === 'ready')) {
+    const logLine = async (pred: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => {
+      for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+        const hit = entries().find((e) => pred(e));
+        if (hit !== undefined) return hit;
+      }
+      throw new Error(`no such log line in: ${out.slice(-2000)}`);
+    };
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (started) return;
+      const all = entries();
+      if (all.some((e) => e.msg === 'ready')) {
+        started = true;
         clearTimeout(timer);
         const lines: Record<string, string> = {};
-        for (const e of entries) if (e.msg === 'listening') lines[e.listener!] = e.address!;
-        resolve({ child, lines, exit });
+        for (const e of all) if (e.msg === 'listening') lines[e.listener!] = e.address!;
+        resolve({ child, lines, exit, logLine });
       }
     });
     void exit.then((code) => reject(new Error(`serve exited with ${code}: ${err}`)));
@@ -227,6 +241,51 @@ describe('spamrule serve --config FILE.toml', () => {
     expect(c).toMatchObject({ milter: '127.0.0.1:11332', rspamd: '127.0.0.1:11333', workers: 2, limits: { maxSize: '50M', headTimeoutMs: 30_000, requestTimeoutMs: 300_000 } });
     expect(c.lists).toEqual(['trusted-domains=/etc/spamrule/trusted-domains.txt']);
   });
+
+  it('SIGHUP reads the rule files and the config file again; a broken one is logged and the rules in use stay', async () => {
+    const rules = join(dir, 'hup-rules.json');
+    const conf = join(dir, 'hup.json');
+    const ruleFile = (tag: string): string =>
+      JSON.stringify([{ '@type': 'Any', name: tag, priority: 1, condition: { match: [{ if: "contains(subject, 'hup')", then: `'${tag}'` }], else: 'false' } }]);
+    writeFileSync(rules, ruleFile('HUP_ONE'));
+    writeFileSync(conf, JSON.stringify({ analysis: { ruleWaitMs: 500, timeBudgetMs: 4000 } }));
+    const s = await serve(['--config', conf, '--rules', rules, '--rspamd', '127.0.0.1:0', '--workers', '2', '--log-level', 'info', '--cache-dir', join(dir, 'lists')]);
+    const all = async (): Promise<string[][]> => Promise.all([1, 2, 3, 4].map(() => symbols(s.lines.rspamd!, 'hup')));
+    expect((await all()).every((t) => t.includes('HUP_ONE'))).toBe(true);
+
+    writeFileSync(rules, ruleFile('HUP_TWO'));
+    s.child.kill('SIGHUP');
+    expect(await s.logLine((l) => String(l.msg).startsWith('reloaded'))).toMatchObject({ rules: 1 });
+    // Every worker, before its next message.
+    expect((await all()).every((t) => t.includes('HUP_TWO') && !t.includes('HUP_ONE'))).toBe(true);
+
+    // A rule file that does not parse, then a config file with an unknown key: each is named, and the
+    // rules in use stay. The process is still up (Node's default for SIGHUP is to end it).
+    writeFileSync(rules, '[{"@type": "Any", ');
+    s.child.kill('SIGHUP');
+    expect(String((await s.logLine((l) => l.msg === 'reload failed: the rule set in use is kept')).err)).toContain('hup-rules.json');
+    writeFileSync(rules, ruleFile('HUP_THREE'));
+    writeFileSync(conf, JSON.stringify({ analysis: { ruleWait: 500 } }));
+    s.child.kill('SIGHUP');
+    expect(String((await s.logLine((l) => l.msg === 'reload failed: the rule set in use is kept' && String(l.err).includes('ruleWait'))).err)).toContain('hup.json');
+    expect((await all()).every((t) => t.includes('HUP_TWO'))).toBe(true);
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+  }, 120_000);
+
+  it('refuses a --dns it cannot use and a bad --rule-wait at start, naming them', async () => {
+    for (const [args, message] of [
+      [['--dns', 'bogus:1'], /--dns bogus:1: unknown resolver kind "bogus"/],
+      [['--rule-wait', 'soon'], /--rule-wait expects an integer/],
+    ] as const) {
+      const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', ...args], { cwd: REPO_ROOT });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise((resolve) => child.on('exit', resolve));
+      expect(code).toBe(2);
+      expect(err).toMatch(message);
+    }
+  }, 60_000);
 
   it('refuses a configuration file with an unknown key, naming it', async () => {
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ rspamd: '127.0.0.1:0', limits: { maxSise: 5 } }));
