@@ -54,6 +54,7 @@ Workers and limits:
   --idle-timeout MS     close connections idle this long (default 60000)
   --head-timeout MS     a request head (or milter packet) must arrive within this (default 30000; 0 = none)
   --request-timeout MS  a whole spamd/rspamd request must arrive within this (default 300000; 0 = none)
+  --shutdown-grace MS   on SIGTERM, the requests already begun may finish within this (default 30000)
   --log-level LEVEL     trace|debug|info|warn|error|silent (default info); JSON lines on stdout, the
                         worker threads' too; at info, one "listening" line per listener
                         ({"listener":"rspamd","address":…}) and a "ready" line once all listen
@@ -102,6 +103,7 @@ const OPTIONS = {
   'idle-timeout': { type: 'string' },
   'head-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
+  'shutdown-grace': { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -152,6 +154,8 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (ht !== undefined) l.headTimeoutMs = ht;
   const rt = int('request-timeout', v['request-timeout']);
   if (rt !== undefined) l.requestTimeoutMs = rt;
+  const sg = int('shutdown-grace', v['shutdown-grace']);
+  if (sg !== undefined) l.shutdownGraceMs = sg;
   out.limits = l;
   if (v['log-level'] !== undefined) out.log = { level: v['log-level'] };
   return out;

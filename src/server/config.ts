@@ -62,6 +62,7 @@ export const ServeConfigSchema = z
         headTimeoutMs: z.number().nonnegative().optional(),
         requestTimeoutMs: z.number().nonnegative().optional(),
         maxConnections: z.number().int().positive().optional(),
+        shutdownGraceMs: z.number().int().nonnegative().optional(),
       })
       .strict()
       .optional(),

@@ -29,6 +29,11 @@ export interface ServerLimits {
   requestTimeoutMs: number;
   /** Open connections per listener (default 1024). */
   maxConnections: number;
+  /**
+   * On shutdown, how long the requests already begun may take to arrive, be scanned and be answered,
+   * in ms (default 30 000); those still open then are answered "shutting down" (docs/deployment.md).
+   */
+  shutdownGraceMs: number;
 }
 
 export function defaultLimits(workers: number): ServerLimits {
@@ -45,6 +50,7 @@ export function defaultLimits(workers: number): ServerLimits {
     // then needs 175 KB/s, far below any link between an MTA and its filter.
     requestTimeoutMs: 300_000,
     maxConnections: 1024,
+    shutdownGraceMs: 30_000,
   };
 }
 

@@ -60,8 +60,11 @@ export interface ScanServer {
   scanner: Scanner;
   metrics: ServerMetrics;
   /**
-   * Stops accepting, waits up to `graceMs` (default 30 000) for the scans in flight, then closes
-   * every connection. The pool is left to its owner.
+   * Stops accepting and closes idle keep-alive connections; lets the requests already begun arrive,
+   * be scanned and be answered within `graceMs` (default `limits.shutdownGraceMs`, 30 000 ms); answers
+   * those still open then "shutting down" in their protocol (rspamd 503, spamd 75 EX_TEMPFAIL, milter
+   * tempfail), then closes every connection. A request begun after the call is refused as `closing`.
+   * The pool is left to its owner.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -198,7 +201,7 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
     addresses,
     scanner,
     metrics,
-    async close(graceMs = 30_000) {
+    async close(graceMs = limits.shutdownGraceMs) {
       if (closing) return;
       closing = true;
       const closed = servers.map((s) => new Promise<void>((resolve) => s.server.close(() => resolve())));

@@ -39,6 +39,14 @@ describe('examples/systemd/spamrule.service with examples/spamrule.toml', () => 
     expect(unit.get('NoNewPrivileges')).toEqual(['true']);
   });
 
+  it('stops within the unit stop timeout (the grace period, then the workers), and reloads on systemctl reload', () => {
+    const graceMs = config.limits?.shutdownGraceMs ?? 30_000;
+    const stopSec = Number(unit.get('TimeoutStopSec')?.[0]);
+    // Closing the pool after the grace period takes a second or two; systemd kills at TimeoutStopSec.
+    expect(stopSec * 1000 - graceMs).toBeGreaterThanOrEqual(10_000);
+    expect(unit.get('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);
+  });
+
   it('may bind every listener port below 1024 the configuration names', () => {
     const ports = [config.rspamd, config.milter, config.spamd, config.metrics, config.listen]
       .filter((a): a is string => typeof a === 'string' && !a.startsWith('unix:'))
