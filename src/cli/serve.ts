@@ -43,6 +43,7 @@ Rules:
   --trust-authserv ID   read authentication results from this authserv-id's Authentication-Results
   --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
   --no-refresh-lists    serve remote lists from the cache only (default: refresh stale ones in the background)
+  --allow-tell          with --model and --spamd: spamc -L spam|ham adds samples (as spamd --allow-tell)
   --model FILE          the statistical classifier of "spamrule learn --model FILE" (PROB_* tags; a new model is
                         picked up within 30 s); with --db, JMAP x:SpamTrainingSample objects add samples to it
 
@@ -96,6 +97,7 @@ const OPTIONS = {
   'cache-dir': { type: 'string' },
   'no-refresh-lists': { type: 'boolean' },
   model: { type: 'string' },
+  'allow-tell': { type: 'boolean' },
   workers: { type: 'string' },
   'max-size': { type: 'string' },
   'scan-timeout': { type: 'string' },
@@ -127,6 +129,7 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (v['cache-dir'] !== undefined) out.listCacheDir = v['cache-dir'];
   if (v['no-refresh-lists']) out.refreshLists = false;
   if (v.model !== undefined) out.model = v.model;
+  if (v['allow-tell']) out.allowTell = true;
   if (v.scores !== undefined) out.scores = v.scores;
   if (v.list !== undefined) out.lists = [...((c.lists as string[] | undefined) ?? []), ...v.list];
   const w = int('workers', v.workers, 1);
@@ -231,6 +234,7 @@ export async function run(argv: string[]): Promise<number> {
   const scanning = c.rspamd !== undefined || c.milter !== undefined || c.spamd !== undefined;
   if (!scanning && c.db === undefined) return fail(`give --db (JMAP management) or a listener (--rspamd, --milter, --spamd)\n${USAGE}`);
   if (c.db !== undefined && c.rules !== undefined && c.rules.length > 0) return fail('--rules and --db are two rule sources: give one');
+  if (c.allowTell === true && (c.model === undefined || c.spamd === undefined)) return fail('--allow-tell needs --model (the model TELL trains) and --spamd (where spamc sends it)');
   if (c.analysis?.verify === true && !canVerify(c.analysis.dns)) return fail('analysis.verify needs --dns system (or analysis.dns "system" or "static:FILE"): without DNS nothing can be verified');
   const level = c.log?.level ?? 'info';
   if (!LOG_LEVELS.includes(level)) return fail(`--log-level expects ${LOG_LEVELS.join('|')}, got "${level}"`);
@@ -288,13 +292,14 @@ export async function run(argv: string[]): Promise<number> {
   try {
     // With a model, rspamd's learnspam/learnham on the rspamd listener and JMAP x:SpamTrainingSample
     // creates store samples and train (in a worker) 10 s after the last one.
-    const learner = c.model !== undefined && (addrs.rspamd !== undefined || c.db !== undefined) ? await modelLearner(c.model, (m) => logger.warn(m)) : undefined;
+    const learner =
+      c.model !== undefined && (addrs.rspamd !== undefined || c.db !== undefined || c.allowTell === true) ? await modelLearner(c.model, (m) => logger.warn(m)) : undefined;
     if (c.db !== undefined) {
       jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m), learner);
       // The scan listeners announce themselves the same way (startScanServer).
       logger.info({ listener: 'jmap', address: jmap.url }, 'listening');
     }
-    scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner });
+    scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner, allowTell: c.allowTell === true });
   } catch (e) {
     await jmap?.close();
     await pool.close();

@@ -37,6 +37,8 @@ export const ServeConfigSchema = z
     refreshLists: z.boolean().optional(),
     /** The statistical classifier's SQLite model file (`spamrule learn --model FILE`; docs/classifier.md). */
     model: z.string().optional(),
+    /** spamd's `TELL` (`spamc -L`) trains the model (with `model` and `spamd`). */
+    allowTell: z.boolean().optional(),
     /** Lookup stores for file-based rule sets: namespace → `x:StoreLookup` `store` configuration. */
     stores: z.record(z.string(), z.unknown()).optional(),
     analysis: z

@@ -52,6 +52,12 @@ export interface ScanServerOptions {
    * learn_spam` sends it) on the rspamd listener: the classifier's samples (docs/classifier.md).
    */
   learner?: { learn(raw: Uint8Array, spam: boolean): Promise<number> };
+  /**
+   * Lets spamd's `TELL` (`spamc -L spam|ham`) store samples through `learner` on the spamd listener,
+   * as SpamAssassin's spamd `--allow-tell` does (off by default: anyone who can reach the port could
+   * then train the model).
+   */
+  allowTell?: boolean;
 }
 
 export interface ScanServer {
@@ -172,7 +178,7 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
   };
   if (opts.rspamd) add('rspamd', createRspamdServer(scanner, ops, thresholds));
   if (opts.milter) add('milter', createMilterServer(scanner));
-  if (opts.spamd) add('spamd', createSpamdServer(scanner, thresholds));
+  if (opts.spamd) add('spamd', createSpamdServer(scanner, thresholds, opts.allowTell === true ? opts.learner : undefined));
   if (opts.metrics) {
     const http: HttpServer = createHttpServer((req, res) => {
       if (!ops(req, res)) {

@@ -7,9 +7,14 @@
  *
  * Errors use spamd's sysexits codes: 76 `EX_PROTOCOL` (malformed request, Content-length that does
  * not match the body, unusable session), 65 `EX_DATAERR` (message over the size cap: not scanned),
- * 69 `EX_UNAVAILABLE` (`TELL`: learning is not supported), 75 `EX_TEMPFAIL` (busy, time limit,
+ * 69 `EX_UNAVAILABLE` (`TELL` without a learner), 75 `EX_TEMPFAIL` (busy, time limit,
  * shutting down), 70 `EX_SOFTWARE` (worker failure). spamc then passes the message through
  * unchanged, as it does when spamd is down.
+ *
+ * `TELL` (`spamc -L spam|ham`: `Message-class: spam|ham`, `Set: local`) stores the message as a
+ * classifier sample when the server was given a learner (`serve --model --allow-tell`, as spamd's
+ * `--allow-tell`), and answers `DidSet: local`. `Remove:` (`spamc -L forget`) is not supported (69):
+ * `spamrule learn --forget FILE` forgets a message.
  *
  * The same parser serves rspamd's legacy text protocol (`CHECK RSPAMC/1.3`, on the rspamd
  * listener): its headers carry the SMTP session and the reply is rspamd's (see {@link rspamcReply}).
@@ -148,7 +153,12 @@ export interface ReplyThresholds {
  * errors are counted under the request's dialect (`spamd` or `rspamd`), or under `listener` before
  * its request line is read.
  */
-export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThresholds, listener: 'spamd' | 'rspamd' = 'spamd'): (socket: Socket, deadlines: Deadlines) => void {
+export function textProtocolHandler(
+  scanner: Scanner,
+  thresholds: ReplyThresholds,
+  listener: 'spamd' | 'rspamd' = 'spamd',
+  learner?: TellLearner,
+): (socket: Socket, deadlines: Deadlines) => void {
   const { limits, metrics } = scanner;
   return (socket: Socket, deadlines: Deadlines): void => {
     socket.on('error', () => undefined);
@@ -231,8 +241,18 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
           return;
         }
       }
-      // The idle timeout is for the client: it does not run while we scan.
+      // The idle timeout is for the client: it does not run while we scan (or learn).
       socket.setTimeout(0);
+      if (r.verb === 'TELL') {
+        try {
+          await learner!.learn(raw, messageClass(r) === 'spam');
+          if (!socket.destroyed) answer('SPAMD/1.1 0 EX_OK\r\nDidSet: local\r\n\r\n');
+        } catch (e) {
+          done = false;
+          fail(75, `learning failed: ${(e as Error).message}`, false);
+        }
+        return;
+      }
       const session = r.rspamc ? sessionFromHeaderMap((n) => r.headers.get(n)) : {};
       const queueId = r.rspamc ? r.headers.get('queue-id')?.[0] : undefined;
       scanning = true;
@@ -283,7 +303,10 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
           answer('');
           return;
         }
-        if (req.verb === 'TELL') return fail(69, 'learning (TELL) is not supported', false);
+        if (req.verb === 'TELL') {
+          const refused = tellRefusal(req, learner);
+          if (refused !== undefined) return fail(refused.code, refused.text, refused.code === 76);
+        }
         const lengths = req.headers.get('content-length') ?? [];
         // Two different lengths: which one a proxy in between believed is anyone's guess (smuggling).
         if (new Set(lengths).size > 1) return fail(76, `conflicting Content-length headers ${JSON.stringify(lengths)}`);
@@ -319,10 +342,33 @@ export function textProtocolHandler(scanner: Scanner, thresholds: ReplyThreshold
   };
 }
 
-/** Creates the spamd-protocol server (not yet listening). */
-export function createSpamdServer(scanner: Scanner, thresholds: ReplyThresholds): Server {
+/** What `TELL` stores a message with: the classifier's learner (src/classifier). */
+export interface TellLearner {
+  learn(raw: Uint8Array, spam: boolean): Promise<number>;
+}
+
+function messageClass(r: Request): string {
+  return (r.headers.get('message-class')?.[0] ?? '').trim().toLowerCase();
+}
+
+/** Why a `TELL` request is refused before its body is read (code and text), or undefined. */
+function tellRefusal(r: Request, learner: TellLearner | undefined): { code: number; text: string } | undefined {
+  if (learner === undefined || r.rspamc) return { code: 69, text: 'learning (TELL) needs serve --model and --allow-tell' };
+  const cls = messageClass(r);
+  if (cls !== 'spam' && cls !== 'ham') return { code: 76, text: `TELL needs Message-class: spam or ham, got ${JSON.stringify(cls)}` };
+  if (r.headers.has('remove')) return { code: 69, text: 'forgetting a message (TELL Remove) is not supported: spamrule learn --forget FILE does it' };
+  const set = (r.headers.get('set') ?? []).flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase());
+  if (!set.includes('local')) return { code: 69, text: 'only Set: local is supported (no remote reporting)' };
+  return undefined;
+}
+
+/**
+ * Creates the spamd-protocol server (not yet listening). With `learner`, `TELL` stores messages as
+ * classifier samples (see the module docstring).
+ */
+export function createSpamdServer(scanner: Scanner, thresholds: ReplyThresholds, learner?: TellLearner): Server {
   const { limits, metrics } = scanner;
-  const handler = textProtocolHandler(scanner, thresholds);
+  const handler = textProtocolHandler(scanner, thresholds, 'spamd', learner);
   // spamc half-closes its side after sending the message and then reads the reply.
   const server = createServer({ allowHalfOpen: true }, (socket) => {
     metrics.connections.inc({ protocol: 'spamd' });

@@ -1,8 +1,9 @@
 /**
  * rspamd controller's learnspam/learnham on the rspamd listener, driven by the real `rspamc` client
- * (Debian's rspamd package): each message becomes a classifier sample, and a training run follows.
+ * (Debian's rspamd package), and spamd's TELL driven by the real `spamc -L` (Debian's spamc): each
+ * message becomes a classifier sample, and a training run follows.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { ClassifierStore, debouncedLearner, SpamClassifier } from '../../src/cla
 import { MemoryStore } from '../../src/lookup/index.js';
 import { SpamEnginePool, startScanServer } from '../../src/server/index.js';
 import { hamMessage, spamMessage } from './helpers.js';
+import { raw } from '../server/harness.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'spamrule-rspamd-learn-'));
@@ -38,6 +40,61 @@ describe('rspamc learn_spam / learn_ham', () => {
       expect(classifier.generation).toBe(1);
     } finally {
       await server.close(1000);
+      await pool.close();
+    }
+  }, 120_000);
+});
+
+/** `spamc -L KIND` with the message on stdin; its output and exit code. */
+function spamcLearn(port: number, kind: string, message: string, extra: string[] = []): Promise<{ out: string; code: number | null }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn('spamc', ['-d', '127.0.0.1', '-p', String(port), ...extra, '-L', kind], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    p.on('error', reject);
+    p.on('exit', (code) => resolve({ out, code }));
+    p.stdin.end(message);
+  });
+}
+
+describe('spamc -L spam / ham (spamd TELL)', () => {
+  it('stores each message as a sample with --allow-tell, and refuses without it or to forget', async () => {
+    const classifier = new SpamClassifier(new ClassifierStore(new MemoryStore()), { settings: { minHamSamples: 3, minSpamSamples: 3 }, refreshMs: 0 });
+    const learner = debouncedLearner(classifier, 60_000);
+    const pool = new SpamEnginePool({ rules: [], workers: 1 });
+    const any = { host: '127.0.0.1', port: 0 };
+    const server = await startScanServer({ pool, spamd: any, learner, allowTell: true });
+    const closed = await startScanServer({ pool, spamd: any, learner });
+    const port = (s: typeof server): number => Number(s.addresses.spamd!.split(':').pop());
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = await spamcLearn(port(server), 'spam', spamMessage(i));
+        expect(r).toEqual({ out: 'Message successfully un/learned\n', code: 0 });
+      }
+      for (let i = 0; i < 3; i++) expect((await spamcLearn(port(server), 'ham', hamMessage(i))).code).toBe(0);
+      expect(await classifier.store.lastSampleId()).toBe(6);
+      expect((await classifier.store.getSample(1))?.spam).toBe(true);
+      expect((await classifier.store.getSample(6))?.spam).toBe(false);
+      await learner.flush();
+      expect(classifier.generation).toBe(1);
+
+      // Forgetting one message, and TELL on a listener that does not allow it: refused, nothing stored.
+      // (spamc reads any reply without DidSet as "already learned" and exits 0 either way.)
+      for (const [p, kind, reply] of [
+        [port(server), 'forget', /^SPAMD\/1\.1 69 EX_UNAVAILABLE forgetting a message \(TELL Remove\) is not supported/],
+        [port(closed), 'spam', /^SPAMD\/1\.1 69 EX_UNAVAILABLE learning \(TELL\) needs serve --model and --allow-tell/],
+      ] as const) {
+        expect((await spamcLearn(p, kind, spamMessage(7))).out).not.toMatch(/successfully/);
+        const head = kind === 'forget' ? 'Message-class: spam\r\nRemove: local\r\n' : 'Message-class: spam\r\nSet: local\r\n';
+        const body = spamMessage(7);
+        const r = await raw('127.0.0.1', p, `TELL SPAMC/1.5\r\n${head}Content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, { halfClose: true });
+        expect(r.reply.toString('latin1')).toMatch(reply);
+      }
+      expect(await classifier.store.lastSampleId()).toBe(6);
+    } finally {
+      await server.close(1000);
+      await closed.close(1000);
       await pool.close();
     }
   }, 120_000);

@@ -278,6 +278,7 @@ describe('spamrule serve --config FILE.toml', () => {
       [['--dns', 'bogus:1'], /--dns bogus:1: unknown resolver kind "bogus"/],
       [['--rule-wait', 'soon'], /--rule-wait expects an integer/],
       [['--shutdown-grace', '1.5'], /--shutdown-grace expects an integer ≥ 0/],
+      [['--allow-tell'], /--allow-tell needs --model .* and --spamd/],
     ] as const) {
       const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', ...args], { cwd: REPO_ROOT });
       let err = '';
