@@ -85,8 +85,15 @@ interface DownState {
 interface PartState {
   failures: number;
   down: DownState | undefined;
-  /** The rejecters of the calls under way, answered "store is down" when the breaker opens. */
-  pending: Set<(e: unknown) => void>;
+}
+
+/**
+ * Optional hook of a store that can be marked down (a {@link CircuitBreakerStore}, or a `Sharded`
+ * store of them): how many times it, or one of its parts, has been. The read cache does not let a
+ * lookup join a call that started before the last time (it may never answer: a frozen server).
+ */
+export interface DownCounter {
+  readonly downCount: number;
 }
 
 /**
@@ -95,8 +102,10 @@ interface PartState {
  * store marked down per partition (master node); a down partition is probed with the key that
  * failed last (it routes to the same node), the whole store with {@link PROBE_KEY}.
  */
-export class CircuitBreakerStore implements LookupStore {
+export class CircuitBreakerStore implements LookupStore, DownCounter {
   readonly type: string;
+  /** See {@link DownCounter}. */
+  downCount = 0;
   readonly sqlQuery?: (query: string, params: SqlParam[]) => Promise<SqlResult>;
   private readonly parts = new Map<string, PartState>();
   private closed = false;
@@ -139,63 +148,64 @@ export class CircuitBreakerStore implements LookupStore {
   }
 
   private call<T>(partition: string, work: () => Promise<T>, probe: () => Promise<unknown>): Promise<T> {
-    let st = this.parts.get(partition);
+    const st = this.parts.get(partition);
     if (st?.down !== undefined) return Promise.reject(this.downError(partition, st.down));
-    if (st === undefined) this.parts.set(partition, (st = { failures: 0, down: undefined, pending: new Set() }));
-    const part = st;
     let p: Promise<T>;
     try {
       p = work();
     } catch (e) {
       p = Promise.reject(e);
     }
-    const failed = (e: unknown): void => {
-      if (++part.failures >= this.threshold) this.markDown(part, partition, e, partition ? probe : () => this.inner.keyExists(PROBE_KEY));
-    };
-    return new Promise<T>((resolve, reject) => {
-      // Counted once: as slow when the timer fires first, else by how it settles.
-      let slow = false;
-      const timer =
-        this.slowCallMs > 0
-          ? setTimeout(() => {
-              slow = true;
-              failed(new Error(`no answer within ${this.slowCallMs} ms`));
-            }, this.slowCallMs)
-          : undefined;
-      timer?.unref();
-      // Until it settles, a call is answered "store is down" as soon as the breaker opens: a lookup
-      // that other messages' lookups of the same key have joined (the cache's coalescing) would
-      // otherwise keep them all waiting for the store's own timeout.
-      part.pending.add(reject);
-      const settled = (): void => {
-        clearTimeout(timer);
-        part.pending.delete(reject);
-      };
-      p.then(
+    if (this.slowCallMs <= 0)
+      return p.then(
         (v) => {
-          settled();
-          if (!slow) part.failures = 0;
-          resolve(v);
+          if (st !== undefined) st.failures = 0;
+          return v;
         },
         (e: unknown) => {
-          settled();
-          if (!slow) {
-            if (storeAnswered(e)) part.failures = 0;
-            else failed(e);
-          }
-          reject(e);
+          this.settledWithError(partition, e, probe);
+          throw e;
         },
       );
-    });
+    // Counted once: as slow when the timer fires first, else by how it settles.
+    let slow = false;
+    const timer = setTimeout(() => {
+      slow = true;
+      this.failed(partition, new Error(`no answer within ${this.slowCallMs} ms`), probe);
+    }, this.slowCallMs);
+    timer.unref();
+    return p.then(
+      (v) => {
+        clearTimeout(timer);
+        if (st !== undefined && !slow) st.failures = 0;
+        return v;
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        if (!slow) this.settledWithError(partition, e, probe);
+        throw e;
+      },
+    );
   }
 
-  private markDown(st: PartState, partition: string, e: unknown, probe: () => Promise<unknown>): void {
+  /** A call failed: an error the store answered says it is up; any other counts towards marking it down. */
+  private settledWithError(partition: string, e: unknown, probe: () => Promise<unknown>): void {
+    if (!storeAnswered(e)) return this.failed(partition, e, probe);
+    const st = this.parts.get(partition);
+    if (st !== undefined) st.failures = 0;
+  }
+
+  private failed(partition: string, e: unknown, probe: () => Promise<unknown>): void {
+    let st = this.parts.get(partition);
+    if (st === undefined) this.parts.set(partition, (st = { failures: 0, down: undefined }));
+    if (++st.failures >= this.threshold) this.markDown(st, e, partition ? probe : () => this.inner.keyExists(PROBE_KEY));
+  }
+
+  private markDown(st: PartState, e: unknown, probe: () => Promise<unknown>): void {
     if (st.down !== undefined || this.closed) return;
     const lastError = strip(this.namespace, e instanceof Error ? e.message : String(e));
     st.down = { since: Date.now(), lastError, backoffMs: this.initialBackoffMs, timer: undefined, probe };
-    const pending = [...st.pending];
-    st.pending.clear();
-    for (const reject of pending) reject(this.downError(partition, st.down));
+    this.downCount++;
     this.scheduleProbe(st);
   }
 

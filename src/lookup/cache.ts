@@ -1,5 +1,6 @@
 /** An LRU read cache in front of a lookup store (issue #3: "an LRU cache in front of reads"). */
 import { LRUCache } from 'lru-cache';
+import type { DownCounter } from './breaker.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
 import { detach } from '../util/index.js';
 
@@ -39,14 +40,17 @@ const entrySize = (v: Cached, id: string): number => 100 + 2 * id.length + (type
 /**
  * Caches `key_get`, `key_exists` (and optionally `counter_get`) of the wrapped store in an lru-cache
  * with a TTL; misses are cached for `negativeTtlMs`. The cache holds at most `max` entries and
- * `maxBytes` bytes (estimated), and never a value over `maxEntryBytes`. Concurrent reads of one key share one store call.
+ * `maxBytes` bytes (estimated), and never a value over `maxEntryBytes`. Concurrent reads of one key share one store call,
+ * unless the store's circuit breaker has opened since that call started (a frozen server may never answer it):
+ * a read then asks the store again, which the breaker answers at once.
  * `key_set` and `counter_incr` drop the key's entries, and a read that started before a write never
  * stores its (possibly stale) answer. Failures are never cached. `sql_query` passes through.
  */
 export class CachedLookupStore implements LookupStore {
   readonly type: string;
   private readonly cache: LRUCache<string, Cached>;
-  private readonly inflight = new Map<string, Promise<Cached>>();
+  /** Store calls under way by cache id, with the store's `downCount` when each started. */
+  private readonly inflight = new Map<string, { p: Promise<Cached>; down: number }>();
   private readonly ttl: number;
   private readonly negTtl: number;
   private readonly counters: boolean;
@@ -78,25 +82,31 @@ export class CachedLookupStore implements LookupStore {
   private read(id: string, load: () => Promise<Cached['v']>): Promise<Cached['v']> {
     const hit = this.cache.get(id);
     if (hit) return Promise.resolve(hit.v);
-    let p = this.inflight.get(id);
-    if (!p) {
+    const down = (this.inner as Partial<DownCounter>).downCount ?? 0;
+    let f = this.inflight.get(id);
+    if (f === undefined || f.down !== down) {
       const epoch = this.epoch;
-      p = load().then(
+      const entry = { p: undefined as unknown as Promise<Cached>, down };
+      const done = (): void => {
+        if (this.inflight.get(id) === entry) this.inflight.delete(id);
+      };
+      entry.p = load().then(
         (v) => {
-          this.inflight.delete(id);
+          done();
           const negative = v === null || v === false;
           if (epoch === this.epoch && (!negative || this.negTtl > 0))
             this.cache.set(detach(id), { v }, { ttl: negative ? this.negTtl : this.ttl });
           return { v };
         },
         (e) => {
-          this.inflight.delete(id);
+          done();
           throw e;
         },
       );
-      this.inflight.set(id, p);
+      this.inflight.set(id, entry);
+      f = entry;
     }
-    return p.then((c) => c.v);
+    return f.p.then((c) => c.v);
   }
 
   private invalidate(key: string): void {

@@ -363,6 +363,12 @@ export class ShardedStore implements LookupStore {
   private of(key: string): LookupStore {
     return this.shards[shardOf(key, this.shards.length)]!;
   }
+  /** How many times a shard's breaker has opened, in all (the read cache's `DownCounter`). */
+  get downCount(): number {
+    let n = 0;
+    for (const s of this.shards) n += (s as Partial<{ downCount: number }>).downCount ?? 0;
+    return n;
+  }
   keyGet(key: string) {
     return this.of(key).keyGet(key);
   }
