@@ -8,8 +8,10 @@
  *
  * A call still unanswered after `slowCallMs` counts as such a failure there and then, without
  * waiting for the store's own timeout (10–15 s by default): a frozen server (it accepts connections
- * but answers nothing) is marked down after about `slowCallMs`, not after its timeout, while every
- * message waits for it meanwhile. A probe must answer within `slowCallMs` too.
+ * but answers nothing) is marked down after about `slowCallMs` rather than after its timeout, during
+ * which every message would wait for it. A probe must answer within `slowCallMs` too. The read cache
+ * (cache.ts) does not let a lookup join a call that began before the breaker last opened
+ * ({@link DownCounter}).
  *
  * A `Sharded` store gets one breaker per shard (factory.ts), each probing its own shard, and a Redis
  * Cluster one state per master node (see {@link PartitionedStore}), so an outage of one server only
@@ -31,7 +33,7 @@ export interface BreakerOptions {
   /**
    * A call (or probe) unanswered after this many ms counts as a failure at that moment; 0 = only
    * errors count. Default 2,000: the engine's default `ruleWaitMs`, past which no rule waits for a
-   * store anyway (docs/lookup-stores.md, "When a store fails").
+   * store anyway (docs/lookup-stores.md, "Faults").
    */
   slowCallMs?: number;
 }
