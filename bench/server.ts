@@ -19,13 +19,14 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { loadCorpus, printTable } from './common.js';
 import { startRspamd } from './rspamd-bench.js';
 import { sharedPath } from '../test/helpers/shared-data.js';
+import { freePort } from '../test/servers/index.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLIENTS = 16;
@@ -72,18 +73,6 @@ function cpuSplit(pid: number, workers: number, a: Map<number, number>, b: Map<n
   const w = others.slice(0, workers).reduce((x, y) => x + y, 0);
   const h = others.slice(workers).reduce((x, y) => x + y, 0);
   return { main, workers: w, helpers: h };
-}
-
-/** A loopback TCP port free at the time of asking. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /**
