@@ -76,8 +76,10 @@ export function sessionFromHeaders(req: IncomingMessage): SessionInput {
 
 const STATUS: Record<NotScanned, number> = { too_large: 413, timeout: 504, busy: 503, closing: 503, session: 400, error: 500, abandoned: 503 };
 
-/** The endpoints that read a message: refused with 503 once a shutdown has started. */
-const TAKES_MESSAGE = new Set(['/checkv2', '/check', '/symbols', '/learnspam', '/learnham']);
+/** The endpoints that scan a message. */
+const SCANS = new Set(['/checkv2', '/check', '/symbols']);
+/** The endpoints that read a message (the scans and rspamd controller's learning): refused with 503 once a shutdown has started. */
+const TAKES_MESSAGE = new Set([...SCANS, '/learnspam', '/learnham']);
 
 function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
   sendText(res, status, JSON.stringify(body), close);
@@ -182,6 +184,18 @@ export interface OpsHandler {
  */
 export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds: ReplyThresholds): NetServer {
   const { limits, metrics } = scanner;
+  /**
+   * A 503 once the grace period of a shutdown is over (or for a message sent after it started),
+   * counted as a `closing` refusal unless a scan of it is under way (that counts its own outcome).
+   */
+  const shuttingDown = (req: IncomingMessage, res: ServerResponse, state: { scanning: boolean }): void => {
+    if (res.headersSent || res.destroyed) return;
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (!state.scanning && SCANS.has(path)) scanner.refuse('rspamd', 'closing', SHUTTING_DOWN, Number(req.headers['content-length'] ?? 0) || 0, one(req, 'queue-id'));
+    sendJson(res, 503, { error: SHUTTING_DOWN }, true);
+    // A body still on its way is not read.
+    res.once('finish', () => req.destroy());
+  };
   const handle = async (req: IncomingMessage, res: ServerResponse, open: OpenRequest, gone: AbortSignal, state: { scanning: boolean }): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0]!;
     if (!open.admitted && TAKES_MESSAGE.has(path)) return shuttingDown(req, res, state);
@@ -199,7 +213,7 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
       sendJson(res, 404, { error: 'learning needs serve --model' });
       return;
     }
-    if (path !== '/checkv2' && path !== '/check' && path !== '/symbols') {
+    if (!SCANS.has(path)) {
       req.resume();
       sendJson(res, 404, { error: `unknown command ${path}` });
       return;
@@ -224,18 +238,6 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
   };
   // Node enforces headersTimeout and requestTimeout only for a server that listen()s itself, and
   // this one gets its sockets from `outer`: the connection's Deadlines do that job instead.
-  /**
-   * A 503 once the grace period of a shutdown is over (or for a message sent after it started),
-   * counted as a `closing` refusal unless a scan of it is under way (that counts its own outcome).
-   */
-  const shuttingDown = (req: IncomingMessage, res: ServerResponse, state: { scanning: boolean }): void => {
-    if (res.headersSent || res.destroyed) return;
-    const path = (req.url ?? '/').split('?')[0]!;
-    if (!state.scanning && path !== '/learnspam' && path !== '/learnham') scanner.refuse('rspamd', 'closing', SHUTTING_DOWN, Number(req.headers['content-length'] ?? 0) || 0, one(req, 'queue-id'));
-    sendJson(res, 503, { error: SHUTTING_DOWN }, true);
-    // A body still on its way is not read.
-    res.once('finish', () => req.destroy());
-  };
   const server = createServer({ requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 5_000 }, (req, res) => {
     conns.get(req.socket)?.request(req, res);
     // Registered from its head: a shutdown lets it finish, and answers 503 at the end of its grace period.
