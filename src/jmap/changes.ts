@@ -49,9 +49,43 @@ export function mergeChange(was: 'c' | 'u' | 'd' | 'gone' | undefined, kind: 'c'
 }
 
 /** Parses our state strings (`s<n>`); undefined for anything else. */
-export function parseState(s: unknown): number | undefined {
+function parseState(s: unknown): number | undefined {
   if (typeof s !== 'string' || !/^s(0|[1-9]\d{0,14})$/.test(s)) return undefined;
   return Number(s.slice(1));
+}
+
+/**
+ * The state a `/changes` or `/queryChanges` call starts from: argument `name` (`sinceState`,
+ * `sinceQueryState`), one of our state strings (`what` names it in the error).
+ * @throws MethodError `cannotCalculateChanges` for anything else.
+ */
+export function sinceArg(kind: ObjectKind, name: string, value: unknown, what: string): number {
+  const since = parseState(value);
+  if (since === undefined) throw new MethodError('cannotCalculateChanges', `${name} ${JSON.stringify(value)} is not ${what} of x:${kind.type}`);
+  return since;
+}
+
+/**
+ * `maxChanges` (RFC 8620 §5.2, §5.6): a positive integer, or null when absent or null.
+ * @throws MethodError `invalidArguments` for anything else.
+ */
+export function maxChangesArg(args: Record<string, unknown>): number | null {
+  const max = args.maxChanges ?? null;
+  if (max !== null && (typeof max !== 'number' || !Number.isInteger(max) || max < 1))
+    throw new MethodError('invalidArguments', 'maxChanges must be a positive integer or null');
+  return max;
+}
+
+/**
+ * The log's changes of `kind` in the states after `since` up to `current`, in state order.
+ * @throws MethodError `cannotCalculateChanges` when `since` is newer than `current` (named as
+ *   argument `name`) or older than the log; `redo` tells the client what to do instead.
+ */
+export async function readChangesSince(kind: ObjectKind, since: number, current: number, log: ChangeLog, name: string, redo: string): Promise<ChangeRow[]> {
+  if (since > current) throw new MethodError('cannotCalculateChanges', `${name} s${since} is newer than the current state s${current}`);
+  const rows = since === current ? [] : await log.changesSince(kind.type, since, current);
+  if (rows === undefined) throw new MethodError('cannotCalculateChanges', `changes since s${since} are no longer kept (the last ${CHANGES_KEPT} states are); ${redo}`);
+  return rows;
 }
 
 export interface ChangesContext {
@@ -73,16 +107,11 @@ export interface ChangesContext {
  * unknown, future or too old `sinceState`.
  */
 export async function changesMethod(kind: ObjectKind, args: Record<string, unknown>, ctx: ChangesContext): Promise<Data> {
-  const since = parseState(args.sinceState);
-  if (since === undefined) throw new MethodError('cannotCalculateChanges', `sinceState ${JSON.stringify(args.sinceState)} is not a state of x:${kind.type}`);
-  const max = args.maxChanges ?? null;
-  if (max !== null && (typeof max !== 'number' || !Number.isInteger(max) || max < 1))
-    throw new MethodError('invalidArguments', 'maxChanges must be a positive integer or null');
+  const since = sinceArg(kind, 'sinceState', args.sinceState, 'a state');
+  const max = maxChangesArg(args);
   const limit = Math.min(max ?? ctx.maxChangesLimit, ctx.maxChangesLimit);
   const current = ctx.current;
-  if (since > current) throw new MethodError('cannotCalculateChanges', `sinceState s${since} is newer than the current state s${current}`);
-  const rows = since === current ? [] : await ctx.log.changesSince(kind.type, since, current);
-  if (rows === undefined) throw new MethodError('cannotCalculateChanges', `changes since s${since} are no longer kept (the last ${CHANGES_KEPT} states are); fetch the objects again`);
+  const rows = await readChangesSince(kind, since, current, ctx.log, 'sinceState', 'fetch the objects again');
 
   // Whole steps, as many as fit in `limit` ids.
   const steps = new Map<number, ChangeRow[]>();

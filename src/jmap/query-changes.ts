@@ -10,7 +10,7 @@
  * the current results. `upToId` is ignored, which §5.6 permits: every filter and sort property
  * (`name`, and `id` for sorting, which a create sets) can change or be set by a create.
  */
-import { CHANGES_KEPT, mergeChange, parseState, type ChangeLog } from './changes.js';
+import { maxChangesArg, mergeChange, readChangesSince, sinceArg, type ChangeLog } from './changes.js';
 import { MethodError } from './errors.js';
 import type { Data, ObjectKind } from './kind.js';
 import { queryIds } from './query.js';
@@ -32,21 +32,14 @@ export interface QueryChangesContext {
  *   `invalidArguments`, `unsupportedFilter` or `unsupportedSort` for bad arguments.
  */
 export async function queryChangesMethod(kind: ObjectKind, args: Record<string, unknown>, ctx: QueryChangesContext): Promise<Data> {
-  const max = args.maxChanges ?? null;
-  if (max !== null && (typeof max !== 'number' || !Number.isInteger(max) || max < 1))
-    throw new MethodError('invalidArguments', 'maxChanges must be a positive integer or null');
+  const max = maxChangesArg(args);
   if (args.upToId !== undefined && args.upToId !== null && typeof args.upToId !== 'string') throw new MethodError('invalidArguments', 'upToId must be a string or null');
   if (args.calculateTotal !== undefined && typeof args.calculateTotal !== 'boolean') throw new MethodError('invalidArguments', 'calculateTotal must be a boolean');
   // The filter and sort are checked before the state, so that a bad one is told as such.
   const ids = queryIds(kind, ctx.objects, args);
 
-  const since = parseState(args.sinceQueryState);
-  if (since === undefined)
-    throw new MethodError('cannotCalculateChanges', `sinceQueryState ${JSON.stringify(args.sinceQueryState)} is not a query state of x:${kind.type}`);
-  if (since > ctx.current) throw new MethodError('cannotCalculateChanges', `sinceQueryState s${since} is newer than the current state s${ctx.current}`);
-  const rows = since === ctx.current ? [] : await ctx.log.changesSince(kind.type, since, ctx.current);
-  if (rows === undefined)
-    throw new MethodError('cannotCalculateChanges', `changes since s${since} are no longer kept (the last ${CHANGES_KEPT} states are); run the query again`);
+  const since = sinceArg(kind, 'sinceQueryState', args.sinceQueryState, 'a query state');
+  const rows = await readChangesSince(kind, since, ctx.current, ctx.log, 'sinceQueryState', 'run the query again');
 
   const merged = new Map<string, 'c' | 'u' | 'd' | 'gone'>();
   for (const r of rows) merged.set(r.id, mergeChange(merged.get(r.id), r.kind));
