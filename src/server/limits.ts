@@ -62,10 +62,13 @@ export class BusyError extends Error {
   }
 }
 
+/** The message of an `abandoned` scan ({@link AbandonedError}). */
+export const ABANDONED = 'the client closed the connection before the scan began';
+
 /** Thrown by {@link ScanGate.acquire} when its signal aborts while the caller waits for a slot. */
 export class AbandonedError extends Error {
   constructor() {
-    super('the client closed the connection before the scan began');
+    super(ABANDONED);
     this.name = 'AbandonedError';
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { SessionInput } from '../analysis/types.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
-import { AbandonedError, BusyError, ScanGate, type ServerLimits } from './limits.js';
+import { ABANDONED, AbandonedError, BusyError, ScanGate, type ServerLimits } from './limits.js';
 import type { Logger, ScanLogLine } from './log.js';
 import type { Protocol, ServerMetrics } from './metrics.js';
 import type { ReplyFormat } from './rspamd-reply.js';
@@ -69,7 +69,6 @@ export interface RepliedOutcome {
 
 /** The message of a `closing` refusal. */
 export const SHUTTING_DOWN = 'the server is shutting down';
-const ABANDONED = 'the client closed the connection before the scan began';
 
 /** At most one `lookup store failing` log line per store in this long (ms). */
 const STORE_WARN_INTERVAL_MS = 60_000;
