@@ -3,7 +3,7 @@
  * FTRL-Proximal logistic model trained from labelled mail, `PROB_*` tags from its confidence.
  */
 import { createLookupStore } from '../lookup/factory.js';
-import { ClassifierStore } from './store.js';
+import { ClassifierStore, sampleHash } from './store.js';
 import { SpamClassifier, type SpamClassifierOptions } from './classifier.js';
 
 export { SpamClassifier, probTag, type ClassifierInput, type ClassifierVerdict, type EngineClassifier, type ProbTag, type SpamClassifierOptions } from './classifier.js';
@@ -77,6 +77,12 @@ export interface Learner {
   learn(raw: Uint8Array, spam: boolean, opts?: { account?: number; deleteAfterUse?: boolean }): Promise<number>;
   /** Forgets a stored sample (JMAP `x:SpamTrainingSample/set destroy`); later runs no longer see it. */
   forget(id: number): Promise<void>;
+  /**
+   * Forgets every sample of this message (spamd's `TELL` with `Remove: local`, `spamc -L forget`) and, when
+   * one was removed, retrains the model from the samples that remain, so the model forgets it too. Resolves
+   * with how many samples were removed (0: the message was not learned).
+   */
+  forgetMessage(raw: Uint8Array): Promise<number>;
 }
 
 /**
@@ -86,23 +92,41 @@ export interface Learner {
  */
 export function debouncedLearner(classifier: SpamClassifier, delayMs = 10_000, onError?: (e: Error) => void): Learner & { flush(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
+  // A forgotten message must leave the model too: a run rebuilds it from the remaining samples while a
+  // forget is newer than the last retrain that succeeded (counted, so a forget during a retrain is not lost).
+  let forgets = 0;
+  let retrained = 0;
   const run = async (): Promise<void> => {
     timer = undefined;
+    const upTo = forgets;
+    const full = upTo > retrained;
     try {
-      await classifier.train();
+      await classifier.train(full ? { retrain: true } : {});
+      if (full) retrained = Math.max(retrained, upTo);
     } catch (e) {
       onError?.(e instanceof Error ? e : new Error(String(e)));
     }
   };
+  const schedule = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => void run(), delayMs);
+    timer.unref();
+  };
   return {
     async learn(raw, spam, opts = {}) {
       const id = await classifier.learn(raw, spam, opts);
-      if (timer !== undefined) clearTimeout(timer);
-      timer = setTimeout(() => void run(), delayMs);
-      timer.unref();
+      schedule();
       return id;
     },
     forget: (id) => classifier.store.removeSample(id),
+    async forgetMessage(raw) {
+      const n = await classifier.store.removeMessages(new Set([sampleHash(raw)]));
+      if (n > 0) {
+        forgets++;
+        schedule();
+      }
+      return n;
+    },
     /** Trains now if a run is pending. */
     async flush() {
       if (timer === undefined) return;

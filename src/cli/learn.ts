@@ -154,15 +154,7 @@ export async function run(argv: string[]): Promise<number> {
         const inputs = expandInputs(a.forget);
         for (const p of inputs.problems) problem(p.path, p.message);
         for await (const m of readMessages(inputs.files, (f, e) => problem(f, e.message))) hashes.add(sampleHash(m.raw));
-        let removed = 0;
-        const last = await classifier.store.lastSampleId();
-        for (let id = 1; id <= last; id++) {
-          const s = await classifier.store.getSample(id);
-          if (s !== undefined && hashes.has(s.hash)) {
-            await classifier.store.removeSample(id);
-            removed++;
-          }
-        }
+        const removed = await classifier.store.removeMessages(hashes);
         say(`forgot ${removed} sample${removed === 1 ? '' : 's'}`);
         // FTRL cannot subtract a sample: the model is rebuilt from the samples that remain.
         if (removed > 0) retrain = true;

@@ -43,7 +43,8 @@ Rules:
   --trust-authserv ID   read authentication results from this authserv-id's Authentication-Results
   --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
   --no-refresh-lists    serve remote lists from the cache only (default: refresh stale ones in the background)
-  --allow-tell          with --model and --spamd: spamc -L spam|ham adds samples (as spamd --allow-tell)
+  --allow-tell          with --model and --spamd: spamc -L spam|ham adds samples, -L forget removes them
+                        (as spamd --allow-tell)
   --model FILE          the statistical classifier of "spamrule learn --model FILE" (PROB_* tags; a new model is
                         picked up within 30 s); with --db, JMAP x:SpamTrainingSample objects add samples to it
 

@@ -13,7 +13,7 @@ import { createMilterServer } from './milter.js';
 import { SpamEnginePool } from './pool.js';
 import { createRspamdServer, takeMessage, type OpsHandler } from './rspamd.js';
 import { Scanner } from './scan.js';
-import { createSpamdServer } from './spamd.js';
+import { createSpamdServer, type TellLearner } from './spamd.js';
 
 /** `{ host, port }` for TCP (port 0 = random) or `{ path }` for a unix socket. */
 export type ListenAddress = { host: string; port: number } | { path: string };
@@ -51,9 +51,9 @@ export interface ScanServerOptions {
    * Takes rspamd controller's `POST /learnspam` and `/learnham` (the message as the body, as `rspamc
    * learn_spam` sends it) on the rspamd listener: the classifier's samples (docs/classifier.md).
    */
-  learner?: { learn(raw: Uint8Array, spam: boolean): Promise<number> };
+  learner?: TellLearner;
   /**
-   * Lets spamd's `TELL` (`spamc -L spam|ham`) store samples through `learner` on the spamd listener,
+   * Lets spamd's `TELL` (`spamc -L spam|ham|forget`) store and forget samples through `learner` on the spamd listener,
    * as SpamAssassin's spamd `--allow-tell` does (off by default: anyone who can reach the port could
    * then train the model).
    */

@@ -13,8 +13,10 @@
  *
  * `TELL` (`spamc -L spam|ham`: `Message-class: spam|ham`, `Set: local`) stores the message as a
  * classifier sample when the server was given a learner (`serve --model --allow-tell`, as spamd's
- * `--allow-tell`), and answers `DidSet: local`. `Remove:` (`spamc -L forget`) is not supported (69):
- * `spamrule learn --forget FILE` forgets a message.
+ * `--allow-tell`), and answers `DidSet: local`. `Remove: local` (`spamc -L forget`) removes every sample of
+ * that message and retrains the model from the rest (`Learner.forgetMessage`), answering `DidRemove: local`,
+ * or no `DidRemove` when the message was not learned (spamc then says "Message was already un/learned", as
+ * with SpamAssassin's spamd). `Set: remote` and `Remove: remote` (reporting to Razor and the like) get 69.
  *
  * The same parser serves rspamd's legacy text protocol (`CHECK RSPAMC/1.3`, on the rspamd
  * listener): its headers carry the SMTP session and the reply is rspamd's (see {@link rspamcReply}).
@@ -245,8 +247,13 @@ export function textProtocolHandler(
       socket.setTimeout(0);
       if (r.verb === 'TELL') {
         try {
-          await learner!.learn(raw, messageClass(r) === 'spam');
-          if (!socket.destroyed) answer('SPAMD/1.1 0 EX_OK\r\nDidSet: local\r\n\r\n');
+          if (tellActions(r, 'remove').includes('local')) {
+            const removed = await learner!.forgetMessage(raw);
+            if (!socket.destroyed) answer(`SPAMD/1.1 0 EX_OK\r\n${removed > 0 ? 'DidRemove: local\r\n' : ''}\r\n`);
+          } else {
+            await learner!.learn(raw, messageClass(r) === 'spam');
+            if (!socket.destroyed) answer('SPAMD/1.1 0 EX_OK\r\nDidSet: local\r\n\r\n');
+          }
         } catch (e) {
           done = false;
           fail(75, `learning failed: ${(e as Error).message}`, false);
@@ -342,9 +349,16 @@ export function textProtocolHandler(
   };
 }
 
-/** What `TELL` stores a message with: the classifier's learner (src/classifier). */
+/** What `TELL` stores and forgets a message with: the classifier's learner (src/classifier `Learner`). */
 export interface TellLearner {
   learn(raw: Uint8Array, spam: boolean): Promise<number>;
+  /** Removes the message's samples (and retrains); resolves with how many were removed. */
+  forgetMessage(raw: Uint8Array): Promise<number>;
+}
+
+/** The lower-cased actions of a `TELL` request's `Set` or `Remove` header (`local`, `remote`). */
+function tellActions(r: Request, header: 'set' | 'remove'): string[] {
+  return (r.headers.get(header) ?? []).flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase());
 }
 
 function messageClass(r: Request): string {
@@ -354,10 +368,13 @@ function messageClass(r: Request): string {
 /** Why a `TELL` request is refused before its body is read (code and text), or undefined. */
 function tellRefusal(r: Request, learner: TellLearner | undefined): { code: number; text: string } | undefined {
   if (learner === undefined || r.rspamc) return { code: 69, text: 'learning (TELL) needs serve --model and --allow-tell' };
+  const set = tellActions(r, 'set');
+  const remove = tellActions(r, 'remove');
+  if (set.length > 0 && remove.length > 0) return { code: 76, text: 'TELL with both Set and Remove: send one (spamc -L spam|ham sets, -L forget removes)' };
+  // spamc sends Message-class with -L forget too; a forget needs none.
+  if (remove.length > 0) return remove.includes('local') ? undefined : { code: 69, text: 'only Remove: local is supported (no remote reporting)' };
   const cls = messageClass(r);
   if (cls !== 'spam' && cls !== 'ham') return { code: 76, text: `TELL needs Message-class: spam or ham, got ${JSON.stringify(cls)}` };
-  if (r.headers.has('remove')) return { code: 69, text: 'forgetting a message (TELL Remove) is not supported: spamrule learn --forget FILE does it' };
-  const set = (r.headers.get('set') ?? []).flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase());
   if (!set.includes('local')) return { code: 69, text: 'only Set: local is supported (no remote reporting)' };
   return undefined;
 }

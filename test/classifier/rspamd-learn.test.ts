@@ -59,14 +59,16 @@ function spamcLearn(port: number, kind: string, message: string, extra: string[]
 }
 
 describe('spamc -L spam / ham (spamd TELL)', () => {
-  it('stores each message as a sample with --allow-tell, and refuses without it or to forget', async () => {
-    const classifier = new SpamClassifier(new ClassifierStore(new MemoryStore()), { settings: { minHamSamples: 3, minSpamSamples: 3 }, refreshMs: 0 });
+  it('stores each message as a sample with --allow-tell, forgets one with -L forget, and refuses without it', async () => {
+    const classifier = new SpamClassifier(new ClassifierStore(new MemoryStore()), { settings: { minHamSamples: 2, minSpamSamples: 2 }, refreshMs: 0 });
     const learner = debouncedLearner(classifier, 60_000);
     const pool = new SpamEnginePool({ rules: [], workers: 1 });
     const any = { host: '127.0.0.1', port: 0 };
     const server = await startScanServer({ pool, spamd: any, learner, allowTell: true });
     const closed = await startScanServer({ pool, spamd: any, learner });
     const port = (s: typeof server): number => Number(s.addresses.spamd!.split(':').pop());
+    const tell = async (p: number, head: string, body: string): Promise<string> =>
+      (await raw('127.0.0.1', p, `TELL SPAMC/1.5\r\n${head}Content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, { halfClose: true })).reply.toString('latin1');
     try {
       for (let i = 0; i < 3; i++) {
         const r = await spamcLearn(port(server), 'spam', spamMessage(i));
@@ -78,19 +80,34 @@ describe('spamc -L spam / ham (spamd TELL)', () => {
       expect((await classifier.store.getSample(6))?.spam).toBe(false);
       await learner.flush();
       expect(classifier.generation).toBe(1);
+      expect((await classifier.store.loadTrainer())?.spam.totalSeen).toBe(3);
 
-      // Forgetting one message, and TELL on a listener that does not allow it: refused, nothing stored.
-      // (spamc reads any reply without DidSet as "already learned" and exits 0 either way.)
-      for (const [p, kind, reply] of [
-        [port(server), 'forget', /^SPAMD\/1\.1 69 EX_UNAVAILABLE forgetting a message \(TELL Remove\) is not supported/],
-        [port(closed), 'spam', /^SPAMD\/1\.1 69 EX_UNAVAILABLE learning \(TELL\) needs serve --model and --allow-tell/],
-      ] as const) {
-        expect((await spamcLearn(p, kind, spamMessage(7))).out).not.toMatch(/successfully/);
-        const head = kind === 'forget' ? 'Message-class: spam\r\nRemove: local\r\n' : 'Message-class: spam\r\nSet: local\r\n';
-        const body = spamMessage(7);
-        const r = await raw('127.0.0.1', p, `TELL SPAMC/1.5\r\n${head}Content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, { halfClose: true });
-        expect(r.reply.toString('latin1')).toMatch(reply);
+      // -L forget removes the message's sample, and the next run rebuilds the model without it.
+      expect(await spamcLearn(port(server), 'forget', spamMessage(1))).toEqual({ out: 'Message successfully un/learned\n', code: 0 });
+      expect(await classifier.store.getSample(2)).toBeUndefined();
+      expect((await classifier.store.getSample(1))?.spam).toBe(true);
+      await learner.flush();
+      expect(classifier.generation).toBe(2);
+      const state = await classifier.store.loadTrainer();
+      expect(state?.spam.totalSeen).toBe(2);
+      expect(state?.spam.buffer).not.toContain(2);
+      expect(state?.ham.totalSeen).toBe(3);
+      // A message not (or no longer) learned: no DidRemove, which spamc reports as "already un/learned".
+      expect(await spamcLearn(port(server), 'forget', spamMessage(1))).toEqual({ out: 'Message was already un/learned\n', code: 0 });
+      expect(await tell(port(server), 'Remove: local\r\n', spamMessage(1))).toBe('SPAMD/1.1 0 EX_OK\r\n\r\n');
+      expect(await tell(port(server), 'Remove: local\r\n', hamMessage(2))).toBe('SPAMD/1.1 0 EX_OK\r\nDidRemove: local\r\n\r\n');
+      expect(await classifier.store.getSample(6)).toBeUndefined();
+
+      // Remote reporting, Set and Remove together, and TELL on a listener that does not allow it: refused,
+      // nothing stored or removed. (spamc reads any reply without DidSet as "already learned", exit 0.)
+      expect(await tell(port(server), 'Remove: remote\r\n', spamMessage(0))).toMatch(/^SPAMD\/1\.1 69 EX_UNAVAILABLE only Remove: local is supported/);
+      expect(await tell(port(server), 'Message-class: spam\r\nSet: local\r\nRemove: local\r\n', spamMessage(0))).toMatch(/^SPAMD\/1\.1 76 EX_PROTOCOL TELL with both Set and Remove/);
+      expect((await spamcLearn(port(closed), 'spam', spamMessage(7))).out).not.toMatch(/successfully/);
+      expect((await spamcLearn(port(closed), 'forget', spamMessage(0))).out).not.toMatch(/successfully/);
+      for (const head of ['Message-class: spam\r\nSet: local\r\n', 'Remove: local\r\n']) {
+        expect(await tell(port(closed), head, spamMessage(0))).toMatch(/^SPAMD\/1\.1 69 EX_UNAVAILABLE learning \(TELL\) needs serve --model and --allow-tell/);
       }
+      expect((await classifier.store.getSample(1))?.spam).toBe(true);
       expect(await classifier.store.lastSampleId()).toBe(6);
     } finally {
       await server.close(1000);

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ClassifierStore, openClassifier, sampleFeatures, SpamClassifier, sqliteModelConfig, trainRun, DEFAULT_SETTINGS } from '../../src/classifier/index.js';
+import { ClassifierStore, openClassifier, sampleFeatures, SpamClassifier, sqliteModelConfig, trainRun, DEFAULT_SETTINGS, sampleHash } from '../../src/classifier/index.js';
 import { MemoryStore } from '../../src/lookup/index.js';
 import type { LookupStore } from '../../src/lookup/index.js';
 import { hamMessage, spamMessage } from './helpers.js';
@@ -122,4 +122,28 @@ describe('bad input', () => {
     expect(await c.reload()).toBe(true);
     expect(c.generation).toBe(gen);
   }, 120_000);
+});
+
+describe('forgetting messages', () => {
+  it('removes every sample of the given messages, whatever their class and account, and nothing else', async () => {
+    const c = await openClassifier(sqliteModelConfig(join(dir, 'forget.sqlite')), { settings, refreshMs: 0 });
+    const store = c.store;
+    try {
+      const ids: number[] = [];
+      for (let i = 0; i < 40; i++) ids.push(await c.learn(i % 2 === 0 ? spamMessage(i) : hamMessage(i), i % 2 === 0));
+      // The same bytes learned again with the other class and for an account; another message removed already.
+      await c.learn(spamMessage(4), false);
+      await c.learn(spamMessage(4), true, { account: 7 });
+      await store.removeSample(ids[10]!);
+      const hashes = new Set([sampleHash(Buffer.from(spamMessage(4))), sampleHash(Buffer.from(hamMessage(33))), sampleHash(Buffer.from('never learned'))]);
+      expect(await store.removeMessages(hashes, 4)).toBe(4);
+      const left = [];
+      for (let id = 1; id <= (await store.lastSampleId()); id++) if ((await store.getMeta(id)) !== undefined) left.push(id);
+      expect(left).toEqual(ids.filter((id) => ![ids[4], ids[10], ids[33]].includes(id)));
+      expect(await store.removeMessages(hashes)).toBe(0);
+      expect(await store.removeMessages(new Set())).toBe(0);
+    } finally {
+      await store.store.close();
+    }
+  });
 });

@@ -20,6 +20,7 @@ beforeAll(async () => {
       learned.push({ spam, size: r.length });
       return Promise.resolve(learned.length);
     },
+    forgetMessage: (): Promise<number> => Promise.resolve(0),
   };
   s = await startAll({ workers: 1, limits: { maxSize: MB, idleTimeoutMs: 5000 }, learner });
 }, 60_000);
