@@ -197,8 +197,9 @@ export class ClassifierStore {
    * Removes every stored sample of these messages (given by `sampleHash`: the same bytes, any class and
    * account), as `sa-learn --forget` and spamd's `TELL` with `Remove: local` do. Returns how many were
    * removed. The store has no index by hash, so this reads every sample's meta (`concurrency` reads at a
-   * time): about 4 µs a sample on a SQLite file (0.4 s for 100,000 samples), a round trip each on a server store. FTRL cannot subtract a
-   * sample, so the caller retrains (`train({ retrain: true })`) for the model to forget them too.
+   * time): about 4 µs a sample on a SQLite file (0.4 s for 100,000 samples), a round trip each on a
+   * server store. FTRL cannot subtract a sample, so the caller retrains (`train({ retrain: true })`) for
+   * the model to forget them too.
    */
   async removeMessages(hashes: ReadonlySet<string>, concurrency = 16): Promise<number> {
     const last = hashes.size === 0 ? 0 : await this.lastSampleId();
