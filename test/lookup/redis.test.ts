@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CircuitBreakerStore, COUNTER_PREFIX, createLookupStore, keySlot, MAX_PENDING_COMMANDS, shardOf, type LookupStore } from '../../src/lookup/index.js';
+import { CachedLookupStore, CircuitBreakerStore, COUNTER_PREFIX, createLookupStore, keySlot, MAX_PENDING_COMMANDS, shardOf, ShardedStore, type LookupStore } from '../../src/lookup/index.js';
 import { freePort, redisCli, startRedis, startRedisCluster, waitFor, type RedisClusterServer, type RedisServer } from '../servers/index.js';
 import { kvContract } from './contract.js';
 
@@ -181,6 +181,42 @@ describe('faults', () => {
       await Promise.all([a.stop(), b.stop()]);
     }
   }, 90_000);
+
+  it('Sharded behind the read cache: a lookup does not join a frozen shard\'s call once that shard is marked down', async () => {
+    const [a, b] = await Promise.all([startRedis(), startRedis()]);
+    try {
+      const config = { '@type': 'Sharded', stores: [{ '@type': 'Redis', url: a.url, timeout: 10_000 }, { '@type': 'Redis', url: b.url, timeout: 10_000 }] };
+      const s = createLookupStore('sharded-frozen', config, { breaker: { slowCallMs: 300, initialBackoffMs: 60_000 } });
+      stores.push(s);
+      const keys = Array.from({ length: 40 }, (_, i) => `sz-${i}`);
+      const frozenIdx = 0;
+      const frozen = keys.filter((k) => shardOf(k, 2) === frozenIdx);
+      const live = keys.filter((k) => shardOf(k, 2) !== frozenIdx);
+      expect(frozen.length >= 5 && live.length >= 5).toBe(true);
+      a.pause();
+      try {
+        // A popular key's call freezes on shard 0; three other keys of that shard open its breaker.
+        const popular = s.keyExists(frozen[0]!).catch((e: unknown) => e);
+        const others = frozen.slice(1, 4).map((k) => s.keyExists(k).catch((e: unknown) => e));
+        const sharded = (s as CachedLookupStore).inner as ShardedStore;
+        await waitFor('shard 0 marked down', async () => (sharded.shards[0] as CircuitBreakerStore).isDown, 3_000, 20);
+        expect(sharded.downCount).toBe(1);
+        // A new lookup of the popular key is answered at once instead of waiting for the 10 s timeout.
+        const t0 = performance.now();
+        await expect(s.keyExists(frozen[0]!)).rejects.toThrow(/store is down \(shard 0, /);
+        expect(performance.now() - t0).toBeLessThan(100);
+        // The other shard answers as ever.
+        expect(await Promise.all(live.map((k) => s.keyExists(k)))).toEqual(live.map(() => false));
+        a.resume();
+        expect(await popular).toBe(false);
+        expect(await Promise.all(others)).toEqual([false, false, false]);
+      } finally {
+        a.resume();
+      }
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 60_000);
 
   it('Redis Cluster with cluster-require-full-coverage no: a dead master fails only the keys of its slots', async () => {
     const c = await startRedisCluster({ masters: 3 });
