@@ -24,9 +24,13 @@ export function splitMessage(raw: Uint8Array): { head: Buffer; rest: Buffer; eol
   return { head: buf.subarray(0, end), rest: buf.subarray(end), eol };
 }
 
-/** The header block with ours in front and any earlier copies of them removed. */
+/**
+ * The header block with ours in front and any earlier copies of them removed. An mbox separator line
+ * (`From sender date`, which procmail and other local delivery agents pass to spamc) stays first.
+ */
 export function withVerdictHeaders(head: Buffer, headers: Readonly<Record<string, string>>, eol: string): Buffer {
   const lines = head.toString('latin1').split(/(?<=\n)/);
+  const separator = lines[0]?.startsWith('From ') === true ? lines.shift()! : '';
   const kept: string[] = [];
   let dropping = false;
   for (const line of lines) {
@@ -39,5 +43,5 @@ export function withVerdictHeaders(head: Buffer, headers: Readonly<Record<string
     if (!dropping) kept.push(line);
   }
   const ours = Object.entries(headers).map(([k, v]) => `${k}: ${v.replace(/\r?\n/g, eol)}${eol}`);
-  return Buffer.concat([Buffer.from(ours.join(''), 'utf8'), Buffer.from(kept.join(''), 'latin1')]);
+  return Buffer.concat([Buffer.from(separator, 'latin1'), Buffer.from(ours.join(''), 'utf8'), Buffer.from(kept.join(''), 'latin1')]);
 }

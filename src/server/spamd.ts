@@ -16,7 +16,9 @@
  * `--allow-tell`), and answers `DidSet: local`. `Remove: local` (`spamc -L forget`) removes every sample of
  * that message and retrains the model from the rest (`Learner.forgetMessage`), answering `DidRemove: local`,
  * or no `DidRemove` when the message was not learned (spamc then says "Message was already un/learned", as
- * with SpamAssassin's spamd). `Set: remote` and `Remove: remote` (reporting to Razor and the like) get 69.
+ * with SpamAssassin's spamd). Remote reporting (Razor and the like) is not done: `Set: remote` or
+ * `Remove: remote` alone get 69, and beside a local action (`spamc -C report|revoke`) only the local one is
+ * carried out.
  *
  * The same parser serves rspamd's legacy text protocol (`CHECK RSPAMC/1.3`, on the rspamd
  * listener): its headers carry the SMTP session and the reply is rspamd's (see {@link rspamcReply}).
@@ -75,25 +77,41 @@ function report(r: ClassifyResult, threshold: number): string {
   return lines.join('\r\n') + '\r\n';
 }
 
-function withBody(r: ClassifyResult, threshold: number, body: Buffer): Buffer {
-  const head = `SPAMD/1.1 0 EX_OK\r\nContent-length: ${body.length}\r\n${spamLine(r, threshold)}\r\n\r\n`;
+/**
+ * A reply with a body. `Content-length` only for clients of protocol 1.3 or later, as SpamAssassin's spamd
+ * does: older clients read to the end of the connection, and Exim's spamd support (`REPORT SPAMC/1.2`)
+ * parses the reply with a fixed pattern that expects `Spam:` right after the status line.
+ */
+function withBody(r: ClassifyResult, threshold: number, body: Buffer, protocol: number): Buffer {
+  const length = protocol >= 1.3 ? `Content-length: ${body.length}\r\n` : '';
+  const head = `SPAMD/1.1 0 EX_OK\r\n${length}${spamLine(r, threshold)}\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
 
-/** The reply to a scanned message for one verb. */
-export function spamdReply(verb: string, r: ClassifyResult, threshold: number, raw: Uint8Array): Buffer {
+/**
+ * The reply to a scanned message for one verb; `protocol` is the client's `SPAMC/x.y` version (default
+ * 1.5, spamc's). `SYMBOLS` lists the scored tags sorted, as SpamAssassin does. `HEADERS` gives the header
+ * block and the blank line after it (spamc appends the original body); `PROCESS` the whole message.
+ */
+export function spamdReply(verb: string, r: ClassifyResult, threshold: number, raw: Uint8Array, protocol = 1.5): Buffer {
   switch (verb) {
-    case 'SYMBOLS':
-      return withBody(r, threshold, Buffer.from(r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0)).join(','), 'utf8'));
+    case 'SYMBOLS': {
+      const names = r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0)).sort();
+      return withBody(r, threshold, Buffer.from(names.join(','), 'utf8'), protocol);
+    }
     case 'REPORT':
-      return withBody(r, threshold, Buffer.from(report(r, threshold), 'utf8'));
+      return withBody(r, threshold, Buffer.from(report(r, threshold), 'utf8'), protocol);
     case 'REPORT_IFSPAM':
-      return withBody(r, threshold, r.action === 'allow' ? Buffer.alloc(0) : Buffer.from(report(r, threshold), 'utf8'));
+      return withBody(r, threshold, r.action === 'allow' ? Buffer.alloc(0) : Buffer.from(report(r, threshold), 'utf8'), protocol);
     case 'HEADERS':
     case 'PROCESS': {
       const { head, rest, eol } = splitMessage(raw);
-      const newHead = withVerdictHeaders(head, r.headers, eol);
-      return withBody(r, threshold, verb === 'HEADERS' ? newHead : Buffer.concat([newHead, rest]));
+      let newHead = withVerdictHeaders(head, r.headers, eol);
+      // A last header line without its line ending (a message that ends there) gets one.
+      if (newHead.length > 0 && newHead[newHead.length - 1] !== 10) newHead = Buffer.concat([newHead, Buffer.from(eol)]);
+      // A message without a blank line (headers only, or empty) gets one, as spamd's rewritten message has.
+      const blank = rest.length === 0 ? Buffer.from(eol) : rest.subarray(0, rest[0] === 13 ? 2 : 1);
+      return withBody(r, threshold, Buffer.concat([newHead, verb === 'HEADERS' || rest.length === 0 ? blank : rest]), protocol);
     }
     default:
       return Buffer.from(`SPAMD/1.1 0 EX_OK\r\n${spamLine(r, threshold)}\r\n\r\n`, 'latin1');
@@ -102,6 +120,8 @@ export function spamdReply(verb: string, r: ClassifyResult, threshold: number, r
 
 interface Request {
   verb: string;
+  /** The client's protocol version (`SPAMC/1.5` → 1.5). */
+  protocol: number;
   /** `RSPAMC`: rspamd's legacy text protocol (Exim's `variant=rspamd`), answered in rspamd's format. */
   rspamc: boolean;
   headers: Map<string, string[]>;
@@ -123,7 +143,7 @@ function parseHead(text: string): Request | string {
     const name = line.slice(0, colon).trim().toLowerCase();
     headers.set(name, [...(headers.get(name) ?? []), line.slice(colon + 1).trim()]);
   }
-  return { verb: m[1]!, rspamc: m[2] === 'RSPAMC', headers };
+  return { verb: m[1]!, protocol: Number(m[3]), rspamc: m[2] === 'RSPAMC', headers };
 }
 
 /**
@@ -269,7 +289,7 @@ export function textProtocolHandler(
       if (socket.destroyed || answered) return;
       if (!o.ok) answer(errorReply(CODE[o.reason], r.rspamc && o.reason === 'session' ? sessionErrorForHeaders(o.message) : o.message, r.rspamc));
       else if (r.rspamc) answer(rspamcReply(o.result, thresholds.spam(), thresholds.reject()));
-      else answer(spamdReply(r.verb, o.result, thresholds.spam(), raw));
+      else answer(spamdReply(r.verb, o.result, thresholds.spam(), raw, r.protocol));
     };
 
     const onBody = (): void => {
@@ -368,14 +388,17 @@ function messageClass(r: Request): string {
 /** Why a `TELL` request is refused before its body is read (code and text), or undefined. */
 function tellRefusal(r: Request, learner: TellLearner | undefined): { code: number; text: string } | undefined {
   if (learner === undefined || r.rspamc) return { code: 69, text: 'learning (TELL) needs serve --model and --allow-tell' };
-  const set = tellActions(r, 'set');
-  const remove = tellActions(r, 'remove');
-  if (set.length > 0 && remove.length > 0) return { code: 76, text: 'TELL with both Set and Remove: send one (spamc -L spam|ham sets, -L forget removes)' };
-  // spamc sends Message-class with -L forget too; a forget needs none.
-  if (remove.length > 0) return remove.includes('local') ? undefined : { code: 69, text: 'only Remove: local is supported (no remote reporting)' };
+  // Only the local parts are carried out (and answered in DidSet/DidRemove): spamc -C report sends
+  // Set: local, remote and -C revoke Set: local with Remove: remote, which learn locally, as spamd does
+  // with no remote reporting configured. Setting and removing locally at once is refused, as spamd does.
+  const setLocal = tellActions(r, 'set').includes('local');
+  const removeLocal = tellActions(r, 'remove').includes('local');
+  if (setLocal && removeLocal) return { code: 76, text: 'TELL with both Set: local and Remove: local: send one (spamc -L spam|ham sets, -L forget removes)' };
+  // spamc sends no Message-class with -L forget; a forget needs none.
+  if (removeLocal) return undefined;
+  if (!setLocal) return { code: 69, text: 'only local learning (Set: local, Remove: local) is supported: no remote reporting' };
   const cls = messageClass(r);
   if (cls !== 'spam' && cls !== 'ham') return { code: 76, text: `TELL needs Message-class: spam or ham, got ${JSON.stringify(cls)}` };
-  if (!set.includes('local')) return { code: 69, text: 'only Set: local is supported (no remote reporting)' };
   return undefined;
 }
 

@@ -45,10 +45,10 @@ describe('rspamc learn_spam / learn_ham', () => {
   }, 120_000);
 });
 
-/** `spamc -L KIND` with the message on stdin; its output and exit code. */
-function spamcLearn(port: number, kind: string, message: string, extra: string[] = []): Promise<{ out: string; code: number | null }> {
+/** `spamc -L KIND` (or `-C KIND`) with the message on stdin; its output and exit code. */
+function spamcLearn(port: number, kind: string, message: string, extra: string[] = [], flag = '-L'): Promise<{ out: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const p = spawn('spamc', ['-d', '127.0.0.1', '-p', String(port), ...extra, '-L', kind], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const p = spawn('spamc', ['-d', '127.0.0.1', '-p', String(port), ...extra, flag, kind], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     p.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -100,15 +100,26 @@ describe('spamc -L spam / ham (spamd TELL)', () => {
 
       // Remote reporting, Set and Remove together, and TELL on a listener that does not allow it: refused,
       // nothing stored or removed. (spamc reads any reply without DidSet as "already learned", exit 0.)
-      expect(await tell(port(server), 'Remove: remote\r\n', spamMessage(0))).toMatch(/^SPAMD\/1\.1 69 EX_UNAVAILABLE only Remove: local is supported/);
-      expect(await tell(port(server), 'Message-class: spam\r\nSet: local\r\nRemove: local\r\n', spamMessage(0))).toMatch(/^SPAMD\/1\.1 76 EX_PROTOCOL TELL with both Set and Remove/);
+      expect(await tell(port(server), 'Remove: remote\r\n', spamMessage(0))).toMatch(/^SPAMD\/1\.1 69 EX_UNAVAILABLE only local learning/);
+      expect(await tell(port(server), 'Message-class: spam\r\nSet: remote\r\n', spamMessage(0))).toMatch(/^SPAMD\/1\.1 69 EX_UNAVAILABLE only local learning/);
+      expect(await tell(port(server), 'Message-class: spam\r\nSet: local\r\nRemove: local\r\n', spamMessage(0))).toMatch(/^SPAMD\/1\.1 76 EX_PROTOCOL TELL with both Set: local and Remove: local/);
+      const before = await classifier.store.lastSampleId();
+      // spamc -C report (Set: local, remote) and -C revoke (Set: local, Remove: remote): learned locally, as
+      // spamd does without remote reporting configured.
+      const report = await spamcLearn(port(server), 'report', spamMessage(8), [], '-C');
+      const revoke = await spamcLearn(port(server), 'revoke', spamMessage(9), [], '-C');
+      // spamc says so when the remote part was not done (no DidSet/DidRemove: remote), which is true here.
+      expect([report, revoke]).toEqual([0, 1].map(() => ({ out: 'Unable to report/revoke message\n', code: 0 })));
+      expect(await classifier.store.lastSampleId()).toBe(before + 2);
+      expect((await classifier.store.getSample(before + 1))?.spam).toBe(true);
+      expect((await classifier.store.getSample(before + 2))?.spam).toBe(false);
       expect((await spamcLearn(port(closed), 'spam', spamMessage(7))).out).not.toMatch(/successfully/);
       expect((await spamcLearn(port(closed), 'forget', spamMessage(0))).out).not.toMatch(/successfully/);
       for (const head of ['Message-class: spam\r\nSet: local\r\n', 'Remove: local\r\n']) {
         expect(await tell(port(closed), head, spamMessage(0))).toMatch(/^SPAMD\/1\.1 69 EX_UNAVAILABLE learning \(TELL\) needs serve --model and --allow-tell/);
       }
       expect((await classifier.store.getSample(1))?.spam).toBe(true);
-      expect(await classifier.store.lastSampleId()).toBe(6);
+      expect(await classifier.store.lastSampleId()).toBe(before + 2);
     } finally {
       await server.close(1000);
       await closed.close(1000);
