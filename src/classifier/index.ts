@@ -78,6 +78,12 @@ export interface Learner {
   /** Forgets a stored sample (JMAP `x:SpamTrainingSample/set destroy`); later runs no longer see it. */
   forget(id: number): Promise<void>;
   /**
+   * Stores the message as a sample unless its latest sample (the same bytes) has this class already:
+   * spamd's `TELL` and rspamd's `learnspam`/`learnham`, whose clients expect "already learned" then.
+   * Learned with the other class, it is stored again (training keeps the latest label).
+   */
+  learnNew(raw: Uint8Array, spam: boolean): Promise<{ id: number; already: boolean }>;
+  /**
    * Forgets every sample of this message (spamd's `TELL` with `Remove: local`, `spamc -L forget`) and, when
    * one was removed, retrains the model from the samples that remain, so the model forgets it too. Resolves
    * with how many samples were removed (0: the message was not learned).
@@ -112,13 +118,19 @@ export function debouncedLearner(classifier: SpamClassifier, delayMs = 10_000, o
     timer = setTimeout(() => void run(), delayMs);
     timer.unref();
   };
+  const learn: Learner['learn'] = async (raw, spam, opts = {}) => {
+    const id = await classifier.learn(raw, spam, opts);
+    schedule();
+    return id;
+  };
   return {
-    async learn(raw, spam, opts = {}) {
-      const id = await classifier.learn(raw, spam, opts);
-      schedule();
-      return id;
-    },
+    learn,
     forget: (id) => classifier.store.removeSample(id),
+    async learnNew(raw, spam) {
+      const prior = await classifier.store.learnedSample(sampleHash(raw));
+      if (prior?.spam === spam) return { id: prior.id, already: true };
+      return { id: await learn(raw, spam), already: false };
+    },
     async forgetMessage(raw) {
       const n = await classifier.store.removeMessages(new Set([sampleHash(raw)]));
       if (n > 0) {

@@ -8,6 +8,8 @@
  * - `classifier:sample:<id>`: one sample's message, base64-encoded;
  * - `classifier:meta:<id>`: its JSON `{spam, account?, hash, deleteAfterUse?, at}`, written after the message
  *   (the acknowledgement); a removed sample has an empty value;
+ * - `classifier:learned:<hash>[:<account>]`: the id of the latest sample of that message (`learnedSample`),
+ *   written after its meta; samples stored before this key existed have none;
  * - `classifier:gen:<n>:trainer`, `classifier:gen:<n>:model`: trainer state and model of generation n
  *   (deflated binary, base64);
  * - `classifier:current`: the generation in use. A training run writes its generation first and flips
@@ -109,6 +111,10 @@ export interface CommitResult {
   current: number;
 }
 
+function learnedKey(hash: string, account: number | undefined): string {
+  return account === undefined ? `classifier:learned:${hash}` : `classifier:learned:${hash}:${account}`;
+}
+
 export function sampleHash(raw: Uint8Array): string {
   return createHash('sha256').update(raw).digest('hex');
 }
@@ -154,7 +160,21 @@ export class ClassifierStore {
     if (opts.deleteAfterUse === true) meta.deleteAfterUse = true;
     await this.store.keySet(`classifier:sample:${id}`, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64'));
     await this.store.keySet(`classifier:meta:${id}`, JSON.stringify(meta));
+    await this.store.keySet(learnedKey(meta.hash, opts.account), String(id));
     return id;
+  }
+
+  /**
+   * The latest stored sample of this message (`sampleHash`) for `account` (absent: global), if it is still
+   * there: what the protocols' learners ask before storing a message again (SpamAssassin's and rspamd's
+   * "already learned"). Undefined for a message never learned, removed, or stored before this index existed.
+   */
+  async learnedSample(hash: string, account?: number): Promise<SampleMeta | undefined> {
+    const v = await this.store.keyGet(learnedKey(hash, account));
+    const id = typeof v === 'string' ? Number(v) : typeof v === 'number' ? v : NaN;
+    if (!Number.isSafeInteger(id) || id <= 0) return undefined;
+    const m = await this.getMeta(id);
+    return m !== undefined && m.hash === hash && m.account === account ? m : undefined;
   }
 
   /** A sample's description without its message (undefined when removed, never completed or unreadable). */

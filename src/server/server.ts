@@ -149,8 +149,13 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
       takeMessage(req, res, scanner, { methods: ['POST'], scan: false })
         .then(async (raw) => {
           if (raw === undefined) return;
-          await learner.learn(raw, path === '/learnspam');
-          reply(200, { success: true });
+          const cls = path === '/learnspam' ? 'spam' : 'ham';
+          const { id, already } = await learner.learnNew(raw, cls === 'spam');
+          scanner.log.info({ protocol: 'rspamd', class: cls, sample: id }, already ? 'already learned' : 'learned');
+          // rspamd's controller answers a message learned before with this class 208 and this error, which
+          // rspamc prints and exits 0 on.
+          if (already) reply(208, { error: `sample ${id} has been already learned as ${cls}, ignore it` });
+          else reply(200, { success: true });
         })
         .catch((e: unknown) => {
           if (!res.headersSent) reply(500, { error: `learning failed: ${e instanceof Error ? e.message : String(e)}` });

@@ -269,10 +269,14 @@ export function textProtocolHandler(
         try {
           if (tellActions(r, 'remove').includes('local')) {
             const removed = await learner!.forgetMessage(raw);
+            scanner.log.info({ protocol: 'spamd', removed }, removed > 0 ? 'forgot a learned message' : 'forget: message not learned');
             if (!socket.destroyed) answer(`SPAMD/1.1 0 EX_OK\r\n${removed > 0 ? 'DidRemove: local\r\n' : ''}\r\n`);
           } else {
-            await learner!.learn(raw, messageClass(r) === 'spam');
-            if (!socket.destroyed) answer('SPAMD/1.1 0 EX_OK\r\nDidSet: local\r\n\r\n');
+            const cls = messageClass(r);
+            const { id, already } = await learner!.learnNew(raw, cls === 'spam');
+            scanner.log.info({ protocol: 'spamd', class: cls, sample: id }, already ? 'already learned' : 'learned');
+            // No DidSet: spamc prints "Message was already un/learned", as with spamd.
+            if (!socket.destroyed) answer(`SPAMD/1.1 0 EX_OK\r\n${already ? '' : 'DidSet: local\r\n'}\r\n`);
           }
         } catch (e) {
           done = false;
@@ -371,7 +375,8 @@ export function textProtocolHandler(
 
 /** What `TELL` stores and forgets a message with: the classifier's learner (src/classifier `Learner`). */
 export interface TellLearner {
-  learn(raw: Uint8Array, spam: boolean): Promise<number>;
+  /** Stores the message unless already learned with this class (`Learner.learnNew`). */
+  learnNew(raw: Uint8Array, spam: boolean): Promise<{ id: number; already: boolean }>;
   /** Removes the message's samples (and retrains); resolves with how many were removed. */
   forgetMessage(raw: Uint8Array): Promise<number>;
 }

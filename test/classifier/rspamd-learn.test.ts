@@ -38,6 +38,14 @@ describe('rspamc learn_spam / learn_ham', () => {
       expect(classifier.generation).toBe(0);
       await learner.flush();
       expect(classifier.generation).toBe(1);
+      // The same message again with the same class: rspamd's "already learned" (208), nothing stored;
+      // with the other class it is stored again (training keeps the latest label).
+      const again = await run('rspamc', ['-h', hostPort, 'learn_spam', spam[0]!], { timeout: 60_000 });
+      expect(again.stdout).toMatch(/^error = "sample 1 has been already learned as spam, ignore it";$/m);
+      expect(await classifier.store.lastSampleId()).toBe(20);
+      await run('rspamc', ['-h', hostPort, 'learn_ham', spam[0]!], { timeout: 60_000 });
+      expect(await classifier.store.lastSampleId()).toBe(21);
+      expect((await classifier.store.getSample(21))?.spam).toBe(false);
     } finally {
       await server.close(1000);
       await pool.close();
@@ -75,6 +83,8 @@ describe('spamc -L spam / ham (spamd TELL)', () => {
         expect(r).toEqual({ out: 'Message successfully un/learned\n', code: 0 });
       }
       for (let i = 0; i < 3; i++) expect((await spamcLearn(port(server), 'ham', hamMessage(i))).code).toBe(0);
+      // Learned already with this class: no DidSet, as from spamd, and nothing stored.
+      expect(await spamcLearn(port(server), 'spam', spamMessage(0))).toEqual({ out: 'Message was already un/learned\n', code: 0 });
       expect(await classifier.store.lastSampleId()).toBe(6);
       expect((await classifier.store.getSample(1))?.spam).toBe(true);
       expect((await classifier.store.getSample(6))?.spam).toBe(false);

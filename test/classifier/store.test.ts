@@ -132,15 +132,22 @@ describe('forgetting messages', () => {
       const ids: number[] = [];
       for (let i = 0; i < 40; i++) ids.push(await c.learn(i % 2 === 0 ? spamMessage(i) : hamMessage(i), i % 2 === 0));
       // The same bytes learned again with the other class and for an account; another message removed already.
-      await c.learn(spamMessage(4), false);
-      await c.learn(spamMessage(4), true, { account: 7 });
+      const relabelled = await c.learn(spamMessage(4), false);
+      const personal = await c.learn(spamMessage(4), true, { account: 7 });
       await store.removeSample(ids[10]!);
+      // The latest sample of a message, per account: what "already learned" is decided on.
+      const h4 = sampleHash(Buffer.from(spamMessage(4)));
+      expect(await store.learnedSample(h4)).toMatchObject({ id: relabelled, spam: false });
+      expect(await store.learnedSample(h4, 7)).toMatchObject({ id: personal, spam: true });
+      expect(await store.learnedSample(h4, 8)).toBeUndefined();
+      expect(await store.learnedSample(sampleHash(Buffer.from(spamMessage(10))))).toBeUndefined(); // removed
       const hashes = new Set([sampleHash(Buffer.from(spamMessage(4))), sampleHash(Buffer.from(hamMessage(33))), sampleHash(Buffer.from('never learned'))]);
       expect(await store.removeMessages(hashes, 4)).toBe(4);
       const left = [];
       for (let id = 1; id <= (await store.lastSampleId()); id++) if ((await store.getMeta(id)) !== undefined) left.push(id);
       expect(left).toEqual(ids.filter((id) => ![ids[4], ids[10], ids[33]].includes(id)));
       expect(await store.removeMessages(hashes)).toBe(0);
+      expect(await store.learnedSample(h4)).toBeUndefined();
       expect(await store.removeMessages(new Set())).toBe(0);
     } finally {
       await store.store.close();

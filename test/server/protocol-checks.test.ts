@@ -16,9 +16,9 @@ const MSG = 'From: a@example.org\r\nTo: b@example.com\r\nSubject: hello\r\n\r\nh
 
 beforeAll(async () => {
   const learner = {
-    learn: (r: Uint8Array, spam: boolean): Promise<number> => {
+    learnNew: (r: Uint8Array, spam: boolean): Promise<{ id: number; already: boolean }> => {
       learned.push({ spam, size: r.length });
-      return Promise.resolve(learned.length);
+      return Promise.resolve({ id: learned.length, already: false });
     },
     forgetMessage: (): Promise<number> => Promise.resolve(0),
   };
