@@ -19,7 +19,7 @@ export function sessionFromHeaderMap(get: (name: string) => readonly string[] | 
     return v === undefined || v === '' ? undefined : v;
   };
   const s: SessionInput = {};
-  const ip = one('ip');
+  const ip = clientIp(one('ip'));
   if (ip !== undefined) s.remoteIp = ip;
   const helo = one('helo');
   if (helo !== undefined) s.heloDomain = helo;
@@ -36,6 +36,20 @@ export function sessionFromHeaderMap(get: (name: string) => readonly string[] | 
   const tls = one('tls-version') ?? (one('tls-cipher') !== undefined ? 'TLS' : undefined);
   if (tls !== undefined) s.tls = tls;
   return s;
+}
+
+/**
+ * The `IP` header's address: `unknown` (an MTA that has none, like rspamd's `Hostname: unknown`) is no
+ * address, and an IPv4 address with a port (`203.0.113.7:25`, or `[2001:db8::1]:25`) is taken without it,
+ * as rspamd scans such requests rather than refusing them. Anything else goes on to the session check,
+ * which refuses what is not an address (400).
+ */
+function clientIp(v: string | undefined): string | undefined {
+  if (v === undefined || v.toLowerCase() === 'unknown') return undefined;
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(v);
+  if (v4 !== null) return v4[1];
+  const v6 = /^\[([0-9A-Fa-f:.]+)\]:\d{1,5}$/.exec(v);
+  return v6 !== null ? v6[1] : v;
 }
 
 /** The request header each session field comes from (see {@link sessionFromHeaderMap}). */

@@ -120,7 +120,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
  * What every endpoint that takes a message checks before and while reading it (`/checkv2` and the
  * controller's `/learnspam`, `/learnham`): the method (405), a compressed body (415), a size over
  * `maxSize` (413: refused as soon as `Content-Length` says so, before the body is read, or once the
- * body passes it; the connection is then closed), an empty body (400). Resolves to the body, or to
+ * body passes it; the connection is then closed), an empty body when learning (400). Resolves to the body, or to
  * `undefined` when a reply has been sent. `scan` counts a size refusal as a refused scan.
  */
 export async function takeMessage(
@@ -164,7 +164,9 @@ export async function takeMessage(
     if (e instanceof TooLarge) tooLarge(limits.maxSize + 1);
     return undefined;
   }
-  if (raw.length === 0) {
+  // rspamd scans an empty message (and so does the legacy text protocol here); a training sample must
+  // have a message.
+  if (raw.length === 0 && !opts.scan) {
     metrics.protocolErrors.inc({ protocol: 'rspamd' });
     sendJson(res, 400, { error: 'empty message: send the message as the request body' });
     return undefined;

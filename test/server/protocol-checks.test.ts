@@ -282,4 +282,28 @@ describe('a bad SMTP session in rspamd request headers', () => {
     const legacy = await raw(host, port, `CHECK RSPAMC/1.3\r\nIP: nope\r\nContent-length: ${MSG.length}\r\n\r\n${MSG}`, { halfClose: true });
     expect(legacy.reply.toString()).toMatch(/^RSPAMD\/1\.3 76 EX_PROTOCOL IP header: "nope" is not an IP address/);
   });
+
+  it('takes "unknown" as no address and an address with a port without it, as rspamd does', async () => {
+    const scan = async (ip: string): Promise<{ status: number; symbols: string[] }> => {
+      const res = await http(`${s.server.addresses.rspamd}/checkv2`, { method: 'POST', headers: { IP: ip }, body: MSG });
+      return { status: res.status, symbols: Object.keys((JSON.parse(res.body) as { symbols?: object }).symbols ?? {}).sort() };
+    };
+    const none = await scan('unknown');
+    expect(none.status).toBe(200);
+    const plain = await scan('203.0.113.7');
+    expect(await scan('203.0.113.7:25')).toEqual(plain);
+    expect(await scan('[2001:db8::1]:25')).toEqual(await scan('2001:db8::1'));
+    expect(plain.status).toBe(200);
+  });
+});
+
+describe('an empty message', () => {
+  it('is scanned over rspamd HTTP, as over the legacy protocol and by rspamd', async () => {
+    const res = await http(`${s.server.addresses.rspamd}/checkv2`, { method: 'POST', body: '' });
+    expect(res.status).toBe(200);
+    const { host, port } = s.hostPort('rspamd');
+    const legacy = await raw(host, port, 'CHECK RSPAMC/1.3\r\nContent-length: 0\r\n\r\n', { halfClose: true });
+    const score = /; (-?\d+\.\d+) \//.exec(legacy.reply.toString())?.[1];
+    expect((JSON.parse(res.body) as { score: number }).score.toFixed(2)).toBe(score);
+  });
 });
