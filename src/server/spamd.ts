@@ -28,7 +28,7 @@ import { promisify } from 'node:util';
 import { inflate } from 'node:zlib';
 import type { ClassifyResult } from '../engine/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
-import { splitMessage, withVerdictHeaders } from './headers.js';
+import { spamAssassinHeaders, SPAMD_STRIPPED, splitMessage, withVerdictHeaders } from './headers.js';
 import { RSPAMD_ACTIONS, sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
 import { SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
 
@@ -82,6 +82,11 @@ function report(r: ClassifyResult, threshold: number): string {
  * does: older clients read to the end of the connection, and Exim's spamd support (`REPORT SPAMC/1.2`)
  * parses the reply with a fixed pattern that expects `Spam:` right after the status line.
  */
+/** The tags `SYMBOLS` and `X-Spam-Status` list: sorted, as SpamAssassin's, without zero-score `X_*` markers. */
+function symbols(r: ClassifyResult): string[] {
+  return r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0)).sort();
+}
+
 function withBody(r: ClassifyResult, threshold: number, body: Buffer, protocol: number): Buffer {
   const length = protocol >= 1.3 ? `Content-length: ${body.length}\r\n` : '';
   const head = `SPAMD/1.1 0 EX_OK\r\n${length}${spamLine(r, threshold)}\r\n\r\n`;
@@ -90,15 +95,15 @@ function withBody(r: ClassifyResult, threshold: number, body: Buffer, protocol: 
 
 /**
  * The reply to a scanned message for one verb; `protocol` is the client's `SPAMC/x.y` version (default
- * 1.5, spamc's). `SYMBOLS` lists the scored tags sorted, as SpamAssassin does. `HEADERS` gives the header
- * block and the blank line after it (spamc appends the original body); `PROCESS` the whole message.
+ * 1.5, spamc's). `SYMBOLS` lists the scored tags sorted, as SpamAssassin does. `PROCESS` gives the message
+ * with our `X-Spam-Result`/`X-Spam-Score` and SpamAssassin's `X-Spam-Flag`/`X-Spam-Status`/`X-Spam-Level` in
+ * front (earlier copies of all of them removed); `HEADERS` its header block and the blank line after it
+ * (spamc appends the original body).
  */
 export function spamdReply(verb: string, r: ClassifyResult, threshold: number, raw: Uint8Array, protocol = 1.5): Buffer {
   switch (verb) {
-    case 'SYMBOLS': {
-      const names = r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0)).sort();
-      return withBody(r, threshold, Buffer.from(names.join(','), 'utf8'), protocol);
-    }
+    case 'SYMBOLS':
+      return withBody(r, threshold, Buffer.from(symbols(r).join(','), 'utf8'), protocol);
     case 'REPORT':
       return withBody(r, threshold, Buffer.from(report(r, threshold), 'utf8'), protocol);
     case 'REPORT_IFSPAM':
@@ -106,7 +111,9 @@ export function spamdReply(verb: string, r: ClassifyResult, threshold: number, r
     case 'HEADERS':
     case 'PROCESS': {
       const { head, rest, eol } = splitMessage(raw);
-      let newHead = withVerdictHeaders(head, r.headers, eol);
+      // SpamAssassin's headers too, which spamc users' filing rules read; earlier copies of both removed.
+      const headers = { ...r.headers, ...spamAssassinHeaders(r.action !== 'allow', r.score, threshold, symbols(r)) };
+      let newHead = withVerdictHeaders(head, headers, eol, SPAMD_STRIPPED);
       // A last header line without its line ending (a message that ends there) gets one.
       if (newHead.length > 0 && newHead[newHead.length - 1] !== 10) newHead = Buffer.concat([newHead, Buffer.from(eol)]);
       // A message without a blank line (headers only, or empty) gets one, as spamd's rewritten message has.

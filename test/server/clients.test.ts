@@ -186,6 +186,29 @@ describe('spamc (Debian spamc package)', () => {
     expect(names).toEqual([...names].sort());
   }, 60_000);
 
+  it("adds SpamAssassin's X-Spam-Flag, X-Spam-Status and X-Spam-Level, and removes forged copies", async () => {
+    const headerOf = (out: string, name: string): string | undefined =>
+      new RegExp(`^${name}: (.*(?:\\r?\\n[ \\t].*)*)`, 'm').exec(out.slice(0, out.search(/\r?\n\r?\n/)))?.[1]?.replace(/\r?\n\t/g, ' ');
+    const gtube = files.at(-1)!;
+    const spam = (await spamc([], gtube)).stdout;
+    const symbols = (await spamc(['-y'], gtube)).stdout.trim().split(',');
+    expect(headerOf(spam, 'X-Spam-Flag')).toBe('YES');
+    const status = headerOf(spam, 'X-Spam-Status')!;
+    const m = /^Yes, score=(-?\d+\.\d) required=5\.0 tests=(\S+(?: \S+)*) version=spamrule$/.exec(status);
+    expect(m, status).not.toBeNull();
+    expect(m![2]!.split(/,\s*/)).toEqual(symbols);
+    expect(headerOf(spam, 'X-Spam-Level')).toBe('*'.repeat(Math.max(0, Math.floor(Number(m![1])))));
+    for (const line of spam.slice(0, spam.search(/\r?\n\r?\n/)).split(/\r?\n/)) if (/^(X-Spam-Status|\t)/.test(line)) expect(line.length).toBeLessThanOrEqual(78);
+
+    // Ham, with forged SpamAssassin headers from upstream: they are gone, ours say No.
+    const forged = join(dir, 'forged.eml');
+    writeFileSync(forged, 'X-Spam-Flag: YES\nX-Spam-Status: Yes, score=99.0\n\ttests=FORGED\nFrom: a@example.org\nTo: b@example.com\nSubject: hi\n\nhello\n');
+    const ham = (await spamc([], forged)).stdout;
+    expect(ham).not.toMatch(/^X-Spam-Flag:/m);
+    expect(ham).not.toContain('FORGED');
+    expect(headerOf(ham, 'X-Spam-Status')).toMatch(/^No, score=-?\d+\.\d required=5\.0 tests=\S+/);
+  }, 60_000);
+
   it('spamc --headers gives the same message as PROCESS (the blank line after the headers kept), for CRLF, LF and header-only mail', async () => {
     const bareLf = join(dir, 'bare-lf.eml');
     writeFileSync(bareLf, 'From: a@example.org\nTo: b@example.com\nSubject: lf\n\nhello\nworld\n');
