@@ -2,7 +2,8 @@
  * Where the CLI finds the classifier (`--model FILE`, `--db PATH`, `--pg URL`, `--redis URL`): the
  * lookup-store configuration of each, and opening a model file that must already exist.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { requireSqlite } from '../lookup/drivers.js';
 import { openClassifier, sqliteModelConfig } from './index.js';
 import type { SpamClassifier, SpamClassifierOptions } from './classifier.js';
@@ -36,11 +37,27 @@ export function modelStoreConfig(flags: { model?: string; db?: string; pg?: stri
 }
 
 /**
+ * Why `path` cannot be a `--model` file, or undefined: a folder (the SQLite store would quietly put a
+ * `lookup.sqlite3` inside it, which a later `--model FOLDER` cannot open as a file).
+ */
+export function modelFileProblem(path: string): string | undefined {
+  let folder = false;
+  try {
+    folder = statSync(path).isDirectory();
+  } catch {
+    return undefined; // missing: learn creates it, classify says it does not exist
+  }
+  return folder ? `--model ${path} is a folder: name the model's file, e.g. ${join(path, 'model.sqlite')}` : undefined;
+}
+
+/**
  * Opens the classifier of an existing SQLite model file.
- * @throws Error when the file does not exist (a typo would otherwise create an empty model).
+ * @throws Error when the file does not exist (a typo would otherwise create an empty model) or is a folder.
  */
 export async function openModelFile(file: string, opts: Omit<SpamClassifierOptions, 'storeConfig'> = {}): Promise<SpamClassifier> {
   if (!existsSync(file)) throw new Error(`model file ${file} does not exist (train one with "spamrule learn --model ${file}")`);
+  const problem = modelFileProblem(file);
+  if (problem !== undefined) throw new Error(problem);
   if (!isModelFile(file)) throw new Error(`${file} holds no spamrule model (no classifier samples or generations; train one with "spamrule learn --model ${file}")`);
   return openClassifier(sqliteModelConfig(file), { refreshMs: 0, ...opts });
 }

@@ -105,8 +105,8 @@ export async function run(argv: string[]): Promise<number> {
       const { openModelFile } = await import('../classifier/cli.js');
       const model = v.model;
       const c = await openModelFile(model).catch((e: unknown) => {
-        // A model file that does not exist says so already; other failures come from the store.
-        throw /does not exist/.test((e as Error).message) ? e : new Error(openError('the --model file', model, e));
+        // A model file that does not exist or is a folder says so already; other failures come from the store.
+        throw /does not exist|is a folder/.test((e as Error).message) ? e : new Error(openError('the --model file', model, e));
       });
       engine.classifier = c;
       closeModel = () => c.store.store.close();

@@ -113,7 +113,12 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`spamrule learn: ${a} (see spamrule learn --help)\n`);
     return 2;
   }
-  const { modelStoreConfig } = await import('../classifier/cli.js');
+  const { modelFileProblem, modelStoreConfig } = await import('../classifier/cli.js');
+  const folder = a.where.model === undefined ? undefined : modelFileProblem(a.where.model);
+  if (folder !== undefined) {
+    process.stderr.write(`spamrule learn: ${folder}\n`);
+    return 2;
+  }
   const { openClassifier, sampleHash } = await import('../classifier/index.js');
   const say = (s: string): void => {
     if (!a.quiet) process.stderr.write(s + '\n');

@@ -236,6 +236,10 @@ export async function run(argv: string[]): Promise<number> {
   if (!scanning && c.db === undefined) return fail(`give --db (JMAP management) or a listener (--rspamd, --milter, --spamd)\n${USAGE}`);
   if (c.db !== undefined && c.rules !== undefined && c.rules.length > 0) return fail('--rules and --db are two rule sources: give one');
   if (c.allowTell === true && (c.model === undefined || c.spamd === undefined)) return fail('--allow-tell needs --model (the model TELL trains) and --spamd (where spamc sends it)');
+  if (c.model !== undefined) {
+    const problem = (await import('../classifier/cli.js')).modelFileProblem(c.model);
+    if (problem !== undefined) return fail(problem);
+  }
   if (c.analysis?.verify === true && !canVerify(c.analysis.dns)) return fail('analysis.verify needs --dns system (or analysis.dns "system" or "static:FILE"): without DNS nothing can be verified');
   const level = c.log?.level ?? 'info';
   if (!LOG_LEVELS.includes(level)) return fail(`--log-level expects ${LOG_LEVELS.join('|')}, got "${level}"`);

@@ -41,7 +41,7 @@ describe('rspamc learn_spam / learn_ham', () => {
       // The same message again with the same class: rspamd's "already learned" (208), nothing stored;
       // with the other class it is stored again (training keeps the latest label).
       const again = await run('rspamc', ['-h', hostPort, 'learn_spam', spam[0]!], { timeout: 60_000 });
-      expect(again.stdout).toMatch(/^error = "sample 1 has been already learned as spam, ignore it";$/m);
+      expect(again.stdout).toMatch(/^error = "sample \d+ has been already learned as spam, ignore it";$/m);
       expect(await classifier.store.lastSampleId()).toBe(20);
       await run('rspamc', ['-h', hostPort, 'learn_ham', spam[0]!], { timeout: 60_000 });
       expect(await classifier.store.lastSampleId()).toBe(21);

@@ -2,7 +2,7 @@
  * `spamrule learn` and `classify --model`: folders and mbox files of labelled mail (with non-mail files
  * mixed in) train a SQLite model file; classify then adds PROB_* tags; --forget removes samples.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -136,6 +136,18 @@ describe('spamrule learn', () => {
     expect(d.result).toBe(2);
     expect(d.stderr).toMatch(/classifier:current holds "banana", not a generation number/);
   }, 60_000);
+
+  it('--model naming a folder is refused by learn and classify, and nothing is written into it', async () => {
+    const folder = join(dir, 'models');
+    mkdirSync(folder);
+    const l = await capture(() => learn(['--model', folder, '--spam', join(spamDir, '0.eml')]));
+    expect(l.result).toBe(2);
+    expect(l.stderr).toMatch(/--model .*models is a folder: name the model's file, e\.g\. .*models\/model\.sqlite/);
+    const c = await capture(() => classify(['--model', folder, join(spamDir, '0.eml')]));
+    expect(c.result).toBe(2);
+    expect(c.stderr).toMatch(/--model .*models is a folder/);
+    expect(readdirSync(folder)).toEqual([]);
+  });
 
   it('a store that fails while samples are stored: the error, and how many were stored before it', async () => {
     const locked = join(dir, 'locked.sqlite');

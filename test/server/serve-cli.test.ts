@@ -273,12 +273,13 @@ describe('spamrule serve --config FILE.toml', () => {
     expect(await s.exit).toBe(0);
   }, 120_000);
 
-  it('refuses a --dns it cannot use, a bad --rule-wait and a bad --shutdown-grace at start, naming them', async () => {
+  it('refuses a --dns it cannot use, a bad --rule-wait, a bad --shutdown-grace and a --model folder at start, naming them', async () => {
     for (const [args, message] of [
       [['--dns', 'bogus:1'], /--dns bogus:1: unknown resolver kind "bogus"/],
       [['--rule-wait', 'soon'], /--rule-wait expects an integer/],
       [['--shutdown-grace', '1.5'], /--shutdown-grace expects an integer ≥ 0/],
       [['--allow-tell'], /--allow-tell needs --model .* and --spamd/],
+      [['--model', tmpdir()], /--model .* is a folder: name the model's file/],
     ] as const) {
       const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', ...args], { cwd: REPO_ROOT });
       let err = '';
