@@ -42,7 +42,8 @@ Output:
   -e, --exit-code         exit 5 when a message is spam, reject or discard (as SpamAssassin's -e)
 
 Exit status: 0 done; 5 with -e and a message spam, reject or discard; 1 a path or message could not be
-read (takes precedence over 5); 2 bad options or rule set.
+read (takes precedence over 5); 2 bad options, or a rule set that cannot be read. A rule that does not
+compile is refused with a warning and the others run, as Stalwart skips it; "spamrule lint" exits 1 on it.
 `;
 
 export async function run(argv: string[]): Promise<number> {

@@ -213,8 +213,13 @@ export async function run(argv: string[]): Promise<number> {
     findings.push({ level: 'info', message: `source of built-in module ${catalogue.unreadModules.join(', ')} not found: its tags count as unknown` });
   }
   // The schema JMAP `/set` and `import` apply (src/engine/schema.ts): what it refuses is an error here too.
+  // A rule whose "@type" the schema refused has its scope reported once, not again by the compiler.
+  const badType = new Set((set.problems ?? []).filter((p) => p.type === 'SpamRule' && p.path === '@type').map((p) => p.name));
+  for (let i = findings.length - 1; i >= 0; i--) if (findings[i]!.path === '@type' && badType.has(findings[i]!.rule ?? '')) findings.splice(i, 1);
   for (const p of [...(set.problems ?? [])].reverse()) {
-    findings.unshift({ level: 'error', rule: p.name || `${p.type}[${p.index}]`, path: p.path, message: `${p.message} (${p.type} in ${p.file})` });
+    // "scope" is what the docs call a rule's "@type" (Stalwart's property name): say so.
+    const hint = p.type === 'SpamRule' && p.path === 'scope' && p.message === 'unknown property' ? ': a rule\'s scope is its "@type" (e.g. "@type": "Any")' : '';
+    findings.unshift({ level: 'error', rule: p.name || `${p.type}[${p.index}]`, path: p.path, message: `${p.message}${hint} (${p.type} in ${p.file})` });
   }
   const provided = new Set([...set.lists.keys(), ...(set.httpLookups ?? []).filter((h) => h.enable !== false).map((h) => h.namespace)]);
   for (const [ns, by] of missingNamespaces(set.rules, (n) => provided.has(n))) {

@@ -2,14 +2,18 @@
  * `spamrule token create|list|revoke --db PATH`: API tokens for the JMAP facade. Only a SHA-256 of
  * each token is stored, so `create` prints the token once and it cannot be shown again.
  */
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openError, optionError } from './errors.js';
 
-const USAGE = `usage: spamrule token create --db PATH --permissions a,b,…|all [--name NAME]
+export const USAGE = `usage: spamrule token create --db PATH --permissions a,b,…|all [--name NAME]
        spamrule token list --db PATH [--json]
        spamrule token revoke --db PATH ID|NAME
 
-permissions: sysSpamRule{Get,Create,Update,Destroy,Query}, sysStoreLookup{Get,Create,Update,Destroy,Query}, or all`;
+permissions: sys<Object>{Get,Create,Update,Destroy,Query}, comma-separated, or all; <Object> is one of
+  SpamRule, StoreLookup, SpamTag, SpamDnsblServer, HttpLookup, SpamFileExtension, SpamTrainingSample
+  (e.g. sysSpamRuleGet,sysSpamRuleQuery for a read-only rules client; "spamrule import" needs Get,
+  Query, Create and Update on each object it sends)`;
 
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -38,6 +42,12 @@ export async function run(argv: string[]): Promise<number> {
   if (!['create', 'list', 'revoke'].includes(sub ?? '') || values.db === undefined) {
     process.stderr.write(`spamrule token: ${values.db === undefined ? '--db is required' : `unknown subcommand "${sub ?? ''}"`}\n${USAGE}\n`);
     return 2;
+  }
+  // Listing or revoking in a file that is not there would create an empty registry and say nothing
+  // (a typo in --db); only create may start a new one, as serve --db does.
+  if (sub !== 'create' && !existsSync(values.db)) {
+    process.stderr.write(`spamrule token: the --db database ${values.db} does not exist\n`);
+    return 1;
   }
   const { TokenStore, parsePermissions } = await import('../jmap/auth.js');
   let store: InstanceType<typeof TokenStore>;

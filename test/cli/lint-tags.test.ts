@@ -240,3 +240,14 @@ describe.skipIf(!hasSharedData)("lint on Stalwart's rule set", () => {
     expect(findings.filter((f) => f.level === 'warning' && !f.message.startsWith('score for ')).map((f) => f.rule)).toEqual(['STWT_BLOCKED_DOMAIN']);
   });
 });
+
+describe('lint: a rule written with "scope" instead of "@type"', () => {
+  it('says the scope is "@type", and reports the missing "@type" once', async () => {
+    const { '@type': _type, ...rest } = rule('SCOPED', "'T1'");
+    const { result, findings } = await lintJson(['--rules', file([{ ...rest, scope: 'Any' }])]);
+    expect(result).toBe(1);
+    const errors = findings.filter((f) => f.level === 'error');
+    expect(errors.map((f) => [f.rule, f.path])).toEqual([['SCOPED', 'scope'], ['SCOPED', '@type']]);
+    expect(errors[0]!.message).toMatch(/^unknown property: a rule's scope is its "@type" \(e\.g\. "@type": "Any"\)/);
+  });
+});

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +116,24 @@ describe('serve refuses settings that cannot work, before starting anything', ()
 });
 
 describe('errors name the file and flag', () => {
+  it('token: list and revoke in a --db that does not exist say so and create nothing', async () => {
+    const typo = join(dir, 'typo.db');
+    for (const args of [['list'], ['revoke', 'x']]) {
+      const r = await capture(() => token([...args, '--db', typo]));
+      expect(r.result).toBe(1);
+      expect(r.stderr).toBe(`spamrule token: the --db database ${typo} does not exist\n`);
+    }
+    expect(existsSync(typo)).toBe(false);
+  });
+
+  it('token --help names every object a permission can be for', async () => {
+    const { PERMISSIONS } = await import('../../src/jmap/index.js');
+    const r = await capture(() => token(['--help']));
+    const objects = new Set(PERMISSIONS.map((p) => /^sys(\w+?)(Get|Create|Update|Destroy|Query)$/.exec(p)![1]!));
+    expect(objects.size).toBe(7);
+    for (const o of objects) expect(r.stdout).toMatch(new RegExp(`\\b${o}\\b`));
+  });
+
   it('token: a --db in a missing directory', async () => {
     const r = await capture(() => token(['create', '--db', join(dir, 'nodir', 'x.db'), '--permissions', 'all']));
     expect(r.result).toBe(1);
