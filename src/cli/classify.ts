@@ -163,7 +163,7 @@ export async function run(argv: string[]): Promise<number> {
   await closeModel();
   if (progress) process.stderr.write('\r\x1b[K');
   process.stderr.write(summary.render());
-  if (inputs.skipped > 0) process.stderr.write(`skipped ${inputs.skipped} file${inputs.skipped === 1 ? '' : 's'} that are not mail\n`);
+  if (inputs.skipped > 0) process.stderr.write(`skipped ${inputs.skipped} ${inputs.skipped === 1 ? 'file that is' : 'files that are'} not mail\n`);
   if (failed > 0) {
     process.stderr.write(`${failed} path${failed === 1 ? '' : 's'} could not be read\n`);
     return 1;

@@ -16,7 +16,8 @@ the case names, with the file's DNS mocks, lookup lists and test-mode behaviour.
 
   --file NAME   only cases of this test file (repeatable): from, helo, received, …
   --id ID       only this case (repeatable): from#3
-  --rules PATH  Stalwart's spam-filter-rules.json (default: ../stalwart-spam-filter/ beside the suite)
+  --rules PATH  Stalwart's spam-filter-rules.json, or the folder holding it (default: ../stalwart-spam-filter/
+                beside the suite)
   --diff        add "pass", "missing", "extra" (or "expectedHeader") to each line; exit 1 on a failure
   --summary     print the pass count per file on stderr
 `;

@@ -182,7 +182,7 @@ export async function run(argv: string[]): Promise<number> {
     storing = false;
     if (counts.spam + counts.ham > 0 || counts.skipped + counts.empty > 0) {
       say(`stored ${counts.spam} spam and ${counts.ham} ham sample${counts.ham === 1 ? '' : 's'}` +
-        (counts.skipped > 0 ? `; skipped ${counts.skipped} file${counts.skipped === 1 ? '' : 's'} that are not mail` : '') +
+        (counts.skipped > 0 ? `; skipped ${counts.skipped} ${counts.skipped === 1 ? 'file that is' : 'files that are'} not mail` : '') +
         (counts.empty > 0 ? `; skipped ${counts.empty} empty message${counts.empty === 1 ? '' : 's'}` : ''));
     }
     if (a.train && (counts.spam + counts.ham > 0 || retrain)) {

@@ -274,7 +274,13 @@ export async function run(argv: string[]): Promise<number> {
   try {
     spec = specFrom(c, c.db !== undefined);
     const { maxSize, ...rest } = c.limits ?? {};
-    limits = { ...rest, ...(maxSize !== undefined ? { maxSize: server.parseSize(maxSize) } : {}) };
+    let size: number | undefined;
+    try {
+      size = maxSize === undefined ? undefined : server.parseSize(maxSize);
+    } catch (e) {
+      throw new UsageError(`--max-size (limits.maxSize): ${(e as Error).message}`);
+    }
+    limits = { ...rest, ...(size !== undefined ? { maxSize: size } : {}) };
     const addr = (k: 'rspamd' | 'milter' | 'spamd' | 'metrics'): ReturnType<typeof server.parseListenAddress> | undefined => {
       const s = c[k];
       if (s === undefined) return undefined;

@@ -52,7 +52,8 @@ export function formatSetError(what: string, err: SetError): string {
   let s = `${what}: ${err.type}`;
   if (err.properties && err.properties.length > 0) s += ` [${err.properties.join(', ')}]`;
   if (err.description) s += `: ${err.description}`;
-  if (err.existingId) s += ` (existing id ${err.existingId})`;
+  // The server's description may name the id already ("already used by ID"): then it is not repeated.
+  if (err.existingId && !(err.description ?? '').includes(err.existingId)) s += ` (existing id ${err.existingId})`;
   return s;
 }
 

@@ -4,7 +4,7 @@
  * names, with the file's DNS mocks, lists and test-mode behaviour, and compares the final tag set
  * (or, for `compare: "header"`, the `X-Spam-Result`/`X-Spam-Score` text with whitespace collapsed).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FileExtensionInput } from '../analysis/types.js';
 import { SpamEngine } from '../engine/engine.js';
@@ -134,12 +134,15 @@ export async function runSuite(path: string, opts: ConformanceOptions = {}): Pro
     throw new Error(`cannot read suite ${path}: ${(e as Error).message}`);
   }
   const suite = parseSuite(json, path);
-  const rulesFile = opts.rulesFile ?? join(dirname(path), '..', 'stalwart-spam-filter', 'spam-filter-rules.json');
+  // A folder (Stalwart's published spam-filter folder) stands for the spam-filter-rules.json in it.
+  const given = opts.rulesFile ?? join(dirname(path), '..', 'stalwart-spam-filter');
+  const rulesFile = existsSync(given) && statSync(given).isDirectory() ? join(given, 'spam-filter-rules.json') : given;
   let rulesJson: Record<string, unknown>;
   try {
     rulesJson = JSON.parse(readFileSync(rulesFile, 'utf8')) as Record<string, unknown>;
   } catch (e) {
-    throw new Error(`cannot read rule set ${rulesFile}: ${(e as Error).message}`);
+    const hint = opts.rulesFile === undefined ? ' (give Stalwart\'s spam-filter-rules.json, or the folder holding it, with --rules)' : '';
+    throw new Error(`cannot read rule set ${rulesFile}: ${(e as Error).message}${hint}`);
   }
   const bundle = parseRuleBundle(rulesJson, rulesFile);
   const ext = Array.isArray(rulesJson.SpamFileExtension) ? (rulesJson.SpamFileExtension as FileExtensionInput[]) : [];

@@ -32,8 +32,9 @@ export function parseListenAddress(s: string): ListenAddress {
   const at = /^(\d+)@(.+)$/.exec(t);
   if (at) t = `${at[2]}:${at[1]}`;
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(t) ?? (/^\d+$/.test(t) ? [t, undefined, '127.0.0.1', t] : null);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`expected HOST:PORT or unix:PATH, got "${s}"`);
+  if (!m) throw new Error(`expected HOST:PORT or unix:PATH, got "${s}"`);
+  const port = Number(m[3]);
+  if (port > 65535) throw new Error(`port ${m[3]} is out of range (0 to 65535) in "${s}"`);
   return { host: m[1] ?? m[2]!, port };
 }
 

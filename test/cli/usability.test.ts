@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -223,6 +223,20 @@ describe('commands that would do nothing say why', () => {
     const i = await capture(() => conformance([suite, '--id', 'nosuch#1', '--id', 'from#999']));
     expect(i.result).toBe(2);
     expect(i.stderr).toMatch(/^spamrule conformance: --id nosuch#1, --id from#999 match no case in /);
+  });
+
+  it.skipIf(!hasSharedData)('conformance --rules takes the rule folder too; a suite copied elsewhere is told to give --rules', async () => {
+    const suite = sharedPath('stalwart-antispam-suite', 'cases.json');
+    const folder = await capture(() => conformance([suite, '--id', 'from#0', '--rules', sharedPath('stalwart-spam-filter')]));
+    const file = await capture(() => conformance([suite, '--id', 'from#0', '--rules', sharedPath('stalwart-spam-filter', 'spam-filter-rules.json')]));
+    expect([folder.result, folder.stderr]).toEqual([0, '']);
+    expect(folder.stdout).toMatch(/^\{"id":"from#0",/);
+    expect(folder.stdout).toBe(file.stdout);
+    const copy = join(dir, 'cases.json');
+    writeFileSync(copy, readFileSync(suite));
+    const moved = await capture(() => conformance([copy, '--id', 'from#0']));
+    expect(moved.result).toBe(1);
+    expect(moved.stderr).toMatch(/cannot read rule set .*stalwart-spam-filter.*\(give Stalwart's spam-filter-rules\.json, or the folder holding it, with --rules\)\n$/);
   });
 });
 

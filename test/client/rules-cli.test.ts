@@ -120,7 +120,7 @@ describe('spamrule rules', () => {
     const dup = await rules('create', '--name', 'LONGSUBJECT');
     expect(dup.code).toBe(1);
     const id = (await client.findRule('LONGSUBJECT'))!.id;
-    expect(dup.stderr).toBe(`spamrule rules create: rule LONGSUBJECT: alreadyExists [name]: name "LONGSUBJECT" is already used by ${id} (existing id ${id})\n`);
+    expect(dup.stderr).toBe(`spamrule rules create: rule LONGSUBJECT: alreadyExists [name]: name "LONGSUBJECT" is already used by ${id}\n`);
     const bad = await rules('create', '--name', 'broken', '--priority', '100000', '--if', 'len(subject', '--then', "'X'");
     expect(bad.code).toBe(1);
     expect(bad.stdout).toBe('');

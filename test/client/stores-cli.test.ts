@@ -77,7 +77,7 @@ describe('spamrule stores', () => {
   it('shows SetErrors and lookup failures, exits 1', async () => {
     const dup = await stores('create', '--namespace', 'pg', '--type', 'Sqlite', '--set', 'path=/x.db');
     expect(dup.code).toBe(1);
-    expect(dup.stderr).toMatch(/^spamrule stores create: store pg: alreadyExists \[namespace\]: .+ \(existing id [a-z0-9]+\)\n$/);
+    expect(dup.stderr).toMatch(/^spamrule stores create: store pg: alreadyExists \[namespace\]: namespace "pg" is already used by [a-z0-9]+\n$/);
     const bad = await stores('create', '--namespace', 'big', '--type', 'PostgreSql', '--set', 'host=db', '--set', 'port=99999');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe('spamrule stores create: store big: invalidProperties [store/port]: store/port: must be at most 65535\n');

@@ -280,6 +280,7 @@ describe('spamrule serve --config FILE.toml', () => {
       [['--shutdown-grace', '1.5'], /--shutdown-grace expects an integer ≥ 0/],
       [['--allow-tell'], /--allow-tell needs --model .* and --spamd/],
       [['--model', tmpdir()], /--model .* is a folder: name the model's file/],
+      [['--max-size', 'lots'], /--max-size \(limits\.maxSize\): expected a size such as 50M/],
     ] as const) {
       const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', ...args], { cwd: REPO_ROOT });
       let err = '';
@@ -310,7 +311,7 @@ describe('listener addresses and sizes', () => {
     expect(parseListenAddress('inet:11332@localhost')).toEqual({ host: 'localhost', port: 11332 });
     expect(parseListenAddress('unix:/run/spamrule/milter.sock')).toEqual({ path: '/run/spamrule/milter.sock' });
     expect(() => parseListenAddress('localhost')).toThrow(/HOST:PORT/);
-    expect(() => parseListenAddress('h:70000')).toThrow();
+    expect(() => parseListenAddress('h:70000')).toThrow('port 70000 is out of range (0 to 65535) in "h:70000"');
   });
 
   it('parses sizes in bytes, k, M and G (binary multiples)', () => {
