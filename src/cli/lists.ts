@@ -22,28 +22,12 @@ const HELP = `usage: spamrule lists update|status|show NAME KEY [--rules FILE]..
   --json          JSON output
 `;
 
-/**
- * `fetch` that keeps the reason of a network failure: undici rejects with a bare "fetch failed"
- * and puts what happened (ENOTFOUND, ECONNREFUSED, a certificate error) in `cause`, which the list
- * download's error message would otherwise drop.
- */
-const fetchWithCause: typeof fetch = async (input, init) => {
-  try {
-    return await fetch(input, init);
-  } catch (e) {
-    const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
-    // Timeouts and aborts keep their name: the download reports them itself.
-    if (!(e instanceof TypeError) || cause === undefined || cause === null) throw e;
-    const why = typeof cause.code === 'string' ? cause.code : typeof cause.message === 'string' ? cause.message : String(cause);
-    throw new Error(`${e.message}: ${why}`);
-  }
-};
 
 function stores(set: LoadedRuleSet, cacheDir: string | undefined): Map<string, HttpListStore> {
   const out = new Map<string, HttpListStore>();
   for (const h of set.httpLookups ?? []) {
     if (h.enable === false) continue;
-    const o: HttpListOptions = { fetch: fetchWithCause };
+    const o: HttpListOptions = {};
     if (cacheDir !== undefined) o.cacheDir = cacheDir;
     out.set(h.namespace, new HttpListStore(h, o));
   }

@@ -119,7 +119,24 @@ export function parseListBody(text: string, cfg: HttpLookupInput): { keys: Set<s
   return { keys, capped: false };
 }
 
-/** Options of a download: a `fetch` to use (tests), and an abort signal. */
+/**
+ * `fetch` that keeps the reason of a network failure: undici rejects with a bare "fetch failed"
+ * and puts what happened (ENOTFOUND, ECONNREFUSED, a certificate error) in `cause`, which the list
+ * download's error message would otherwise drop.
+ */
+export const fetchWithCause: typeof fetch = async (input, init) => {
+  try {
+    return await fetch(input, init);
+  } catch (e) {
+    const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
+    // Timeouts and aborts keep their name: the download reports them itself.
+    if (!(e instanceof TypeError) || cause === undefined || cause === null) throw e;
+    const why = typeof cause.code === 'string' ? cause.code : typeof cause.message === 'string' ? cause.message : String(cause);
+    throw new Error(`${e.message}: ${why}`);
+  }
+};
+
+/** Options of a download: a `fetch` to use (tests; default {@link fetchWithCause}). */
 export interface DownloadOptions {
   fetch?: typeof fetch;
 }
@@ -132,7 +149,7 @@ export async function downloadList(cfg: HttpLookupInput, opts: DownloadOptions =
   const maxSize = cfg.maxSize ?? DEFAULTS.maxSize;
   const timeout = cfg.timeout ?? DEFAULTS.timeout;
   const ns = cfg.namespace;
-  const f = opts.fetch ?? fetch;
+  const f = opts.fetch ?? fetchWithCause;
   const signal = AbortSignal.timeout(timeout);
   const init: RequestInit = { signal, headers: { 'user-agent': USER_AGENTS[Math.floor(Math.random() * USER_AGENTS.length)]! }, redirect: 'follow' };
   let body: Buffer;
@@ -226,6 +243,8 @@ export interface HttpListOptions extends DownloadOptions {
   now?: () => number;
   /** Called when a background refresh fails (the cache stays in use). */
   onError?: (e: Error) => void;
+  /** Called once, at the first lookup, when there is no cached copy and none will be downloaded (no `autoRefresh`). */
+  onNeverDownloaded?: () => void;
 }
 
 /**
@@ -270,6 +289,7 @@ export class HttpListStore implements LookupStore {
     } catch {
       /* no cache yet */
     }
+    if (this.fetchedAt === 0 && !this.opts.autoRefresh) this.opts.onNeverDownloaded?.();
     return this.keys;
   }
 

@@ -44,7 +44,12 @@ export function buildLookupMap(src: LookupSources, opts: LookupSourceOptions): L
   for (const [ns, entries] of src.lists ?? []) lookups.set(ns, new StaticLookupList(ns, entries));
   for (const h of src.httpLookups ?? []) {
     if (h.enable === false || lookups.get(h.namespace) !== undefined) continue;
-    const o: HttpListOptions = { autoRefresh: opts.autoRefresh, onError: (e) => warn(e.message) };
+    const o: HttpListOptions = {
+      autoRefresh: opts.autoRefresh,
+      onError: (e) => warn(`${e.message} (${h.url})`),
+      // Otherwise a list that was never fetched (classify makes no download) answers nothing, unsaid.
+      onNeverDownloaded: () => warn(`remote list ${h.namespace} was never downloaded: its lookups answer nothing (run "spamrule lists update")`),
+    };
     if (opts.cacheDir !== undefined) o.cacheDir = opts.cacheDir;
     lookups.set(h.namespace, new HttpListStore(h, o));
   }

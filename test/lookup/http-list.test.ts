@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downloadList, HttpListStore, ListDownloadError, parseListBody } from '../../src/lookup/http-list.js';
+import { buildLookupMap } from '../../src/lookup/index.js';
+import { freePort } from '../servers/index.js';
 import { REPO_ROOT } from '../helpers/shared-data.js';
 
 type Handler = (res: ServerResponse) => void;
@@ -183,6 +185,30 @@ describe('HttpListStore', () => {
     await s.settled();
     expect(await s.keyExists('two.example')).toBe(true);
     expect(errors).toEqual([]);
+  });
+});
+
+describe('what the lookup map says of a remote list', () => {
+  it('a list never downloaded is told once, at its first lookup, without autoRefresh; a failed refresh names the URL', async () => {
+    const dir = tmp();
+    const said: string[] = [];
+    const lists = [{ namespace: 'fresh', url: `${base}/free.txt` }, { namespace: 'cached', url: `${base}/free.txt` }];
+    await new HttpListStore(lists[1]!, { cacheDir: dir }).update();
+    const map = buildLookupMap({ httpLookups: lists }, { cacheDir: dir, autoRefresh: false, warn: (m) => said.push(m) });
+    expect(said).toEqual([]); // nothing is read before a rule asks
+    expect(await map.get('fresh')!.keyExists('gmail.com')).toBe(false);
+    expect(await map.get('fresh')!.keyExists('outlook.com')).toBe(false);
+    expect(await map.get('cached')!.keyExists('gmail.com')).toBe(true);
+    expect(said).toEqual(['remote list fresh was never downloaded: its lookups answer nothing (run "spamrule lists update")']);
+
+    // A server refreshes in the background: no such warning, and a failure says where and why.
+    const bad = `http://127.0.0.1:${await freePort()}/gone.txt`;
+    const live: string[] = [];
+    const served = buildLookupMap({ httpLookups: [{ namespace: 'down', url: bad }] }, { cacheDir: tmp(), autoRefresh: true, warn: (m) => live.push(m) });
+    const store = served.get('down') as HttpListStore;
+    expect(await store.keyExists('x')).toBe(false);
+    await store.settled();
+    expect(live).toEqual([`list down: download failed: fetch failed: ECONNREFUSED (${bad})`]);
   });
 });
 
