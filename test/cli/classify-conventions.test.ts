@@ -118,7 +118,7 @@ describe('classify: progress', () => {
     const one = readFileSync(HAM, 'utf8').replace(/\r?\n\r?\n/, (sep) => `${sep}${body}`);
     expect(one.length).toBeGreaterThan(40_000);
     const mbox = join(tmp(), 'big.mbox');
-    writeFileSync(mbox, Array.from({ length: 60 }, (_, i) => `From jane@partner.example Tue Nov  3 09:12:${String(i % 60).padStart(2, '0')} 2026\n${one}\n`).join(''));
+    writeFileSync(mbox, Array.from({ length: 60 }, (_, i) => `From jane@example.net Tue Nov  3 09:12:${String(i % 60).padStart(2, '0')} 2026\n${one}\n`).join(''));
     const tty = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
     Object.defineProperty(process.stderr, 'isTTY', { value: true, configurable: true });
     try {

@@ -17,7 +17,7 @@ beforeAll(async () => {
   h = await startHarness();
   const listsDb = join(h.dir, 'lists.db');
   const seed = createLookupStore('partners', { '@type': 'Sqlite', path: listsDb });
-  await seed.keySet('partner.example', '1');
+  await seed.keySet('example.net', '1');
   await seed.close();
   const r = await h.call([
     ['x:StoreLookup/set', { create: { s: { namespace: 'partners', store: { '@type': 'Sqlite', path: listsDb } } } }, 's'],
