@@ -56,6 +56,13 @@ function str(field: string, v: unknown): string {
   return v;
 }
 
+
+/** An ISO 3166-1 alpha-2 code (`DE`, `us`): what rules compare `country` with (Stalwart's GeoIP answer). */
+function countryCode(v: unknown): string {
+  const c = str('country', v);
+  if (!/^[A-Za-z]{2}$/.test(c)) throw new SessionError('country', `${JSON.stringify(c)} is not a two-letter ISO 3166 country code (e.g. DE)`);
+  return c.toUpperCase();
+}
 function bool(field: string, v: unknown): boolean {
   if (typeof v !== 'boolean') throw new SessionError(field, 'must be true or false');
   return v;
@@ -124,7 +131,7 @@ export function resolveSession(input: SessionInput = {}, opts: { train?: boolean
       policy: i.dmarc?.policy === undefined ? null : oneOf('dmarc.policy', i.dmarc.policy, DMARC_POLICIES),
     },
     asn: i.asn ?? null,
-    country: i.country === undefined ? null : str('country', i.country).toUpperCase(),
+    country: i.country === undefined ? null : countryCode(i.country),
     now: clock(i.now),
     train: opts.train ?? false,
   };

@@ -35,6 +35,7 @@ describe('classify session flags', () => {
     [['--no-module', 'nosuch'], /--no-module: unknown module "nosuch"/],
     [['--dns', 'carrier-pigeon'], /unknown resolver kind "carrier-pigeon"/],
     [['--now', 'soonish'], /^spamrule classify: --now: "soonish" is not a date\n$/],
+    [['--country', 'Germany'], /^spamrule classify: --country: "Germany" is not a two-letter ISO 3166 country code \(e\.g\. DE\)\n$/],
     [['--verify'], /^spamrule classify: --verify needs --dns system \(or --dns static:FILE\)/],
     [['--verify', '--dns', 'off'], /^spamrule classify: --verify needs --dns system \(or --dns static:FILE\)/],
     [['--time-budget=-1'], /--time-budget expects milliseconds/],
