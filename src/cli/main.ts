@@ -7,6 +7,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { exitQuietlyOnClosedOutput } from './errors.js';
+import { VERSION } from '../util/version.js';
 
 type Command = { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> };
 
@@ -41,7 +42,7 @@ export async function main(argv: string[]): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   if (name === '--version') {
-    process.stdout.write('spamrule 0.1.0\n');
+    process.stdout.write(`spamrule ${VERSION}\n`);
     return 0;
   }
   const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;

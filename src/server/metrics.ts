@@ -64,8 +64,54 @@ export class ServerMetrics {
     registers: [this.registry],
   });
 
+  /** Messages stored, already known, or forgotten over the mail-path protocols' learn commands. */
+  readonly learns = new Counter({
+    name: 'spamrule_learns_total',
+    help: 'Learn requests over the mail-path protocols (rspamd learnspam/learnham, spamd TELL), by protocol and outcome (learned, already, forgotten, not_learned)',
+    labelNames: ['protocol', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /**
+   * Plain running totals behind rspamd's controller `/stat` (rspamc stat), which must answer without
+   * waiting for prom-client's collection. Since the server started.
+   */
+  readonly totals = {
+    /** When the server started, ms since the epoch. */
+    started: Date.now(),
+    /** Scanned messages by our action. */
+    actions: { allow: 0, spam: 0, reject: 0, discard: 0 } as Record<ClassifyResult['action'], number>,
+    /** Milliseconds spent scanning, in all. */
+    scanMs: 0,
+    /** Messages stored as samples. */
+    learned: 0,
+    /** Connections accepted on the mail-path listeners. */
+    connections: 0,
+  };
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'spamrule_' });
+  }
+
+  /** Counts a scanned message (its action and milliseconds). */
+  countScan(protocol: Protocol, action: ClassifyResult['action'], ms: number): void {
+    this.scans.inc({ protocol, action });
+    this.scanSeconds.observe({ protocol }, ms / 1000);
+    this.totals.actions[action]++;
+    this.totals.scanMs += ms;
+  }
+
+  /** Counts a connection accepted on a listener; its gauge goes down when it closes. */
+  countConnection(protocol: Protocol, socket: { once(event: 'close', f: () => void): unknown }): void {
+    this.connections.inc({ protocol });
+    this.totals.connections++;
+    socket.once('close', () => this.connections.dec({ protocol }));
+  }
+
+  /** Counts a learn request's outcome. */
+  countLearn(protocol: 'rspamd' | 'spamd', outcome: 'learned' | 'already' | 'forgotten' | 'not_learned'): void {
+    this.learns.inc({ protocol, outcome });
+    if (outcome === 'learned') this.totals.learned++;
   }
 
   /** `spamrule_queue_depth` is the sum of what these say when the metrics are collected. */

@@ -443,8 +443,7 @@ class MilterConnection {
 export function createMilterServer(scanner: Scanner): Server {
   const { limits, metrics } = scanner;
   const server = createServer((socket) => {
-    metrics.connections.inc({ protocol: 'milter' });
-    socket.once('close', () => metrics.connections.dec({ protocol: 'milter' }));
+    metrics.countConnection('milter', socket);
     idleTimeout(socket, limits.idleTimeoutMs, 'milter', metrics);
     socket.on('error', () => undefined);
     const conn = new MilterConnection(socket, scanner);

@@ -82,3 +82,51 @@ export interface ReplyFormat {
   /** Spam threshold for `required_score`. */
   requiredScore: number;
 }
+
+/** What rspamd's `/stat` reports, from the server's running totals (`ServerMetrics.totals`). */
+export interface StatTotals {
+  started: number;
+  actions: Record<Action, number>;
+  scanMs: number;
+  learned: number;
+  connections: number;
+}
+
+/**
+ * rspamd controller's `/stat` reply (what `rspamc stat` prints): messages scanned, per rspamd action,
+ * treated as spam (every action but `no action`) and ham, learned, connections and the average scan
+ * time (as a one-element `scan_times`, seconds). Counters rspamd keeps and spamrule has no equivalent
+ * of (memory pools, fuzzy hashes, Bayes statfiles) are 0 or empty.
+ */
+export function rspamdStat(t: StatTotals, version: string): Record<string, unknown> {
+  const actions: Record<string, number> = { reject: 0, 'soft reject': 0, 'rewrite subject': 0, 'add header': 0, greylist: 0, 'no action': 0 };
+  let scanned = 0;
+  for (const [a, n] of Object.entries(t.actions) as [Action, number][]) {
+    actions[RSPAMD_ACTIONS[a]]! += n;
+    scanned += n;
+  }
+  return {
+    version,
+    uptime: Math.floor((Date.now() - t.started) / 1000),
+    read_only: false,
+    scanned,
+    learned: t.learned,
+    actions,
+    scan_times: scanned > 0 ? [t.scanMs / scanned / 1000] : [],
+    spam_count: scanned - t.actions.allow,
+    ham_count: t.actions.allow,
+    connections: t.connections,
+    control_connections: 0,
+    pools_allocated: 0,
+    pools_freed: 0,
+    bytes_allocated: 0,
+    chunks_allocated: 0,
+    shared_chunks_allocated: 0,
+    chunks_freed: 0,
+    chunks_oversized: 0,
+    fragmented: 0,
+    total_learns: t.learned,
+    statfiles: [],
+    fuzzy_hashes: {},
+  };
+}

@@ -275,8 +275,7 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
   const outer = createNetServer({ allowHalfOpen: true }, (socket) => {
     socket.on('error', () => undefined);
     // Counted and timed from the accept: a client that never sends a line holds a connection too.
-    metrics.connections.inc({ protocol: 'rspamd' });
-    socket.once('close', () => metrics.connections.dec({ protocol: 'rspamd' }));
+    metrics.countConnection('rspamd', socket);
     const conn = new RspamdConnection(socket, scanner);
     idleTimeout(socket, limits.idleTimeoutMs, 'rspamd', metrics, () => !conn.betweenRequests);
     let head: Buffer = Buffer.alloc(0);

@@ -137,8 +137,7 @@ export class Scanner {
   /** Counts and logs a verdict; returns the scan's milliseconds. */
   private scanned(req: ScanRequest, v: ReplyVerdict, t0: number): number {
     const ms = performance.now() - t0;
-    this.metrics.scans.inc({ protocol: req.protocol, action: v.action });
-    this.metrics.scanSeconds.observe({ protocol: req.protocol }, ms / 1000);
+    this.metrics.countScan(req.protocol, v.action, ms);
     this.metrics.countErrors(v);
     for (const e of v.errors) if (e.store !== undefined) this.storeFailing(e.store, e.message);
     this.line({ protocol: req.protocol, queueId: req.queueId, action: v.action, score: v.score, ms: round(ms), size: req.raw.length, remoteIp: req.session.remoteIp });

@@ -6,12 +6,14 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { chmodSync, existsSync, rmSync } from 'node:fs';
 import { connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { VERSION } from '../util/version.js';
 import { defaultLimits, type ServerLimits } from './limits.js';
 import { createLogger, type Logger } from './log.js';
 import { ServerMetrics } from './metrics.js';
 import { createMilterServer } from './milter.js';
 import { SpamEnginePool } from './pool.js';
 import { createRspamdServer, takeMessage, type OpsHandler } from './rspamd.js';
+import { rspamdStat } from './rspamd-reply.js';
 import { Scanner } from './scan.js';
 import { createSpamdServer, type TellLearner } from './spamd.js';
 
@@ -152,6 +154,7 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
           if (raw === undefined) return;
           const cls = path === '/learnspam' ? 'spam' : 'ham';
           const { id, already } = await learner.learnNew(raw, cls === 'spam');
+          metrics.countLearn('rspamd', already ? 'already' : 'learned');
           scanner.log.info({ protocol: 'rspamd', class: cls, sample: id }, already ? 'already learned' : 'learned');
           // rspamd's controller answers a message learned before with this class 208 and this error, which
           // rspamc prints and exits 0 on.
@@ -161,6 +164,14 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
         .catch((e: unknown) => {
           if (!res.headersSent) reply(500, { error: `learning failed: ${e instanceof Error ? e.message : String(e)}` });
         });
+      return true;
+    }
+    // rspamd controller's statistics (`rspamc stat`) and `/auth` (`rspamc uptime`), from the running totals.
+    if ((path === '/stat' || path === '/auth') && (req.method === 'GET' || req.method === 'POST')) {
+      req.resume();
+      const body = JSON.stringify(path === '/stat' ? rspamdStat(metrics.totals, VERSION) : { auth: 'ok', version: VERSION, uptime: Math.floor((Date.now() - metrics.totals.started) / 1000), error: 0 });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
       return true;
     }
     if (path === '/healthz') {

@@ -276,11 +276,13 @@ export function textProtocolHandler(
         try {
           if (tellActions(r, 'remove').includes('local')) {
             const removed = await learner!.forgetMessage(raw);
+            scanner.metrics.countLearn('spamd', removed > 0 ? 'forgotten' : 'not_learned');
             scanner.log.info({ protocol: 'spamd', removed }, removed > 0 ? 'forgot a learned message' : 'forget: message not learned');
             if (!socket.destroyed) answer(`SPAMD/1.1 0 EX_OK\r\n${removed > 0 ? 'DidRemove: local\r\n' : ''}\r\n`);
           } else {
             const cls = messageClass(r);
             const { id, already } = await learner!.learnNew(raw, cls === 'spam');
+            scanner.metrics.countLearn('spamd', already ? 'already' : 'learned');
             scanner.log.info({ protocol: 'spamd', class: cls, sample: id }, already ? 'already learned' : 'learned');
             // No DidSet: spamc prints "Message was already un/learned", as with spamd.
             if (!socket.destroyed) answer(`SPAMD/1.1 0 EX_OK\r\n${already ? '' : 'DidSet: local\r\n'}\r\n`);
@@ -423,8 +425,7 @@ export function createSpamdServer(scanner: Scanner, thresholds: ReplyThresholds,
   const handler = textProtocolHandler(scanner, thresholds, 'spamd', learner);
   // spamc half-closes its side after sending the message and then reads the reply.
   const server = createServer({ allowHalfOpen: true }, (socket) => {
-    metrics.connections.inc({ protocol: 'spamd' });
-    socket.once('close', () => metrics.connections.dec({ protocol: 'spamd' }));
+    metrics.countConnection('spamd', socket);
     idleTimeout(socket, limits.idleTimeoutMs, 'spamd', metrics);
     const deadlines = new Deadlines(socket, 'spamd', metrics);
     deadlines.startRequest(limits);

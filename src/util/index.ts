@@ -4,3 +4,4 @@ export { SmallMap, SMALL_MAP_LINEAR } from './small-map.js';
 export { prng } from './prng.js';
 export { isStackOverflow } from './stack.js';
 export { detach } from './strings.js';
+export { VERSION } from './version.js';

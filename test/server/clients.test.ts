@@ -105,6 +105,30 @@ describe('rspamc (Debian rspamd package)', () => {
   });
 });
 
+describe('rspamc stat and uptime (rspamd controller commands)', () => {
+  it('count scans by action, as rspamd does', async () => {
+    const { host, port } = s.hostPort('rspamd');
+    const hp = `${host}:${port}`;
+    const stat = async (): Promise<{ scanned: number; reject: number; text: string }> => {
+      const { stdout } = await run('rspamc', ['-h', hp, 'stat'], { timeout: 30_000 });
+      return {
+        scanned: Number(/^Messages scanned: (\d+)$/m.exec(stdout)?.[1]),
+        reject: Number(/^Messages with action reject: (\d+), /m.exec(stdout)?.[1] ?? 0), // not printed before the first scan
+        text: stdout,
+      };
+    };
+    const before = await stat();
+    await run('rspamc', ['-h', hp, files.at(-1)!], { timeout: 30_000 }); // GTUBE: reject
+    const after = await stat();
+    expect(after.scanned).toBe(before.scanned + 1);
+    expect(after.reject).toBe(before.reject + 1);
+    expect(after.text).toMatch(/^Messages treated as spam: \d+, [\d.]+%$/m);
+    expect(after.text).toMatch(/^Average scan time: [\d.]+ sec$/m);
+    const { stdout: up } = await run('rspamc', ['-h', hp, 'uptime'], { timeout: 30_000 });
+    expect(up).toMatch(/uptime: \d+ (second|minute|hour)/i);
+  }, 60_000);
+});
+
 describe("rspamd's legacy text protocol, as Exim's spam = … variant=rspamd speaks it", () => {
   it('answers CHECK RSPAMC/1.3 with the session headers in a reply Exim parses', async () => {
     const { host, port } = s.hostPort('rspamd');
