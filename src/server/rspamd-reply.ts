@@ -76,9 +76,27 @@ export function toRspamdReply(r: ClassifyResult, requiredScore: number, ms: numb
 }
 
 
+/**
+ * rspamd's protocol-1 reply (`/check`, `/symbols`), as rspamd still answers those endpoints: the verdict
+ * and its symbols under the metric `default` (`is_spam` true for every action but `no action`), with
+ * `messages` and `milter` beside it.
+ */
+export function toRspamdV1(r: RspamdReply): Record<string, unknown> {
+  const metric: Record<string, unknown> = {
+    is_spam: r.action !== 'no action',
+    is_skipped: r.is_skipped,
+    score: r.score,
+    required_score: r.required_score,
+    action: r.action,
+  };
+  for (const [name, sym] of Object.entries(r.symbols)) metric[name] = sym;
+  return { default: metric, messages: r.messages, time_real: r.time_real, milter: r.milter };
+}
+
 /** What a scan may ask the worker to serialise besides the verdict. */
 export interface ReplyFormat {
-  format: 'rspamd';
+  /** `rspamd`: the `/checkv2` reply; `rspamd-v1`: the `/check` and `/symbols` one ({@link toRspamdV1}). */
+  format: 'rspamd' | 'rspamd-v1';
   /** Spam threshold for `required_score`. */
   requiredScore: number;
 }

@@ -102,6 +102,16 @@ describe('rspamc (Debian rspamd package)', () => {
     expect(j.milter.add_headers['X-Spam-Score'].value).toMatch(/^spam, score=/);
     // The per-scan log line names the queue id.
     expect(s.logs.some((l) => l.msg === 'scan' && l.queueId === 'Q1' && l.action === 'reject' && typeof l.ms === 'number')).toBe(true);
+    // The protocol-1 endpoints answer in rspamd's protocol-1 shape: the verdict and symbols under "default".
+    for (const path of ['/check', '/symbols']) {
+      const v1 = await http(`${url}${path}`, { method: 'POST', body: `Subject: hi\r\nFrom: a@example.org\r\n\r\n${GTUBE}\r\n` });
+      const o = JSON.parse(v1.body);
+      expect(o.default).toMatchObject({ is_spam: true, is_skipped: false, action: 'reject', required_score: 5 });
+      expect(o.default.score).toBeTypeOf('number');
+      expect(o.default.GTUBE).toMatchObject({ name: 'GTUBE', score: 0 });
+      expect(o.symbols).toBeUndefined();
+      expect(o.messages).toEqual({ smtp_message: 'Message rejected as spam' });
+    }
   });
 });
 
