@@ -101,6 +101,7 @@ export function debouncedLearner(classifier: SpamClassifier, delayMs = 10_000, o
   // A forgotten message must leave the model too: a run rebuilds it from the remaining samples while a
   // forget is newer than the last retrain that succeeded (counted, so a forget during a retrain is not lost).
   let forgets = 0;
+  let forgetting: Promise<unknown> = Promise.resolve();
   let retrained = 0;
   const run = async (): Promise<void> => {
     timer = undefined;
@@ -131,13 +132,21 @@ export function debouncedLearner(classifier: SpamClassifier, delayMs = 10_000, o
       if (prior?.spam === spam) return { id: prior.id, already: true };
       return { id: await learn(raw, spam), already: false };
     },
-    async forgetMessage(raw) {
-      const n = await classifier.store.removeMessages(new Set([sampleHash(raw)]));
-      if (n > 0) {
-        forgets++;
-        schedule();
-      }
-      return n;
+    forgetMessage(raw) {
+      // One at a time: each reads every sample's meta, so a burst of forgets must not multiply that load.
+      const run = forgetting.then(async () => {
+        const n = await classifier.store.removeMessages(new Set([sampleHash(raw)]));
+        if (n > 0) {
+          forgets++;
+          schedule();
+        }
+        return n;
+      });
+      forgetting = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      return run;
     },
     /** Trains now if a run is pending. */
     async flush() {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ClassifierStore, openClassifier, sampleFeatures, SpamClassifier, sqliteModelConfig, trainRun, DEFAULT_SETTINGS, sampleHash } from '../../src/classifier/index.js';
+import { ClassifierStore, debouncedLearner, openClassifier, sampleFeatures, SpamClassifier, sqliteModelConfig, trainRun, DEFAULT_SETTINGS, sampleHash } from '../../src/classifier/index.js';
 import { MemoryStore } from '../../src/lookup/index.js';
 import type { LookupStore } from '../../src/lookup/index.js';
 import { hamMessage, spamMessage } from './helpers.js';
@@ -152,5 +152,36 @@ describe('forgetting messages', () => {
     } finally {
       await store.store.close();
     }
+  });
+});
+
+describe('forgetting over a protocol (debouncedLearner.forgetMessage)', () => {
+  it('runs one scan of the samples at a time however many forgets arrive together', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const inner = new MemoryStore();
+    // Every read of a sample's meta takes a moment, so concurrent scans would overlap.
+    const slow: LookupStore = {
+      type: 'Memory',
+      keyGet: async (k) => {
+        if (!k.startsWith('classifier:meta:')) return inner.keyGet(k);
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 1));
+        inFlight--;
+        return inner.keyGet(k);
+      },
+      keyExists: (k) => inner.keyExists(k),
+      keySet: (k, v, ttl) => inner.keySet(k, v, ttl),
+      counterGet: (k) => inner.counterGet(k),
+      counterIncr: (k, by) => inner.counterIncr(k, by),
+      close: async () => {},
+    };
+    const c = new SpamClassifier(new ClassifierStore(slow), { settings, refreshMs: 0 });
+    for (let i = 0; i < 40; i++) await c.learn(spamMessage(i), true);
+    const learner = debouncedLearner(c, 60_000);
+    const removed = await Promise.all([0, 1, 2, 3, 4].map((i) => learner.forgetMessage(Buffer.from(spamMessage(i)))));
+    expect(removed).toEqual([1, 1, 1, 1, 1]);
+    expect(most).toBeLessThanOrEqual(16); // one scan's reads at most, not five scans' at once
+    expect(most).toBeGreaterThan(1);
   });
 });
