@@ -77,16 +77,16 @@ function report(r: ClassifyResult, threshold: number): string {
   return lines.join('\r\n') + '\r\n';
 }
 
-/**
- * A reply with a body. `Content-length` only for clients of protocol 1.3 or later, as SpamAssassin's spamd
- * does: older clients read to the end of the connection, and Exim's spamd support (`REPORT SPAMC/1.2`)
- * parses the reply with a fixed pattern that expects `Spam:` right after the status line.
- */
 /** The tags `SYMBOLS` and `X-Spam-Status` list: sorted, as SpamAssassin's, without zero-score `X_*` markers. */
 function symbols(r: ClassifyResult): string[] {
   return r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0)).sort();
 }
 
+/**
+ * A reply with a body. `Content-length` only for clients of protocol 1.3 or later, as SpamAssassin's spamd
+ * does: older clients read to the end of the connection, and Exim's spamd support (`REPORT SPAMC/1.2`)
+ * parses the reply with a fixed pattern that expects `Spam:` right after the status line.
+ */
 function withBody(r: ClassifyResult, threshold: number, body: Buffer, protocol: number): Buffer {
   const length = protocol >= 1.3 ? `Content-length: ${body.length}\r\n` : '';
   const head = `SPAMD/1.1 0 EX_OK\r\n${length}${spamLine(r, threshold)}\r\n\r\n`;
