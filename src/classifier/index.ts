@@ -134,7 +134,7 @@ export function debouncedLearner(classifier: SpamClassifier, delayMs = 10_000, o
     },
     forgetMessage(raw) {
       // One at a time: each reads every sample's meta, so a burst of forgets must not multiply that load.
-      const run = forgetting.then(async () => {
+      const job = forgetting.then(async () => {
         const n = await classifier.store.removeMessages(new Set([sampleHash(raw)]));
         if (n > 0) {
           forgets++;
@@ -142,11 +142,11 @@ export function debouncedLearner(classifier: SpamClassifier, delayMs = 10_000, o
         }
         return n;
       });
-      forgetting = run.then(
+      forgetting = job.then(
         () => undefined,
         () => undefined,
       );
-      return run;
+      return job;
     },
     /** Trains now if a run is pending. */
     async flush() {
