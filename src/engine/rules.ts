@@ -2,7 +2,7 @@
  * Rule-set compilation: SpamRule objects (Stalwart JSON shape) → per-scope lists of compiled
  * if-blocks in execution order (Stalwart's rule evaluation, Stalwart's spam filter).
  */
-import { compileIfBlock, SPAM_RULE_VARIABLES } from '../expr/index.js';
+import { compileIfBlock, DNSBL_TAG_VARIABLES, SPAM_RULE_VARIABLES } from '../expr/index.js';
 import type { CompiledIfBlock, ExpressionObject } from '../expr/types.js';
 import { SCOPE_ORDER, type Scope } from '../message/types.js';
 import type { ConditionInput, RuleError, RuleLoadReport, SpamRuleInput } from './types.js';
@@ -96,6 +96,20 @@ export function compileCondition(
  */
 export function validateCondition(scope: Scope, condition: unknown): { path: string; message: string }[] {
   return compileCondition(scope, condition as ConditionInput).errors;
+}
+
+/**
+ * Validates a `SpamDnsblServer` `tag` expression (an if/then/else over the answer's Ip variables, as the
+ * DNSBL module compiles it): `[]` when it compiles, else the errors with paths under `tag/`.
+ */
+export function validateDnsblTag(tag: unknown): { path: string; message: string }[] {
+  let obj: ExpressionObject;
+  try {
+    obj = normalizeCondition(tag as ConditionInput);
+  } catch (e) {
+    return [{ path: 'tag', message: (e as Error).message.replace(/^condition(\/[^:]*)?: /, '') }];
+  }
+  return compileIfBlock(obj, { allowedVariables: DNSBL_TAG_VARIABLES }).errors.map((e: { path: string; message: string }) => ({ path: `tag/${e.path}`, message: e.message }));
 }
 
 /**

@@ -42,6 +42,7 @@ export function applyRegistryObjects(engine: EngineLike, type: ObjectType, objec
 interface EngineModule {
   SpamEngine: new () => EngineLike;
   validateCondition(scope: string, condition: unknown): Problem[];
+  validateDnsblTag(tag: unknown): Problem[];
 }
 
 interface LookupModule {
@@ -75,6 +76,12 @@ export async function loadLookupModule(): Promise<LookupModule> {
 export function conditionValidator(engine: EngineModule | Error): ConditionValidator {
   if (engine instanceof Error) return () => [];
   return (scope, condition) => engine.validateCondition(scope, condition);
+}
+
+/** `SpamDnsblServer` tag validator from the engine (compile-on-write), or none without it. */
+export function dnsblTagValidator(engine: EngineModule | Error): (tag: unknown) => Problem[] {
+  if (engine instanceof Error) return () => [];
+  return (tag) => engine.validateDnsblTag(tag);
 }
 
 /** Stored SpamRules in engine input shape, in creation (id) order, the engine's tie-breaker. */

@@ -16,6 +16,8 @@ export type ConditionValidator = (scope: string, condition: { match: { if: strin
 /** The server-side compilers/validators an object passes before it is stored. */
 export interface Validators {
   condition: ConditionValidator;
+  /** Compiles a `SpamDnsblServer` `tag` expression; problems with paths under `tag/`. */
+  dnsblTag?: (tag: unknown) => Problem[];
 }
 
 /** Where `x:SpamTrainingSample` messages go: the classifier's store (src/classifier), adapted by the server's owner. */

@@ -179,7 +179,8 @@ export const StoreLookupKind: ObjectKind = {
   update(old, patch, id, validate) {
     const p = requireObject(patch, 'a PatchObject');
     const next = applyPatch(old, p);
-    if (typeof next.namespace === 'string' && next.namespace.trim() !== old.namespace)
+    // null too: it would reset the namespace to its default (the id) and rename the live lookup.
+    if (Object.hasOwn(p, 'namespace') && (typeof next.namespace !== 'string' || next.namespace.trim() !== old.namespace))
       throw invalidProperties([{ path: 'namespace', message: 'namespace cannot be changed after creation' }]);
     // A whole `store` written back with the same @type but no `authSecret` keeps the stored secret:
     // secrets are write-only, so a client that read the object cannot send them back.

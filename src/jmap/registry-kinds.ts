@@ -93,9 +93,12 @@ export const SpamDnsblServerKind = registryKind({
   uniqueProperty: 'name',
   textFilters: { name: 'name' },
   // The zone expression compiles for the server's scope, as a SpamRule condition does (the schema
-  // already made `match` an array).
-  check: (data, v) =>
-    v.condition(data['@type'] as string, data.zone as { match: { if: string; then: string }[]; else: string }).map((p) => ({ path: p.path.replace(/^condition/, 'zone'), message: p.message })),
+  // already made `match` an array); the tag expression over the answer's Ip variables, as the DNSBL
+  // module compiles it.
+  check: (data, v) => [
+    ...v.condition(data['@type'] as string, data.zone as { match: { if: string; then: string }[]; else: string }).map((p) => ({ path: p.path.replace(/^condition/, 'zone'), message: p.message })),
+    ...(v.dnsblTag?.(data.tag) ?? []),
+  ],
 });
 
 export const HttpLookupKind = registryKind({

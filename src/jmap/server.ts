@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { runMethodCalls, parseRequest, CORE_CAPABILITY } from './api.js';
 import { TokenStore, type TokenInfo } from './auth.js';
-import { applyRegistryObjects, conditionValidator, loadEngineModule, loadLookupModule, objectsForEngine, rulesForEngine, type EngineLike } from './bridge.js';
+import { applyRegistryObjects, conditionValidator, dnsblTagValidator, loadEngineModule, loadLookupModule, objectsForEngine, rulesForEngine, type EngineLike } from './bridge.js';
 import { HttpError, problem, RequestError } from './errors.js';
 import { IdGenerator } from './ids.js';
 import { DEFAULT_LIMITS, type Limits, type MethodContext } from './methods.js';
@@ -126,7 +126,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   if (engineModule instanceof Error)
     log(`spamrule serve: rule engine unavailable (${engineModule.message}); conditions are checked for shape only and no engine is reloaded`);
   const engine = opts.engine ?? (engineModule instanceof Error ? undefined : new engineModule.SpamEngine());
-  const validate = { condition: opts.validateCondition ?? conditionValidator(engineModule) };
+  const validate = { condition: opts.validateCondition ?? conditionValidator(engineModule), dnsblTag: dnsblTagValidator(engineModule) };
   const createLookupStore = opts.createLookupStore ?? lookupModule.createLookupStore;
   const ids = new IdGenerator();
   const blobs = new BlobCache();

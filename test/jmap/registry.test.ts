@@ -54,7 +54,19 @@ describe('registry objects over JMAP', () => {
     h = await startHarness();
     const r = await h.call([
       ['x:SpamTag/set', { create: { a: { '@type': 'Score', tag: 'X', score: 'high' }, b: { '@type': 'Block', tag: 'Y' }, c: TAG, d: TAG } }, 's'],
-      ['x:SpamDnsblServer/set', { create: { a: { ...DNSBL, zone: { else: 'len(' } }, b: { ...DNSBL, colour: 1 } } }, 'd'],
+      [
+        'x:SpamDnsblServer/set',
+        {
+          create: {
+            a: { ...DNSBL, zone: { else: 'len(' } },
+            b: { ...DNSBL, colour: 1 },
+            // The tag expression compiles on write too, over the answer's Ip variables.
+            c: { ...DNSBL, name: 'bad-tag', tag: { else: '(((( nope' } },
+            e: { ...DNSBL, name: 'unknown-fn', tag: { match: [{ if: 'undefined_fn(1)', then: "'X'" }], else: "''" } },
+          },
+        },
+        'd',
+      ],
       ['x:HttpLookup/set', { create: { a: { ...LIST, url: 'ftp://x' } } }, 'h'],
     ]);
     const tags = r[0]![1];
@@ -63,6 +75,8 @@ describe('registry objects over JMAP', () => {
     expect(tags.notCreated.d).toMatchObject({ type: 'alreadyExists', properties: ['tag'] });
     expect(r[1]![1].notCreated.a).toMatchObject({ type: 'invalidProperties', properties: ['zone/else'] });
     expect(r[1]![1].notCreated.b).toMatchObject({ type: 'invalidProperties', properties: ['colour'] });
+    expect(r[1]![1].notCreated.c).toMatchObject({ type: 'invalidProperties', properties: ['tag/else'] });
+    expect(r[1]![1].notCreated.e).toMatchObject({ type: 'invalidProperties', properties: ['tag/match/0/if'] });
     expect(r[2]![1].notCreated.a).toMatchObject({ type: 'invalidProperties', properties: ['url'], description: 'url: expected an http(s) URL' });
   });
 

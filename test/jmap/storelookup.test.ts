@@ -136,8 +136,12 @@ describe('x:StoreLookup update', () => {
       ['x:StoreLookup/set', { update: { [id]: { namespace: 'y' } } }, 'a'],
       ['x:StoreLookup/set', { update: { [id]: { namespace: 'fixed', 'store/timeout': 500 } } }, 'b'],
       ['x:StoreLookup/set', { update: { [id]: { 'store/port': 1 } } }, 'c'],
+      // null would reset it to its default (the id): a change too.
+      ['x:StoreLookup/set', { update: { [id]: { namespace: null } } }, 'd'],
     ]);
     expect(r[0]![1].notUpdated[id]).toEqual({ type: 'invalidProperties', description: 'namespace: namespace cannot be changed after creation', properties: ['namespace'] });
+    expect(r[3]![1].notUpdated[id]).toEqual(r[0]![1].notUpdated[id]);
+    expect((await get(id)).namespace).toBe('fixed');
     expect(r[1]![1].updated).toEqual({ [id]: null });
     expect(r[2]![1].notUpdated[id]).toMatchObject({ type: 'invalidProperties', properties: ['store/port'] });
   });
