@@ -130,7 +130,16 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   const createLookupStore = opts.createLookupStore ?? lookupModule.createLookupStore;
   const ids = new IdGenerator();
   const blobs = new BlobCache();
-  let uploads = 0;
+  // RFC 8620 §2 leaves open what maxConcurrentRequests and maxConcurrentUpload count. Here: per token, so
+  // that one client's slow requests cannot lock the others out; an upload counts only as an upload.
+  const uploads = new Map<number, number>();
+  const verified = new WeakMap<IncomingMessage, TokenInfo>();
+  /** `authenticate`, once per request. */
+  const auth = (req: IncomingMessage): TokenInfo => {
+    let who = verified.get(req);
+    if (who === undefined) verified.set(req, (who = authenticate(req, tokens)));
+    return who;
+  };
 
   // Lookup stores in the engine, by namespace, with the config they were built from.
   const applied = new Map<string, { json: string; store?: { close(): Promise<void> } }>();
@@ -190,29 +199,32 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     expiry.unref();
   }
 
-  let active = 0;
+  const active = new Map<number, number>();
   /** RFC 8620 §6.1: the body becomes a blob; 201 with its id, type and size. */
   const upload = async (req: IncomingMessage, res: ServerResponse, accountId: string): Promise<void> => {
     if (req.method !== 'POST') throw new HttpError(405, problem(405, 'Method Not Allowed', 'use POST to upload'), { allow: 'POST' });
-    authenticate(req, tokens);
+    const who = auth(req);
     if (accountId !== ACCOUNT_ID) throw new HttpError(404, problem(404, 'Not Found', `account "${accountId}" does not exist`));
-    if (uploads >= limits.maxConcurrentUpload) {
+    const mine = uploads.get(who.id) ?? 0;
+    if (mine >= limits.maxConcurrentUpload) {
       req.resume();
-      throw new RequestError('limit', 400, `more than maxConcurrentUpload (${limits.maxConcurrentUpload}) uploads at once`, 'maxConcurrentUpload');
+      throw new RequestError('limit', 400, `more than maxConcurrentUpload (${limits.maxConcurrentUpload}) uploads at once with this token`, 'maxConcurrentUpload');
     }
-    uploads++;
+    uploads.set(who.id, mine + 1);
     try {
       const data = await readBody(req, limits.maxSizeUpload, 'maxSizeUpload');
       const type = (req.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim() || 'application/octet-stream';
       send(res, 201, { accountId, ...blobs.put(data, type) });
     } finally {
-      uploads--;
+      const n = (uploads.get(who.id) ?? 1) - 1;
+      if (n === 0) uploads.delete(who.id);
+      else uploads.set(who.id, n);
     }
   };
   /** RFC 8620 §6.2: an uploaded blob's bytes, with the `accept` type asked for. */
   const download = (req: IncomingMessage, res: ServerResponse, accountId: string, blobId: string, name: string, query: URLSearchParams): void => {
     if (req.method !== 'GET') throw new HttpError(405, problem(405, 'Method Not Allowed', 'use GET to download'), { allow: 'GET' });
-    authenticate(req, tokens);
+    auth(req);
     const blob = accountId === ACCOUNT_ID ? blobs.get(blobId) : undefined;
     if (blob === undefined) throw new HttpError(404, problem(404, 'Not Found', `no blob "${blobId}" (blobs are kept an hour after upload)`));
     const type = query.get('accept') ?? blob.type;
@@ -234,10 +246,11 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
       return;
     }
     if (req.method !== 'GET') throw new HttpError(405, problem(405, 'Method Not Allowed', 'use GET on the event source'), { allow: 'GET' });
-    const who = authenticate(req, tokens);
+    const who = auth(req);
     req.resume();
     const stillAuthorized = (): boolean => {
       try {
+        // Not the per-request memo: a token revoked since the stream opened must end it.
         authenticate(req, tokens);
         return true;
       } catch {
@@ -270,7 +283,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     if ((isSession && req.method !== 'GET') || (isApi && req.method !== 'POST'))
       throw new HttpError(405, problem(405, 'Method Not Allowed', `use ${isApi ? 'POST' : 'GET'} on ${path}`), { allow: isApi ? 'POST' : 'GET' });
 
-    const who = authenticate(req, tokens);
+    const who = auth(req);
     const base = `http://${req.headers.host ?? 'localhost'}`;
     if (isSession) {
       send(res, 200, session(base, who, limits, capability));
@@ -326,14 +339,29 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
       }
       return;
     }
-    if (active >= limits.maxConcurrentRequests) {
-      req.resume();
-      const e = new RequestError('limit', 400, `more than maxConcurrentRequests (${limits.maxConcurrentRequests}) requests at once`, 'maxConcurrentRequests');
-      send(res, 400, e.toProblem(), 'application/problem+json');
-      return;
+    // Uploads have their own limit; a request without a valid token is counted under no token (-1),
+    // and the handler answers it 401 before reading anything.
+    if (!path.startsWith('/jmap/upload/')) {
+      let key = -1;
+      try {
+        key = auth(req).id;
+      } catch {
+        /* answered by the handler */
+      }
+      const mine = active.get(key) ?? 0;
+      if (mine >= limits.maxConcurrentRequests) {
+        req.resume();
+        const e = new RequestError('limit', 400, `more than maxConcurrentRequests (${limits.maxConcurrentRequests}) requests at once with this token`, 'maxConcurrentRequests');
+        send(res, 400, e.toProblem(), 'application/problem+json');
+        return;
+      }
+      active.set(key, mine + 1);
+      res.on('close', () => {
+        const n = (active.get(key) ?? 1) - 1;
+        if (n === 0) active.delete(key);
+        else active.set(key, n);
+      });
     }
-    active++;
-    res.on('close', () => active--);
     handle(req, res).catch((e: unknown) => fail(res, e));
   });
   await new Promise<void>((resolve, reject) => {

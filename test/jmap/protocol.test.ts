@@ -227,7 +227,7 @@ describe('references', () => {
 });
 
 describe('maxConcurrentRequests', () => {
-  it('refuses a request while the limit is taken by an unfinished one', async () => {
+  it('refuses a request while the limit is taken by an unfinished one of the same token', async () => {
     const { request } = await import('node:http');
     const x = await startHarness({ limits: { maxConcurrentRequests: 1 } });
     try {
@@ -243,6 +243,19 @@ describe('maxConcurrentRequests', () => {
       }
       expect(second.status).toBe(400);
       expect(second.json).toMatchObject({ type: 'urn:ietf:params:jmap:error:limit', limit: 'maxConcurrentRequests' });
+      // The limit is per token: another client is served meanwhile, and a request without a valid
+      // token is answered 401, not "limit".
+      const other = x.token(['sysSpamRuleGet'], 'other');
+      expect((await x.post(body, { authorization: `Bearer ${other}` })).status).toBe(200);
+      expect((await x.post(body, { authorization: 'Bearer nope' })).status).toBe(401);
+      // Uploads count as uploads only: one under way takes no request slot.
+      const upload = request(`${x.server.url}/jmap/upload/a/`, { method: 'POST', headers: { authorization: `Bearer ${other}`, 'content-type': 'text/plain', 'content-length': '100' } });
+      const uploadDone = new Promise<number>((resolve) => upload.on('response', (res) => (res.resume(), resolve(res.statusCode!))));
+      upload.write('x'.repeat(10));
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await x.post(body, { authorization: `Bearer ${other}` })).status).toBe(200);
+      upload.end('x'.repeat(90));
+      expect(await uploadDone).toBe(201);
       slow.end(body.slice(10));
       expect(await slowDone).toBe(200);
       expect((await x.post(body)).status).toBe(200);
