@@ -53,7 +53,9 @@ Workers and limits:
   --max-size SIZE       largest message scanned (default 50M); larger ones are passed unscanned
   --scan-timeout MS     per-message time limit (default 30000; 0 = none)
   --max-scans N         scans handed to the workers at once (default 4 per worker)
-  --idle-timeout MS     close connections idle this long (default 60000)
+  --idle-timeout MS     close spamd and rspamd connections idle this long (default 60000)
+  --milter-idle-timeout MS  the same for milter connections (default 7210000, libmilter's: the MTA keeps
+                        its connection for a whole SMTP session, quiet while a slow client sends)
   --head-timeout MS     a request head (or milter packet) must arrive within this (default 30000; 0 = none)
   --request-timeout MS  a whole spamd/rspamd request must arrive within this (default 300000; 0 = none)
   --shutdown-grace MS   on SIGTERM, the requests already begun may finish within this (default 30000)
@@ -104,6 +106,7 @@ const OPTIONS = {
   'scan-timeout': { type: 'string' },
   'max-scans': { type: 'string' },
   'idle-timeout': { type: 'string' },
+  'milter-idle-timeout': { type: 'string' },
   'head-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
   'shutdown-grace': { type: 'string' },
@@ -154,6 +157,8 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (ms !== undefined) l.maxConcurrentScans = ms;
   const it = int('idle-timeout', v['idle-timeout'], 1);
   if (it !== undefined) l.idleTimeoutMs = it;
+  const mit = int('milter-idle-timeout', v['milter-idle-timeout'], 1);
+  if (mit !== undefined) l.milterIdleTimeoutMs = mit;
   const ht = int('head-timeout', v['head-timeout']);
   if (ht !== undefined) l.headTimeoutMs = ht;
   const rt = int('request-timeout', v['request-timeout']);

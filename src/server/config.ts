@@ -61,6 +61,7 @@ export const ServeConfigSchema = z
         maxConcurrentScans: z.number().int().positive().optional(),
         maxWaitingScans: z.number().int().nonnegative().optional(),
         idleTimeoutMs: z.number().positive().optional(),
+        milterIdleTimeoutMs: z.number().positive().optional(),
         headTimeoutMs: z.number().nonnegative().optional(),
         requestTimeoutMs: z.number().nonnegative().optional(),
         maxConnections: z.number().int().positive().optional(),

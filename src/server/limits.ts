@@ -12,8 +12,15 @@ export interface ServerLimits {
   maxConcurrentScans: number;
   /** Scans that may wait for a slot beyond those (default 256); more are refused as busy. */
   maxWaitingScans: number;
-  /** A connection idle (nothing read or written) this long is closed, in ms (default 60 000). */
+  /** A spamd or rspamd connection idle (nothing read or written) this long is closed, in ms (default 60 000). */
   idleTimeoutMs: number;
+  /**
+   * The same for a milter connection, in ms (default 7 210 000, libmilter's). The MTA keeps one
+   * connection for a whole SMTP session and sends the message only once its client has sent all of it,
+   * so the connection is quiet for as long as that client is slow; the MTA's own timeouts
+   * (`smtpd_timeout`, `milter_*_timeout`) bound the session.
+   */
+  milterIdleTimeoutMs: number;
   /**
    * A request head must arrive within this many ms, however steadily it trickles in (default
    * 30 000; 0 = none): spamd's request line and headers and the rspamd HTTP request line and headers,
@@ -43,6 +50,7 @@ export function defaultLimits(workers: number): ServerLimits {
     maxConcurrentScans: 4 * Math.max(1, workers),
     maxWaitingScans: 256,
     idleTimeoutMs: 60_000,
+    milterIdleTimeoutMs: 7_210_000,
     // spamd's own --timeout-tcp (headers) is 30 s and Postfix waits 30 s for a milter's reply to a
     // command (milter_command_timeout): a peer on the mail path that takes longer is broken anyway.
     headTimeoutMs: 30_000,

@@ -6,15 +6,20 @@
  * `{daemon_addr}`, `{client_addr}`, `{client_name}`); the message is rebuilt from the headers and
  * body chunks. At end of message:
  *
- * - `allow`/`spam`: earlier copies of `X-Spam-Result`/`X-Spam-Score` are deleted, ours added, continue;
+ * - `allow`/`spam`: ours (`X-Spam-Result`, `X-Spam-Score`) added, continue;
  * - `reject`: `550 5.7.1` reply (the MTA rejects at end of DATA); `discard`: discard;
  * - not scanned (over the size cap, time limit, busy, worker failure): continue with an
  *   `X-Spam-Note` header saying why (fail open; the MTA's `milter_default_action` covers a
  *   milter that is down).
  *
+ * In every case but reject and discard, earlier copies of those three headers are deleted first.
+ * Header values are kept byte for byte (8-bit ones included). A HELO inside a transaction ends it.
+ *
  * A shutdown lets a message that has begun (MAIL) finish and be scanned within the grace period;
- * one still open at its end, or a MAIL after the shutdown began, gets a temporary failure, so that
- * the MTA retries the message later rather than passing it unscanned.
+ * one still open at its end gets a temporary failure when its content is under way (else the
+ * connection just closes, see `shuttingDown`), and a MAIL after the shutdown began a temporary
+ * failure, so that the MTA retries the message later rather than passing it unscanned. The idle
+ * timeout is `milterIdleTimeoutMs` (libmilter's 7210 s by default).
  *
  * A packet longer than 1 MiB, an unknown command, or a packet out of order ends the connection (a
  * protocol error for the MTA, which applies its `milter_default_action`). The order is the one MTAs
@@ -66,7 +71,8 @@ type Stage = 'init' | 'negotiated' | 'session' | 'envelope' | 'headers' | 'body'
 const ALLOWED: Record<string, readonly Stage[]> = {
   O: ['init'],
   C: ['negotiated'],
-  H: ['negotiated', 'session'],
+  // A HELO inside a transaction (EHLO again, as RFC 5321 allows) ends it, as libmilter takes it.
+  H: ['negotiated', 'session', 'envelope', 'headers', 'body'],
   M: ['negotiated', 'session'],
   R: ['envelope'],
   T: ['envelope'],
@@ -78,7 +84,8 @@ const ALLOWED: Record<string, readonly Stage[]> = {
 };
 
 const NOTE_HEADER = 'X-Spam-Note';
-const OUR_HEADERS = ['X-Spam-Result', 'X-Spam-Score'];
+/** Headers we write: an upstream copy of any is deleted, scanned or not (it could be forged). */
+const OUR_HEADERS = ['X-Spam-Result', 'X-Spam-Score', NOTE_HEADER];
 
 interface MessageState {
   parts: Buffer[];
@@ -93,17 +100,20 @@ function newMessage(): MessageState {
   return { parts: [], size: 0, tooLarge: false, inBody: false, forged: new Map() };
 }
 
-/** Splits NUL-terminated strings. */
-function cstrings(data: Buffer): string[] {
+/**
+ * Splits NUL-terminated strings. `latin1` keeps every byte as one character (header lines, whose
+ * 8-bit bytes the analysis must see as they are); the default reads UTF-8 (names, addresses).
+ */
+function cstrings(data: Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): string[] {
   const out: string[] = [];
   let start = 0;
   for (let i = 0; i < data.length; i++) {
     if (data[i] === 0) {
-      out.push(data.toString('utf8', start, i));
+      out.push(data.toString(encoding, start, i));
       start = i + 1;
     }
   }
-  if (start < data.length) out.push(data.toString('utf8', start));
+  if (start < data.length) out.push(data.toString(encoding, start));
   return out;
 }
 
@@ -176,14 +186,17 @@ class MilterConnection {
   }
 
   /**
-   * The shutdown's grace period is over with this message still open: a temporary failure (the
-   * MTA keeps the message and retries), sent at once, and the connection ends. A scan under way
-   * counts its own outcome when it ends.
+   * The shutdown's grace period is over with this message still open, and the connection ends. While
+   * the MTA sends the message's content (or waits for the verdict) a temporary failure goes first:
+   * whichever content packet the MTA reads it as the reply to, it defers the whole message, which its
+   * client retries. Between SMTP commands (MAIL, RCPT) nothing is sent, since the MTA would take it as
+   * the reply to its next command, e.g. one recipient's; it then meets the closed connection and
+   * applies its `milter_default_action` (Postfix: tempfail). A scan under way counts its own outcome.
    */
   private shuttingDown(): void {
     if (this.closed) return;
     if (!this.busy) this.scanner.refuse('milter', 'closing', SHUTTING_DOWN, this.msg.size, this.macros.get('i'));
-    this.send(TEMPFAIL);
+    if (this.busy || this.stage === 'headers' || this.stage === 'body') this.send(TEMPFAIL);
     this.closed = true;
     this.socket.end();
   }
@@ -273,7 +286,11 @@ class MilterConnection {
         return this.send(CONTINUE);
       }
       case 'H': {
-        // A second HELO (after STARTTLS) replaces the first.
+        // A second HELO (after STARTTLS) replaces the first; one inside a transaction aborts it.
+        if (this.stage === 'envelope' || this.stage === 'headers' || this.stage === 'body') {
+          this.endMessage();
+          this.msg = newMessage();
+        }
         const helo = cstrings(data)[0] ?? '';
         const bytes = Buffer.byteLength(helo);
         const before = Buffer.byteLength(this.session.heloDomain ?? '');
@@ -321,11 +338,13 @@ class MilterConnection {
       case 'U':
         return this.send(CONTINUE);
       case 'L': {
-        const [name = '', value = ''] = cstrings(data);
+        // Byte for byte: an 8-bit header value (Latin-1 from a careless client) must reach the analysis as
+        // sent, as it does through spamd or a file, not as U+FFFD (INVALID_FROM_8BIT and the like read it).
+        const [name = '', value = ''] = cstrings(data, 'latin1');
         const known = OUR_HEADERS.find((h) => h.toLowerCase() === name.toLowerCase());
         if (known !== undefined) this.msg.forged.set(known, (this.msg.forged.get(known) ?? 0) + 1);
         const line = `${name}:${this.leadingSpace ? '' : ' '}${value.replace(/\r?\n/g, '\r\n')}\r\n`;
-        this.append(Buffer.from(line, 'utf8'));
+        this.append(Buffer.from(line, 'latin1'));
         this.stage = 'headers';
         return this.send(CONTINUE);
       }
@@ -406,22 +425,25 @@ class MilterConnection {
     this.msg = newMessage();
     const queueId = this.macros.get('i');
     const scanner = this.scanner;
+    // Upstream copies of our headers go whether the message was scanned or not: a message built to be
+    // too large or too slow to scan must not keep a forged verdict.
+    const deletions: Buffer[] = [];
+    if (this.canChange) for (const [name, count] of m.forged) for (let i = count; i >= 1; i--) deletions.push(deleteHeader(name, i));
     let replies: Buffer[];
     if (m.tooLarge) {
       const o = scanner.refuse('milter', 'too_large', scanner.tooLargeMessage(), m.size, queueId);
-      replies = [addHeader(NOTE_HEADER, o.ok ? '' : o.message, this.leadingSpace), CONTINUE];
+      replies = [...deletions, addHeader(NOTE_HEADER, o.ok ? '' : o.message, this.leadingSpace), CONTINUE];
     } else {
       const raw = Buffer.concat(m.parts, m.size);
       // The idle timeout is for the MTA: it does not run while we scan.
       this.socket.setTimeout(0);
       const o = await scanner.scan({ protocol: 'milter', raw, session: this.sessionWithMacros(), queueId, open: this.open, signal: this.gone.signal });
-      this.socket.setTimeout(scanner.limits.idleTimeoutMs);
-      if (!o.ok) replies = [addHeader(NOTE_HEADER, `not scanned: ${o.message}`, this.leadingSpace), CONTINUE];
+      this.socket.setTimeout(scanner.limits.milterIdleTimeoutMs);
+      if (!o.ok) replies = [...deletions, addHeader(NOTE_HEADER, `not scanned: ${o.message}`, this.leadingSpace), CONTINUE];
       else if (o.result.action === 'reject') replies = [packet('y', cstr('550 5.7.1 Message rejected as spam'))];
       else if (o.result.action === 'discard') replies = [packet('d')];
       else {
-        replies = [];
-        if (this.canChange) for (const [name, count] of m.forged) for (let i = count; i >= 1; i--) replies.push(deleteHeader(name, i));
+        replies = [...deletions];
         replies.push(
           addHeader('X-Spam-Result', o.result.headers['X-Spam-Result'], this.leadingSpace),
           addHeader('X-Spam-Score', o.result.headers['X-Spam-Score'], this.leadingSpace),
@@ -444,7 +466,7 @@ export function createMilterServer(scanner: Scanner): Server {
   const { limits, metrics } = scanner;
   const server = createServer((socket) => {
     metrics.countConnection('milter', socket);
-    idleTimeout(socket, limits.idleTimeoutMs, 'milter', metrics);
+    idleTimeout(socket, limits.milterIdleTimeoutMs, 'milter', metrics);
     socket.on('error', () => undefined);
     const conn = new MilterConnection(socket, scanner);
     socket.on('data', (c: Buffer) => conn.onData(c));
