@@ -85,9 +85,15 @@ export async function runMethodCalls(
   const responses: Invocation[] = [];
   for (const [name, rawArgs, callId] of calls) {
     try {
-      const m = /^x:(SpamRule|StoreLookup|SpamTag|SpamDnsblServer|HttpLookup|SpamFileExtension|SpamTrainingSample)\/(get|set|query|changes|queryChanges)$/.exec(name);
-      if (m === null) throw new MethodError('unknownMethod', `unknown method ${name}`);
+      // RFC 8620 §4: Core/echo returns its arguments as they are (a client's connectivity test).
+      const echo = name === 'Core/echo';
+      const m = echo ? null : /^x:(SpamRule|StoreLookup|SpamTag|SpamDnsblServer|HttpLookup|SpamFileExtension|SpamTrainingSample)\/(get|set|query|changes|queryChanges)$/.exec(name);
+      if (!echo && m === null) throw new MethodError('unknownMethod', `unknown method ${name}`);
       const args = resolveReferences(rawArgs, responses);
+      if (m === null) {
+        responses.push([name, args, callId]);
+        continue;
+      }
       const result = await METHODS[m[2]!]!(m[1] as ObjectType, args, ctx);
       responses.push([name, result as Record<string, unknown>, callId]);
     } catch (e) {

@@ -57,9 +57,12 @@ function parseState(s: unknown): number | undefined {
 /**
  * The state a `/changes` or `/queryChanges` call starts from: argument `name` (`sinceState`,
  * `sinceQueryState`), one of our state strings (`what` names it in the error).
- * @throws MethodError `cannotCalculateChanges` for anything else.
+ * @throws MethodError `invalidArguments` when it is not a string, `cannotCalculateChanges` for a string
+ * that is not one of our states.
  */
 export function sinceArg(kind: ObjectKind, name: string, value: unknown, what: string): number {
+  // A missing or non-string state is a malformed call, not a state we cannot go back to (§3.6.2).
+  if (typeof value !== 'string') throw new MethodError('invalidArguments', `${name} must be a state string`);
   const since = parseState(value);
   if (since === undefined) throw new MethodError('cannotCalculateChanges', `${name} ${JSON.stringify(value)} is not ${what} of x:${kind.type}`);
   return since;

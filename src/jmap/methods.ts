@@ -135,6 +135,10 @@ function optionalMap(v: unknown, name: string): Record<string, unknown> {
 export async function setMethod(kind: ObjectKind, args: Record<string, unknown>, ctx: MethodContext): Promise<Data> {
   checkAccount(args, ctx);
   const create = optionalMap(args.create, 'create');
+  // A creation id is an Id (RFC 8620 §1.2, §5.3): 1–255 characters of the URL-safe base64 alphabet.
+  for (const cid of Object.keys(create)) {
+    if (!/^[A-Za-z0-9_-]{1,255}$/.test(cid)) throw new MethodError('invalidArguments', `creation id ${JSON.stringify(cid.slice(0, 64))} is not an Id (1 to 255 of A-Z a-z 0-9 - _)`);
+  }
   const update = optionalMap(args.update, 'update');
   let destroy: string[] = [];
   if (args.destroy !== undefined && args.destroy !== null) {

@@ -55,7 +55,8 @@ function checkFilterKeys(kind: ObjectKind, f: unknown, depth = 0): void {
   }
   for (const [k, v] of Object.entries(f)) {
     if (!kind.filterProperties.includes(k)) throw new MethodError('unsupportedFilter', `cannot filter x:${kind.type} on "${k}"`);
-    if (typeof v !== 'string') throw new MethodError('unsupportedFilter', `filter "${k}" needs a string`);
+    // A known property given the wrong type is a malformed call (RFC 8620 §3.6.2), not an unsupported filter.
+    if (typeof v !== 'string') throw new MethodError('invalidArguments', `filter "${k}" needs a string`);
   }
 }
 
@@ -80,20 +81,39 @@ export function queryIds(kind: ObjectKind, objects: Map<string, Data>, args: Rec
     const key = Object.hasOwn(kind.sortKeys, c.property) ? kind.sortKeys[c.property] : undefined;
     if (key === undefined) throw new MethodError('unsupportedSort', `cannot sort x:${kind.type} by "${c.property}"`);
     if (c.isAscending !== undefined && typeof c.isAscending !== 'boolean') throw new MethodError('invalidArguments', 'isAscending must be a boolean');
-    return { key, property: c.property, dir: c.isAscending === false ? -1 : 1 };
+    if (c.collation !== undefined && typeof c.collation !== 'string') throw new MethodError('invalidArguments', 'collation must be a string');
+    const fold = c.collation === undefined ? undefined : COLLATIONS[c.collation];
+    if (c.collation !== undefined && fold === undefined) throw new MethodError('unsupportedSort', `unknown collation ${JSON.stringify(c.collation)} (known: ${Object.keys(COLLATIONS).join(', ')})`);
+    return { key, property: c.property, dir: c.isAscending === false ? -1 : 1, fold };
   });
   const rows = [...objects].filter(([id, d]) => filter(id, d));
   rows.sort((a, b) => {
     for (const c of comparators) {
-      const x = c.key(a[0], a[1]);
-      const y = c.key(b[0], b[1]);
+      let x = c.key(a[0], a[1]);
+      let y = c.key(b[0], b[1]);
+      if (c.fold !== undefined && typeof x === 'string' && typeof y === 'string') [x, y] = [c.fold(x), c.fold(y)];
       const r = c.property === 'id' ? compareIds(x as string, y as string) : typeof x === 'number' ? x - (y as number) : x < y ? -1 : x > y ? 1 : 0;
-      if (r !== 0) return r * c.dir;
+      // NaN: two strings an ascii-numeric collation puts last alike (Infinity - Infinity).
+      if (r !== 0 && !Number.isNaN(r)) return r * c.dir;
     }
     return compareIds(a[0], b[0]); // stable tie-break: creation order
   });
   return rows.map(([id]) => id);
 }
+
+/**
+ * The collations the session advertises (`collationAlgorithms`, RFC 8620 §5.5; RFC 4790), each as a key
+ * that compares in binary order the way the collation orders its strings. Without one, strings compare
+ * in binary (UTF-16) order.
+ */
+const COLLATIONS: Record<string, (s: string) => string | number> = {
+  // RFC 4790 §9.2: ASCII letters compare case-insensitively, everything else as is.
+  'i;ascii-casemap': (s) => s.replace(/[A-Z]/g, (ch) => ch.toLowerCase()),
+  // RFC 5051, approximated: compatibility decomposition and case folding.
+  'i;unicode-casemap': (s) => s.normalize('NFKD').toLowerCase(),
+  // RFC 4790 §9.1: the number the string starts with; strings that start with no digit sort last.
+  'i;ascii-numeric': (s) => (/^\d/.test(s) ? Number(/^\d+/.exec(s)![0]) : Number.POSITIVE_INFINITY),
+};
 
 /** Returns `{position, ids, total?, limit?}` for the objects of one type. */
 export function runQuery(kind: ObjectKind, objects: Map<string, Data>, args: Record<string, unknown>, maxResults: number): Data {

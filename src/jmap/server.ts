@@ -293,9 +293,16 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     if (type !== undefined && !/^application\/json\s*(;|$)/i.test(type))
       throw new RequestError('notJSON', 400, `Content-Type must be application/json, not ${type}`);
     const raw = await readBody(req, limits.maxSizeRequest);
+    let text: string;
+    try {
+      // I-JSON (RFC 8620 §3.6.1, RFC 7493): UTF-8, not bytes quietly replaced by U+FFFD.
+      text = UTF8_STRICT.decode(raw);
+    } catch {
+      throw new RequestError('notJSON', 400, 'the request body is not valid UTF-8');
+    }
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(text);
     } catch (e) {
       throw new RequestError('notJSON', 400, `the request body is not valid JSON: ${(e as Error).message}`);
     }
@@ -319,7 +326,8 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   };
 
   const fail = (res: ServerResponse, e: unknown): void => {
-    if (res.headersSent) return;
+    // A client that hung up mid-request (its body cut: "aborted", ECONNRESET) is no server fault.
+    if (res.headersSent || res.socket === null || res.socket.destroyed) return;
     if (e instanceof RequestError) send(res, e.status, e.toProblem(), 'application/problem+json');
     else if (e instanceof HttpError) send(res, e.status, e.body, 'application/problem+json', e.headers);
     else {
@@ -390,6 +398,8 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     },
   };
 }
+
+const UTF8_STRICT = new TextDecoder('utf-8', { fatal: true });
 
 // The session object only changes with the server's configuration, which is fixed per process.
 const SESSION_STATE = 'c0';

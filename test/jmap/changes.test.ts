@@ -43,12 +43,14 @@ describe('x:*/changes', () => {
     expect((await changes({ sinceState: s0, maxChanges: 1 }))[1].type).toBe('cannotCalculateChanges');
   });
 
-  it('answers cannotCalculateChanges for a state it does not know, invalidArguments for a bad maxChanges', async () => {
-    for (const sinceState of ['s999999', 'bogus', '', null, 5]) {
+  it('answers cannotCalculateChanges for a state it does not know, invalidArguments for a missing one or a bad maxChanges', async () => {
+    for (const sinceState of ['s999999', 'bogus', '']) {
       const r = await changes({ sinceState });
       expect(r[0]).toBe('error');
       expect(r[1].type).toBe('cannotCalculateChanges');
     }
+    // Not a state string at all (missing, null, a number): a malformed call (RFC 8620 §3.6.2).
+    for (const sinceState of [undefined, null, 5]) expect((await changes({ sinceState }))[1].type).toBe('invalidArguments');
     for (const maxChanges of [0, -1, 1.5, 'x']) expect((await changes({ sinceState: 's0', maxChanges }))[1].type).toBe('invalidArguments');
   });
 

@@ -77,6 +77,11 @@ describe('request-level errors (RFC 8620 §3.6.1, problem JSON)', () => {
     expect(r.json.status).toBe(400);
     const ct = await h.post('{}', { 'content-type': 'text/plain' });
     expect(ct.json.type).toBe('urn:ietf:params:jmap:error:notJSON');
+    // Bytes that are not UTF-8 are not I-JSON: refused, not replaced by U+FFFD.
+    const bytes = Buffer.concat([Buffer.from('{"using":["urn:ietf:params:jmap:core"],"methodCalls":[["Core/echo",{"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"},"a"]]}')]);
+    const bad = await fetch(`${h.server.url}/jmap`, { method: 'POST', headers: { authorization: `Bearer ${h.admin}`, 'content-type': 'application/json' }, body: bytes });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ type: 'urn:ietf:params:jmap:error:notJSON', detail: 'the request body is not valid UTF-8' });
   });
 
   it('notRequest for JSON that is not a Request', async () => {
@@ -138,6 +143,25 @@ describe('method-level errors', () => {
     expect(r[0]).toEqual(['error', { type: 'unknownMethod', description: 'unknown method x:SpamRule/copy' }, 'a']);
     expect(r[1]![1].type).toBe('unknownMethod');
     expect(r[2]![0]).toBe('x:SpamRule/get');
+  });
+
+  it('Core/echo returns its arguments, result references resolved (RFC 8620 §4)', async () => {
+    const r = await h.call([
+      ['Core/echo', { hello: true, list: [1, 'two', { three: null }] }, 'a'],
+      ['x:SpamRule/query', {}, 'q'],
+      ['Core/echo', { '#ids': { resultOf: 'q', name: 'x:SpamRule/query', path: '/ids' } }, 'b'],
+    ]);
+    expect(r[0]).toEqual(['Core/echo', { hello: true, list: [1, 'two', { three: null }] }, 'a']);
+    expect(r[2]).toEqual(['Core/echo', { ids: r[1]![1].ids }, 'b']);
+  });
+
+  it('invalidArguments for a creation id that is not an Id (RFC 8620 §1.2)', async () => {
+    for (const cid of ['', 'a b/c', 'x'.repeat(256)]) {
+      const r = await h.call([['x:SpamTag/set', { create: { [cid]: { '@type': 'Score', tag: 'CID_TEST', score: 1 } } }, 'a']]);
+      expect(r[0]![1].type).toBe('invalidArguments');
+    }
+    const ok = await h.call([['x:SpamTag/set', { create: { 'A-z_9': { '@type': 'Score', tag: 'CID_TEST', score: 1 } } }, 'a']]);
+    expect(ok[0]![1].created['A-z_9'].id).toBeTypeOf('string');
   });
 
   it('invalidArguments for wrong argument types', async () => {
@@ -223,6 +247,30 @@ describe('references', () => {
     ]);
     expect(r.slice(1, 4).map((x) => x[1].type)).toEqual(['invalidResultReference', 'invalidResultReference', 'invalidResultReference']);
     expect(r[4]![1].type).toBe('invalidArguments');
+  });
+});
+
+describe('a client that hangs up mid-request', () => {
+  it('is not logged as a server fault', async () => {
+    const logged: string[] = [];
+    const x = await startHarness({ log: (l) => logged.push(l) });
+    try {
+      const { connect } = await import('node:net');
+      const u = new URL(x.server.url);
+      await new Promise<void>((resolve) => {
+        const sock = connect(Number(u.port), u.hostname, () => {
+          sock.write(`POST /jmap HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${x.admin}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"using":`);
+          setTimeout(() => sock.destroy(), 100);
+        });
+        sock.on('close', () => resolve());
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(logged.filter((l) => l.includes('internal error'))).toEqual([]);
+      // The server is still there for the next client.
+      expect((await x.call([['Core/echo', { ok: 1 }, 'a']]))[0]).toEqual(['Core/echo', { ok: 1 }, 'a']);
+    } finally {
+      await x.close();
+    }
   });
 });
 

@@ -104,8 +104,11 @@ describe('x:*/queryChanges', () => {
   });
 
   it('refuses unknown or future states, bad arguments, and a token without the /query permission', async () => {
-    for (const sinceQueryState of ['s999999', 'bogus', '', null, 5, undefined]) {
+    for (const sinceQueryState of ['s999999', 'bogus', '']) {
       expect((await call1('x:SpamRule/queryChanges', { sinceQueryState }))[1].type).toBe('cannotCalculateChanges');
+    }
+    for (const sinceQueryState of [null, 5, undefined]) {
+      expect((await call1('x:SpamRule/queryChanges', { sinceQueryState }))[1].type).toBe('invalidArguments');
     }
     const since = (await call1('x:SpamRule/query', {}))[1].queryState as string;
     for (const bad of [{ maxChanges: 0 }, { maxChanges: 'x' }, { upToId: 5 }, { calculateTotal: 'yes' }, { sort: 'name' }]) {

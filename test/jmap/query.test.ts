@@ -97,7 +97,7 @@ describe('x:SpamRule/query', () => {
   it('gives anchorNotFound, unsupportedFilter, unsupportedSort, invalidArguments', async () => {
     expect((await q({ anchor: 'zzz' })).type).toBe('anchorNotFound');
     expect((await q({ filter: { priority: 5 } })).type).toBe('unsupportedFilter');
-    expect((await q({ filter: { name: 5 } })).type).toBe('unsupportedFilter');
+    expect((await q({ filter: { name: 5 } })).type).toBe('invalidArguments'); // a known filter, the wrong type
     expect((await q({ sort: [{ property: 'enable' }] })).type).toBe('unsupportedSort');
     expect((await q({ sort: [{}] })).type).toBe('invalidArguments');
     expect((await q({ position: 'x' })).type).toBe('invalidArguments');
@@ -112,5 +112,28 @@ describe('x:StoreLookup/query', () => {
     expect((await q({ sort: [{ property: 'namespace' }] }, 'StoreLookup')).ids).toEqual([storeIds.redis, storeIds.pg, storeIds.sql]);
     expect((await q({ filter: { host: 'db' } }, 'StoreLookup')).type).toBe('unsupportedFilter');
     expect((await q({ sort: [{ property: 'priority' }] }, 'StoreLookup')).type).toBe('unsupportedSort');
+  });
+});
+
+describe('sort collations (RFC 8620 §5.5)', () => {
+  it('orders by the advertised collations, and refuses one it does not know', async () => {
+    const x = await startHarness();
+    try {
+      const tags = ['B_LOW', 'b_up', 'a_low', 'B_mid', '10_x', '9_x'];
+      const made = (await x.call([['x:SpamTag/set', { create: Object.fromEntries(tags.map((t, i) => [`t${i}`, { '@type': 'Score', tag: t, score: 1 }])) }, 'a']]))[0]![1].created;
+      const idOf = Object.fromEntries(tags.map((t, i) => [made[`t${i}`].id as string, t]));
+      const order = async (collation?: string): Promise<string[]> => {
+        const r = (await x.call([['x:SpamTag/query', { sort: [{ property: 'tag', ...(collation !== undefined ? { collation } : {}) }] }, 'q']]))[0]![1];
+        return (r.ids as string[]).map((id) => idOf[id]!);
+      };
+      expect(await order()).toEqual(['10_x', '9_x', 'B_LOW', 'B_mid', 'a_low', 'b_up']); // binary
+      expect(await order('i;ascii-casemap')).toEqual(['10_x', '9_x', 'a_low', 'B_LOW', 'B_mid', 'b_up']);
+      expect(await order('i;unicode-casemap')).toEqual(['10_x', '9_x', 'a_low', 'B_LOW', 'B_mid', 'b_up']);
+      expect((await order('i;ascii-numeric')).slice(0, 2)).toEqual(['9_x', '10_x']);
+      const bad = (await x.call([['x:SpamTag/query', { sort: [{ property: 'tag', collation: 'i;bogus' }] }, 'q']]))[0]!;
+      expect(bad).toMatchObject(['error', { type: 'unsupportedSort' }, 'q']);
+    } finally {
+      await x.close();
+    }
   });
 });
