@@ -44,9 +44,14 @@ export class MethodError extends Error {
   }
 
   toJSON(): { type: string; description: string } {
-    return { type: this.type, description: this.message };
+    // Descriptions quote the client's input (a path, a name): a 200 KB path must not come back whole.
+    const d = this.message;
+    return { type: this.type, description: d.length > MAX_DESCRIPTION ? `${d.slice(0, MAX_DESCRIPTION)}… (${d.length} characters)` : d };
   }
 }
+
+/** Longest method-error description sent, in UTF-16 code units. */
+const MAX_DESCRIPTION = 1_000;
 
 /** Thrown while validating an object: becomes one SetError for that create/update. */
 export class SetErrorException extends Error {

@@ -145,6 +145,14 @@ describe('method-level errors', () => {
     expect(r[2]![0]).toBe('x:SpamRule/get');
   });
 
+  it('keeps a method error short when it quotes a huge input', async () => {
+    const path = '/' + 'x'.repeat(3_000); // within this harness's maxSizeRequest (4000 bytes)
+    const r = await h.call([['x:SpamRule/query', {}, 'q'], ['x:SpamRule/get', { '#ids': { resultOf: 'q', name: 'x:SpamRule/query', path } }, 'g']]);
+    expect(r[1]![1].type).toBe('invalidResultReference');
+    expect(r[1]![1].description.length).toBeLessThan(1_100);
+    expect(r[1]![1].description).toMatch(/… \(\d+ characters\)$/);
+  });
+
   it('Core/echo returns its arguments, result references resolved (RFC 8620 §4)', async () => {
     const r = await h.call([
       ['Core/echo', { hello: true, list: [1, 'two', { three: null }] }, 'a'],
