@@ -66,17 +66,18 @@ describe('the stores of an engine built from a spec', () => {
       const started = performance.now();
       // One sender domain per message: each message asks the store (a lookup of a key already under
       // way would join it rather than ask again).
-      for (let i = 1; i <= 5; i++) {
+      for (let i = 1; i <= 6; i++) {
         const r = await classify(i);
         expect(r.tags).toContain('RAN');
         errors.push(r.errors.map((e) => e.message).join('; '));
       }
-      // Three waits of 300 ms (the third answered by the breaker opening, or by the rule's own wait
-      // ending at the same moment), then the lookups fail at once.
+      // Three waits of 300 ms, then the lookups fail at once. The rule's wait and the breaker's slow-call
+      // timer both end 300 ms into a lookup, so on a loaded machine the third failure may be counted just
+      // after the next message has asked the store: messages 3 and 4 may still wait; from 5 on, none does.
       expect(performance.now() - started).toBeLessThan(5_000);
       expect(errors.slice(0, 2).every((e) => /wait budget .*300 ms/.test(e))).toBe(true);
-      expect(errors[2]).toMatch(/wait budget .*300 ms|store is down .*no answer within 300 ms/);
-      expect(errors.slice(3).every((e) => /store is down .*no answer within 300 ms/.test(e))).toBe(true);
+      for (const e of errors.slice(2, 4)) expect(e).toMatch(/wait budget .*300 ms|store is down .*no answer within 300 ms/);
+      expect(errors.slice(4).every((e) => /store is down .*no answer within 300 ms/.test(e))).toBe(true);
     } finally {
       redis.resume();
       await engine.lookups.close();
