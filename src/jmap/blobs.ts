@@ -35,9 +35,13 @@ export class BlobCache {
     });
   }
 
-  /** Keeps `data`; uploading the same bytes again renews the blob's lifetime. */
+  /**
+   * Keeps `data`; uploading the same bytes with the same type again renews the blob's lifetime. The type
+   * is part of the id, so another client's upload of the same bytes with another type cannot change
+   * what this blob downloads as.
+   */
   put(data: Buffer, type = 'application/octet-stream'): BlobInfo {
-    const blobId = 'G' + createHash('sha256').update(data).digest('base64url');
+    const blobId = 'G' + createHash('sha256').update(type).update('\0').update(data).digest('base64url');
     this.cache.set(blobId, { data, type });
     return { blobId, type, size: data.length };
   }

@@ -142,6 +142,13 @@ describe('x:SpamTrainingSample with a classifier', () => {
     const anon = await fetch(`${h.server.url}/jmap/upload/a/`, { method: 'POST', body: 'x' });
     expect(anon.status).toBe(401);
     expect((await upload(h, 'x', 'text/plain')).status).toBe(201);
+    // The same bytes with another type are another blob: the first still downloads as text/plain.
+    const a = (await upload(h, 'same bytes', 'text/plain')).json;
+    const b = (await upload(h, 'same bytes', 'application/octet-stream')).json;
+    expect(b.blobId).not.toBe(a.blobId);
+    expect((await upload(h, 'same bytes', 'text/plain')).json.blobId).toBe(a.blobId);
+    const dl = await fetch(`${h.server.url}/jmap/download/a/${a.blobId}/x.txt`, { headers: { authorization: `Bearer ${h.admin}` } });
+    expect(dl.headers.get('content-type')).toBe('text/plain');
     const other = await fetch(`${h.server.url}/jmap/upload/zz/`, { method: 'POST', headers: { authorization: `Bearer ${h.admin}` }, body: 'x' });
     expect(other.status).toBe(404);
   });
