@@ -103,7 +103,9 @@ export function expandInputs(paths: string[]): ExpandedInputs {
   const problem = (path: string, e: unknown) => out.problems.push({ path, message: (e as Error).message });
   for (const p of paths) {
     if (p === '-') {
-      out.files.push('-');
+      // Standard input can be read once: a second "-" would be an empty message.
+      if (out.files.includes('-')) problem('-', new Error('standard input ("-") is given more than once; it is read once'));
+      else out.files.push('-');
       continue;
     }
     try {

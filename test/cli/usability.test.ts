@@ -115,6 +115,15 @@ describe('serve refuses settings that cannot work, before starting anything', ()
   });
 });
 
+describe('standard input given twice', () => {
+  it('is read once, and the second "-" is reported', async () => {
+    const { expandInputs } = await import('../../src/cli/inputs.js');
+    const r = expandInputs(['-', '-']);
+    expect(r.files).toEqual(['-']);
+    expect(r.problems).toEqual([{ path: '-', message: 'standard input ("-") is given more than once; it is read once' }]);
+  });
+});
+
 describe('errors name the file and flag', () => {
   it('token: list and revoke in a --db that does not exist say so and create nothing', async () => {
     const typo = join(dir, 'typo.db');
