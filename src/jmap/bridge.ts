@@ -4,7 +4,7 @@
  * token` never loads the engine.
  */
 import type { Problem } from './schema.js';
-import type { ConditionValidator, Data, ObjectType } from './objects.js';
+import type { Data, ObjectType, Validators } from './objects.js';
 import { compareIds } from './ids.js';
 
 /** What the server needs from `SpamEngine` (src/engine): rule reload and the lookup namespace map. */
@@ -72,16 +72,13 @@ export async function loadLookupModule(): Promise<LookupModule> {
   }
 }
 
-/** Condition validator from the engine (Stalwart's compile-on-write), or shape checks only without it. */
-export function conditionValidator(engine: EngineModule | Error): ConditionValidator {
-  if (engine instanceof Error) return () => [];
-  return (scope, condition) => engine.validateCondition(scope, condition);
-}
-
-/** `SpamDnsblServer` tag validator from the engine (compile-on-write), or none without it. */
-export function dnsblTagValidator(engine: EngineModule | Error): (tag: unknown) => Problem[] {
-  if (engine instanceof Error) return () => [];
-  return (tag) => engine.validateDnsblTag(tag);
+/**
+ * The validators from the engine (Stalwart's compile-on-write): SpamRule conditions and SpamDnsblServer
+ * tags. Without the engine, none: objects are then checked for shape only.
+ */
+export function engineValidators(engine: EngineModule | Error): Required<Validators> {
+  if (engine instanceof Error) return { condition: () => [], dnsblTag: () => [] };
+  return { condition: (scope, condition) => engine.validateCondition(scope, condition), dnsblTag: (tag) => engine.validateDnsblTag(tag) };
 }
 
 /** Stored SpamRules in engine input shape, in creation (id) order, the engine's tie-breaker. */

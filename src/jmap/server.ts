@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { runMethodCalls, parseRequest, CORE_CAPABILITY } from './api.js';
 import { TokenStore, type TokenInfo } from './auth.js';
-import { applyRegistryObjects, conditionValidator, dnsblTagValidator, loadEngineModule, loadLookupModule, objectsForEngine, rulesForEngine, type EngineLike } from './bridge.js';
+import { applyRegistryObjects, engineValidators, loadEngineModule, loadLookupModule, objectsForEngine, rulesForEngine, type EngineLike } from './bridge.js';
 import { HttpError, problem, RequestError } from './errors.js';
 import { IdGenerator } from './ids.js';
 import { DEFAULT_LIMITS, type Limits, type MethodContext } from './methods.js';
@@ -126,13 +126,14 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   if (engineModule instanceof Error)
     log(`spamrule serve: rule engine unavailable (${engineModule.message}); conditions are checked for shape only and no engine is reloaded`);
   const engine = opts.engine ?? (engineModule instanceof Error ? undefined : new engineModule.SpamEngine());
-  const validate = { condition: opts.validateCondition ?? conditionValidator(engineModule), dnsblTag: dnsblTagValidator(engineModule) };
+  const fromEngine = engineValidators(engineModule);
+  const validate = { ...fromEngine, condition: opts.validateCondition ?? fromEngine.condition };
   const createLookupStore = opts.createLookupStore ?? lookupModule.createLookupStore;
   const ids = new IdGenerator();
   const blobs = new BlobCache();
   // RFC 8620 §2 leaves open what maxConcurrentRequests and maxConcurrentUpload count. Here: per token, so
   // that one client's slow requests cannot lock the others out; an upload counts only as an upload.
-  const uploads = new Map<number, number>();
+  const uploads = new KeyCounter();
   const verified = new WeakMap<IncomingMessage, TokenInfo>();
   /** `authenticate`, once per request. */
   const auth = (req: IncomingMessage): TokenInfo => {
@@ -199,26 +200,22 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     expiry.unref();
   }
 
-  const active = new Map<number, number>();
+  const active = new KeyCounter();
   /** RFC 8620 §6.1: the body becomes a blob; 201 with its id, type and size. */
   const upload = async (req: IncomingMessage, res: ServerResponse, accountId: string): Promise<void> => {
     if (req.method !== 'POST') throw new HttpError(405, problem(405, 'Method Not Allowed', 'use POST to upload'), { allow: 'POST' });
     const who = auth(req);
     if (accountId !== ACCOUNT_ID) throw new HttpError(404, problem(404, 'Not Found', `account "${accountId}" does not exist`));
-    const mine = uploads.get(who.id) ?? 0;
-    if (mine >= limits.maxConcurrentUpload) {
+    if (!uploads.take(who.id, limits.maxConcurrentUpload)) {
       req.resume();
       throw new RequestError('limit', 400, `more than maxConcurrentUpload (${limits.maxConcurrentUpload}) uploads at once with this token`, 'maxConcurrentUpload');
     }
-    uploads.set(who.id, mine + 1);
     try {
       const data = await readBody(req, limits.maxSizeUpload, 'maxSizeUpload');
       const type = (req.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim() || 'application/octet-stream';
       send(res, 201, { accountId, ...blobs.put(data, type) });
     } finally {
-      const n = (uploads.get(who.id) ?? 1) - 1;
-      if (n === 0) uploads.delete(who.id);
-      else uploads.set(who.id, n);
+      uploads.release(who.id);
     }
   };
   /** RFC 8620 §6.2: an uploaded blob's bytes, with the `accept` type asked for. */
@@ -356,19 +353,13 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
       } catch {
         /* answered by the handler */
       }
-      const mine = active.get(key) ?? 0;
-      if (mine >= limits.maxConcurrentRequests) {
+      if (!active.take(key, limits.maxConcurrentRequests)) {
         req.resume();
         const e = new RequestError('limit', 400, `more than maxConcurrentRequests (${limits.maxConcurrentRequests}) requests at once with this token`, 'maxConcurrentRequests');
         send(res, 400, e.toProblem(), 'application/problem+json');
         return;
       }
-      active.set(key, mine + 1);
-      res.on('close', () => {
-        const n = (active.get(key) ?? 1) - 1;
-        if (n === 0) active.delete(key);
-        else active.set(key, n);
-      });
+      res.on('close', () => active.release(key));
     }
     handle(req, res).catch((e: unknown) => fail(res, e));
   });
@@ -400,6 +391,23 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
 }
 
 const UTF8_STRICT = new TextDecoder('utf-8', { fatal: true });
+
+/** Things under way per key (a token id), for the per-token concurrency limits. */
+class KeyCounter {
+  private readonly n = new Map<number, number>();
+  /** Counts one more under `key` unless `max` are under way already; false then. */
+  take(key: number, max: number): boolean {
+    const now = this.n.get(key) ?? 0;
+    if (now >= max) return false;
+    this.n.set(key, now + 1);
+    return true;
+  }
+  release(key: number): void {
+    const left = (this.n.get(key) ?? 1) - 1;
+    if (left === 0) this.n.delete(key);
+    else this.n.set(key, left);
+  }
+}
 
 // The session object only changes with the server's configuration, which is fixed per process.
 const SESSION_STATE = 'c0';
