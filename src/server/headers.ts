@@ -65,8 +65,8 @@ export function splitMessage(raw: Uint8Array): { head: Buffer; rest: Buffer; eol
 
 /**
  * The header block with ours in front and any earlier copies of the `strip` headers (default: ours)
- * removed. An mbox separator line
- * (`From sender date`, which procmail and other local delivery agents pass to spamc) stays first.
+ * removed. An mbox separator line (`From sender date`, which procmail and other local delivery agents
+ * pass to spamc) stays first.
  */
 export function withVerdictHeaders(head: Buffer, headers: Readonly<Record<string, string>>, eol: string, strip: ReadonlySet<string> = OURS): Buffer {
   const lines = head.toString('latin1').split(/(?<=\n)/);

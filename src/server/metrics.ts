@@ -4,6 +4,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ClassifyResult } from '../engine/types.js';
+import type { StatTotals } from './rspamd-reply.js';
 
 export type Protocol = 'rspamd' | 'milter' | 'spamd';
 
@@ -76,18 +77,7 @@ export class ServerMetrics {
    * Plain running totals behind rspamd's controller `/stat` (rspamc stat), which must answer without
    * waiting for prom-client's collection. Since the server started.
    */
-  readonly totals = {
-    /** When the server started, ms since the epoch. */
-    started: Date.now(),
-    /** Scanned messages by our action. */
-    actions: { allow: 0, spam: 0, reject: 0, discard: 0 } as Record<ClassifyResult['action'], number>,
-    /** Milliseconds spent scanning, in all. */
-    scanMs: 0,
-    /** Messages stored as samples. */
-    learned: 0,
-    /** Connections accepted on the mail-path listeners. */
-    connections: 0,
-  };
+  readonly totals: StatTotals = { started: Date.now(), actions: { allow: 0, spam: 0, reject: 0, discard: 0 }, scanMs: 0, learned: 0, connections: 0 };
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'spamrule_' });

@@ -101,12 +101,28 @@ export interface ReplyFormat {
   requiredScore: number;
 }
 
-/** What rspamd's `/stat` reports, from the server's running totals (`ServerMetrics.totals`). */
+/** The reply format of an rspamd scan endpoint: protocol 1 for `/check` and `/symbols`. */
+export function replyFormatOf(path: string): ReplyFormat['format'] {
+  return path === '/checkv2' ? 'rspamd' : 'rspamd-v1';
+}
+
+/** The rspamd reply in `reply`'s format (built in a worker thread, or on the main thread without a pool). */
+export function rspamdReplyIn(reply: ReplyFormat, r: ClassifyResult, ms: number): RspamdReply | Record<string, unknown> {
+  const v2 = toRspamdReply(r, reply.requiredScore, ms);
+  return reply.format === 'rspamd-v1' ? toRspamdV1(v2) : v2;
+}
+
+/** The server's running totals since it started (`ServerMetrics.totals`), which `/stat` and `/auth` report. */
 export interface StatTotals {
+  /** When the server started, ms since the epoch. */
   started: number;
+  /** Scanned messages by our action. */
   actions: Record<Action, number>;
+  /** Milliseconds spent scanning, in all. */
   scanMs: number;
+  /** Messages stored as samples. */
   learned: number;
+  /** Connections accepted on the mail-path listeners. */
   connections: number;
 }
 
@@ -125,7 +141,7 @@ export function rspamdStat(t: StatTotals, version: string): Record<string, unkno
   }
   return {
     version,
-    uptime: Math.floor((Date.now() - t.started) / 1000),
+    uptime: uptimeSeconds(t),
     read_only: false,
     scanned,
     learned: t.learned,
@@ -147,4 +163,13 @@ export function rspamdStat(t: StatTotals, version: string): Record<string, unkno
     statfiles: [],
     fuzzy_hashes: {},
   };
+}
+
+/** rspamd controller's `/auth` reply, which `rspamc uptime` reads. */
+export function rspamdAuth(t: StatTotals, version: string): Record<string, unknown> {
+  return { auth: 'ok', version, uptime: uptimeSeconds(t), error: 0 };
+}
+
+function uptimeSeconds(t: StatTotals): number {
+  return Math.floor((Date.now() - t.started) / 1000);
 }

@@ -14,7 +14,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
-import { toRspamdReply, toRspamdV1 } from './rspamd-reply.js';
+import { replyFormatOf, rspamdReplyIn, type ReplyFormat } from './rspamd-reply.js';
 import { sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
 import { SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
 import { REQUEST_LINE, textProtocolHandler, type ReplyThresholds } from './spamd.js';
@@ -229,16 +229,14 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
     // The reply is serialised in the worker thread that scanned (when the classifier is a pool):
     // the main thread, which every connection shares, then only writes its bytes.
     state.scanning = true;
-    const o = await scanner.scan({ protocol: 'rspamd', raw, session: sessionFromHeaders(req), queueId, open, signal: gone }, { format: path === '/checkv2' ? 'rspamd' : 'rspamd-v1', requiredScore: thresholds.spam() });
+    const reply: ReplyFormat = { format: replyFormatOf(path), requiredScore: thresholds.spam() };
+    const o = await scanner.scan({ protocol: 'rspamd', raw, session: sessionFromHeaders(req), queueId, open, signal: gone }, reply);
     state.scanning = false;
     req.socket.setTimeout(limits.idleTimeoutMs);
     // Destroyed: the client has gone. Headers sent: the shutdown's grace period ended first.
     if (res.destroyed || res.headersSent) return;
     if (o.ok && 'body' in o) sendText(res, 200, o.body);
-    else if (o.ok) {
-      const v2 = toRspamdReply(o.result, thresholds.spam(), o.ms);
-      sendJson(res, 200, path === '/checkv2' ? v2 : toRspamdV1(v2));
-    }
+    else if (o.ok) sendJson(res, 200, rspamdReplyIn(reply, o.result, o.ms));
     else sendJson(res, STATUS[o.reason], { error: o.reason === 'session' ? sessionErrorForHeaders(o.message) : o.message });
   };
   // Node enforces headersTimeout and requestTimeout only for a server that listen()s itself, and

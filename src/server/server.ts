@@ -13,7 +13,7 @@ import { ServerMetrics } from './metrics.js';
 import { createMilterServer } from './milter.js';
 import { SpamEnginePool } from './pool.js';
 import { createRspamdServer, takeMessage, type OpsHandler } from './rspamd.js';
-import { rspamdStat } from './rspamd-reply.js';
+import { rspamdAuth, rspamdStat } from './rspamd-reply.js';
 import { Scanner } from './scan.js';
 import { createSpamdServer, type TellLearner } from './spamd.js';
 
@@ -169,7 +169,7 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
     // rspamd controller's statistics (`rspamc stat`) and `/auth` (`rspamc uptime`), from the running totals.
     if ((path === '/stat' || path === '/auth') && (req.method === 'GET' || req.method === 'POST')) {
       req.resume();
-      const body = JSON.stringify(path === '/stat' ? rspamdStat(metrics.totals, VERSION) : { auth: 'ok', version: VERSION, uptime: Math.floor((Date.now() - metrics.totals.started) / 1000), error: 0 });
+      const body = JSON.stringify((path === '/stat' ? rspamdStat : rspamdAuth)(metrics.totals, VERSION));
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
       return true;

@@ -11,7 +11,7 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
 import { createLogger } from './log.js';
-import { toRspamdReply, toRspamdV1, type ReplyFormat } from './rspamd-reply.js';
+import { rspamdReplyIn, type ReplyFormat } from './rspamd-reply.js';
 import { buildEngineFromSpec, type RuleSetSpec } from './ruleset.js';
 
 /** `workerData` of every thread. */
@@ -118,8 +118,7 @@ const UTF8 = new TextEncoder();
  * encodes the text.
  */
 function withReply(result: ClassifyResult, reply: ReplyFormat, ms: number): ScanReply {
-  const v2 = toRspamdReply(result, reply.requiredScore, ms);
-  const text = JSON.stringify(reply.format === 'rspamd-v1' ? toRspamdV1(v2) : v2);
+  const text = JSON.stringify(rspamdReplyIn(reply, result, ms));
   // Not Buffer.from: a small one is a slice of Node's shared pool, whose memory cannot be transferred;
   // TextEncoder gives an array with a buffer of its own.
   const body = UTF8.encode(text);
