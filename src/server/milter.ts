@@ -179,6 +179,12 @@ class MilterConnection {
     });
   }
 
+  /** Drops the message under way (abort, or a HELO inside it). */
+  private abortMessage(): void {
+    this.endMessage();
+    this.msg = newMessage();
+  }
+
   /** The message under way is answered, aborted or cut: the shutdown no longer waits for it. */
   private endMessage(): void {
     this.open?.end();
@@ -287,10 +293,7 @@ class MilterConnection {
       }
       case 'H': {
         // A second HELO (after STARTTLS) replaces the first; one inside a transaction aborts it.
-        if (this.stage === 'envelope' || this.stage === 'headers' || this.stage === 'body') {
-          this.endMessage();
-          this.msg = newMessage();
-        }
+        if (this.stage === 'envelope' || this.stage === 'headers' || this.stage === 'body') this.abortMessage();
         const helo = cstrings(data)[0] ?? '';
         const bytes = Buffer.byteLength(helo);
         const before = Buffer.byteLength(this.session.heloDomain ?? '');
@@ -361,16 +364,14 @@ class MilterConnection {
         this.stage = 'session';
         return void this.endOfMessage();
       case 'A':
-        this.endMessage();
-        this.msg = newMessage();
+        this.abortMessage();
         if (this.stage !== 'negotiated') this.stage = 'session';
         return;
       case 'K':
         // QUIT_NC: the MTA reuses this connection for a new SMTP session.
-        this.endMessage();
+        this.abortMessage();
         this.macros = new Map();
         this.session = {};
-        this.msg = newMessage();
         this.sessionBytes = 0;
         this.envelopeBytes = 0;
         this.stage = 'negotiated';

@@ -69,17 +69,18 @@ function report(r: ClassifyResult, threshold: number): string {
     '   pts rule name                    description',
     '------ ---------------------------- --------------------------------------------------',
   ];
-  for (const tag of r.tags) {
-    const s = r.scores[tag] ?? 0;
-    if (s === 0 && tag.startsWith('X_')) continue;
-    lines.push(`${s.toFixed(2).padStart(6)} ${tag.padEnd(28)} ${why.get(tag) ?? 'message analysis'}`);
-  }
+  for (const tag of scoredTags(r)) lines.push(`${(r.scores[tag] ?? 0).toFixed(2).padStart(6)} ${tag.padEnd(28)} ${why.get(tag) ?? 'message analysis'}`);
   return lines.join('\r\n') + '\r\n';
 }
 
-/** The tags `SYMBOLS` and `X-Spam-Status` list: sorted, as SpamAssassin's, without zero-score `X_*` markers. */
+/** The tags the replies list, in order: all but the zero-score `X_*` header markers, as in `X-Spam-Result`. */
+function scoredTags(r: ClassifyResult): string[] {
+  return r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0));
+}
+
+/** The tags `SYMBOLS` and `X-Spam-Status` list: {@link scoredTags}, sorted as SpamAssassin's. */
 function symbols(r: ClassifyResult): string[] {
-  return r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0)).sort();
+  return scoredTags(r).sort();
 }
 
 /**
@@ -162,7 +163,7 @@ export function rspamcReply(r: ClassifyResult, threshold: number, rejectScore: n
     'RSPAMD/1.3 0 EX_OK',
     `Metric: default; ${r.action === 'allow' ? 'False' : 'True'}; ${r.score.toFixed(2)} / ${threshold.toFixed(2)} / ${rejectScore.toFixed(2)}`,
     `Action: ${RSPAMD_ACTIONS[r.action]}`,
-    ...r.tags.filter((t) => !(t.startsWith('X_') && (r.scores[t] ?? 0) === 0)).map((t) => `Symbol: ${t}(${(r.scores[t] ?? 0).toFixed(2)})`),
+    ...scoredTags(r).map((t) => `Symbol: ${t}(${(r.scores[t] ?? 0).toFixed(2)})`),
   ];
   return Buffer.from(lines.join('\r\n') + '\r\n', 'utf8');
 }
