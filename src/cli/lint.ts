@@ -9,10 +9,9 @@
  * catalogue, read from their own code.
  */
 import { parseArgs } from 'node:util';
-import { compileCondition, normalizeCondition, type DnsblServerInput, type SpamRuleInput } from '../engine/index.js';
+import { compileCondition, normalizeCondition, validateDnsblTag, type DnsblServerInput, type SpamRuleInput } from '../engine/index.js';
 import { missingNamespaces } from '../engine/namespaces.js';
 import { SpamTagTable } from '../engine/tags.js';
-import { compileIfBlock, DNSBL_TAG_VARIABLES } from '../expr/index.js';
 import { Glob, isGlob, unescapeGlob } from '../lookup/glob.js';
 import { branchTags, builtinTagCatalogue, readTags, type BranchTags, type TagCatalogue } from '../lint/index.js';
 import { readRuleSet, RULESET_OPTIONS } from './ruleset.js';
@@ -140,15 +139,13 @@ export function lintRuleSet(rules: SpamRuleInput[], dnsbl: DnsblServerInput[], t
   for (const s of dnsbl) {
     const zone = compileCondition(s['@type'], s.zone);
     for (const e of zone.errors) out.push({ level: 'error', rule: s.name, path: e.path.replace(/^condition/, 'zone'), message: e.message });
+    for (const e of validateDnsblTag(s.tag)) out.push({ level: 'error', rule: s.name, path: e.path, message: e.message });
     let tagCond;
     try {
       tagCond = normalizeCondition(s.tag);
-    } catch (e) {
-      out.push({ level: 'error', rule: s.name, path: 'tag', message: (e as Error).message });
-      continue;
+    } catch {
+      continue; // reported just above
     }
-    const t = compileIfBlock(tagCond, { allowedVariables: DNSBL_TAG_VARIABLES });
-    for (const e of t.errors) out.push({ level: 'error', rule: s.name, path: `tag/${e.path}`, message: e.message });
     for (const src of [...tagCond.match.map((m) => m.then), tagCond.else]) addBranch(branchTags(src), s.name);
   }
   for (const [ref, by] of referenced) {

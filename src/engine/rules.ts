@@ -107,7 +107,7 @@ export function validateDnsblTag(tag: unknown): { path: string; message: string 
   try {
     obj = normalizeCondition(tag as ConditionInput);
   } catch (e) {
-    return [{ path: 'tag', message: (e as Error).message.replace(/^condition(\/[^:]*)?: /, '') }];
+    return [{ path: 'tag', message: (e as Error).message }];
   }
   return compileIfBlock(obj, { allowedVariables: DNSBL_TAG_VARIABLES }).errors.map((e: { path: string; message: string }) => ({ path: `tag/${e.path}`, message: e.message }));
 }
