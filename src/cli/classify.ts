@@ -19,7 +19,8 @@ read is reported and the others are classified; the exit status is then 1.
 Rules (default: spamrule's built-in rule set, see docs/default-rules.md):
   --rules FILE            SpamRule JSON (array, or a bundle such as Stalwart's spam-filter-rules.json);
                           repeatable. Bundles also bring their SpamTag scores and MemoryLookupKey lists.
-  --scores FILE           scores.txt ("TAG = 1.5|reject|discard") or SpamTag JSON; repeatable
+  --scores FILE           scores.txt ("TAG = 1.5|reject|discard") or SpamTag JSON; repeatable; a tag
+                          scored again replaces its earlier score (a file over a bundle's scores)
   --list NS=FILE          a static lookup list (one key per line, * globs); repeatable
   --db PATH               use the rule set managed by "spamrule serve --db PATH"
   --model FILE            the statistical classifier trained by "spamrule learn --model FILE" (PROB_* tags)
@@ -79,6 +80,14 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (args.positionals.length === 0) {
     process.stderr.write(`spamrule classify: no PATH given\n\n${HELP}`);
+    return 2;
+  }
+  // Three ways to print a verdict: one at a time. --json already carries what --explain shows (each
+  // tag's score and source in "scores" and "matches").
+  const forms = (['json', 'explain', 'quiet'] as const).filter((k) => v[k] === true);
+  if (forms.length > 1) {
+    const why = forms.includes('quiet') ? '--quiet prints no verdicts' : '--json already gives each tag\'s score and source ("scores", "matches")';
+    process.stderr.write(`spamrule classify: ${forms.map((f) => `--${f}`).join(' and ')} cannot be used together: ${why}\n`);
     return 2;
   }
 

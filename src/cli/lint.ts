@@ -9,7 +9,7 @@
  * catalogue, read from their own code.
  */
 import { parseArgs } from 'node:util';
-import { compileCondition, normalizeCondition, validateDnsblTag, type DnsblServerInput, type SpamRuleInput } from '../engine/index.js';
+import { compileCondition, normalizeCondition, validateDnsblTag, type DnsblServerInput, type SpamRuleInput, type SpamTagInput } from '../engine/index.js';
 import { missingNamespaces } from '../engine/namespaces.js';
 import { SpamTagTable } from '../engine/tags.js';
 import { Glob, isGlob, unescapeGlob } from '../lookup/glob.js';
@@ -201,10 +201,15 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const table = new SpamTagTable().add(set.tags);
+  // A tag scored twice (a --scores file over a bundle) is one score, the later one (SpamTagTable.add).
+  const scored = distinctScores(set.tags);
   const findings = lintRuleSet(set.rules, set.dnsblServers, table, set.tags.length > 0, {
     upstream: args.values.tag ?? [],
-    scoreTags: set.tags.map((t) => t.tag),
+    scoreTags: scored.keys(),
   });
+  for (const [tag, given] of scored) {
+    if (new Set(given).size > 1) findings.push({ level: 'info', tag, message: `${tag} is scored ${given.length} times (${given.join(', ')}): the last, ${given.at(-1)}, is used` });
+  }
   const catalogue = builtinTagCatalogue();
   if (catalogue.unreadModules.length > 0) {
     findings.push({ level: 'info', message: `source of built-in module ${catalogue.unreadModules.join(', ')} not found: its tags count as unknown` });
@@ -232,9 +237,21 @@ export async function run(argv: string[]): Promise<number> {
     const warnings = findings.filter((f) => f.level === 'warning').length;
     const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
     process.stdout.write(
-      `${count(set.rules.length, 'rule')}, ${count(set.dnsblServers.length, 'DNSBL server')}, ${count(set.tags.length, 'score')}: ` +
+      `${count(set.rules.length, 'rule')}, ${count(set.dnsblServers.length, 'DNSBL server')}, ${count(scored.size, 'score')}: ` +
         `${count(errors, 'error')}, ${count(warnings, 'warning')}\n`,
     );
   }
   return errors > 0 ? 1 : 0;
+}
+
+/** Each scored tag (exact or glob) with the values it was given, in load order: `1.5`, `reject`, `discard`. */
+function distinctScores(tags: readonly SpamTagInput[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const t of tags) {
+    const v = t['@type'] === 'Reject' ? 'reject' : t['@type'] === 'Discard' ? 'discard' : String(Number(t.score ?? 0));
+    const given = out.get(t.tag);
+    if (given === undefined) out.set(t.tag, [v]);
+    else given.push(v);
+  }
+  return out;
 }

@@ -9,16 +9,23 @@ export type TagAction = { kind: 'score'; score: number } | { kind: 'reject' } | 
 
 export class SpamTagTable {
   private readonly exact = new Map<string, TagAction>();
-  private readonly patterns: { glob: Glob; action: TagAction }[] = [];
+  private readonly patterns: { text: string; glob: Glob; action: TagAction }[] = [];
 
-  /** Adds SpamTag objects; a later exact entry for the same tag replaces the earlier one. */
+  /**
+   * Adds SpamTag objects. A later entry for the same tag, exact or glob, replaces the earlier one
+   * (so `--scores` given after a bundle overrides its scores); a replaced glob keeps its place in
+   * the load order.
+   */
   add(tags: Iterable<SpamTagInput>): this {
     for (const t of tags) {
       const action: TagAction =
         t['@type'] === 'Reject' ? { kind: 'reject' } : t['@type'] === 'Discard' ? { kind: 'discard' } : { kind: 'score', score: Number(t.score ?? 0) };
       if (typeof t.tag !== 'string' || t.tag === '') throw new TypeError('SpamTag: "tag" must be a non-empty string');
-      if (isGlob(t.tag)) this.patterns.push({ glob: new Glob(t.tag), action });
-      else this.exact.set(t.tag, action);
+      if (isGlob(t.tag)) {
+        const same = this.patterns.find((p) => p.text === t.tag);
+        if (same !== undefined) same.action = action;
+        else this.patterns.push({ text: t.tag, glob: new Glob(t.tag), action });
+      } else this.exact.set(t.tag, action);
     }
     return this;
   }

@@ -104,6 +104,10 @@ describe('classify: bad flag values are errors', () => {
   it.each([
     [['--remote-ip', 'notanip'], /notanip/],
     [['--score-spam', 'lots'], /--score-spam expects a number/],
+    // Before, --json silently won over --explain, and --quiet over --json (nothing printed at all).
+    [['--json', '--explain'], /--json and --explain cannot be used together: --json already gives each tag's score and source/],
+    [['--json', '--quiet'], /--json and --quiet cannot be used together: --quiet prints no verdicts/],
+    [['--explain', '--quiet'], /--explain and --quiet cannot be used together/],
   ])('%j exits 2 before reading any message', async (flags, message) => {
     const r = await capture(() => classify([...flags, HAM]));
     expect(r.result).toBe(2);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MODULE_NAMES } from '../../src/analysis/index.js';
 import { run as lint, type LintFinding } from '../../src/cli/lint.js';
+import { SpamTagTable } from '../../src/engine/tags.js';
 import { branchTags, builtinTagCatalogue, catalogueFrom, readTags, sourceLiterals } from '../../src/lint/index.js';
 import { capture } from '../helpers/capture.js';
 import { hasSharedData, REPO_ROOT, sharedPath } from '../helpers/shared-data.js';
@@ -23,7 +24,7 @@ function file(content: unknown): string {
 let prio = 100;
 /** A rule of its own priority (two at one priority are an info of their own). */
 const rule = (name: string, then: string, iff = 'true') => ({ '@type': 'Any', name, priority: prio++, condition: { match: [{ if: iff, then }], else: 'false' } });
-const score = (tag: string, s = 1) => ({ '@type': 'Score', tag, score: s });
+const score = (tag: string, s = 1) => ({ '@type': 'Score' as const, tag, score: s });
 
 async function lintJson(args: string[]): Promise<{ result: number; findings: LintFinding[] }> {
   const { result, stdout } = await capture(() => lint([...args, '--json']));
@@ -89,6 +90,32 @@ describe('lint: scores for tags nothing sets', () => {
       message: 'score for T9, which no rule in this set emits by name and no built-in module sets (unless the computed tag name of ANY produces it)',
     });
     expect(findings.filter((f) => f.level === 'warning')).toEqual([]);
+  });
+
+  it('counts a tag scored twice (a --scores file over a bundle) once, warns about it once, and says which value is used', async () => {
+    const bundle = file({ SpamRule: [rule('R1', "'T1'")], SpamTag: [score('T1', 1), score('T9', 2), score('RBL_*', 3)] });
+    const scores = file('T1 = 4\nT9 = 2\nRBL_* = reject\n');
+    const { result, stdout } = await capture(() => lint(['--rules', bundle, '--scores', scores]));
+    expect(result).toBe(0);
+    expect(stdout).toMatch(/1 rule, 0 DNSBL servers, 3 scores: 0 errors, 2 warnings$/m);
+    const { findings } = await lintJson(['--rules', bundle, '--scores', scores]);
+    expect(findings.filter((f) => f.tag === 'T9')).toEqual([{ level: 'warning', tag: 'T9', message: 'score for T9, which no rule in this set emits and no built-in module sets' }]);
+    expect(findings.filter((f) => f.level === 'info' && / is scored /.test(f.message))).toEqual([
+      { level: 'info', tag: 'T1', message: 'T1 is scored 2 times (1, 4): the last, 4, is used' },
+      { level: 'info', tag: 'RBL_*', message: 'RBL_* is scored 2 times (3, reject): the last, reject, is used' },
+    ]);
+  });
+});
+
+describe('SpamTagTable: a later entry replaces an earlier one', () => {
+  it('for an exact tag and for a glob alike, the glob keeping its place among the patterns', () => {
+    const t = new SpamTagTable().add([score('RBL_*', 1), score('RBL_X*', 5), score('EXACT', 1)]);
+    t.add([score('RBL_*', 2), { '@type': 'Reject', tag: 'EXACT' }]);
+    expect(t.lookup('RBL_FOO')).toEqual({ kind: 'score', score: 2 });
+    // RBL_* still comes first in load order, so it answers for RBL_XY too.
+    expect(t.lookup('RBL_XY')).toEqual({ kind: 'score', score: 2 });
+    expect(t.lookup('EXACT')).toEqual({ kind: 'reject' });
+    expect(t.size).toBe(3);
   });
 });
 
