@@ -69,7 +69,9 @@ const WORD = String.raw`\p{Alphabetic}0-9`;
 const SCHEME_RE = /[A-Za-z0-9]{1,8}(?:\+[A-Za-z0-9]{1,16})?:\/\//y;
 /** The characters of an authority (after `://`), and of a path after its first `/` or `?`. */
 const AUTH_CLASS = String.raw`[${WORD}.\-_~!$&'()*+,;=:%@]`;
-const PATH_CLASS = String.raw`[^\s<>"\\^` + '`' + String.raw`|\x00-\x1f\x7f]`;
+/** Unicode White_Space as Rust's `char::is_whitespace` has it (JavaScript's `\s` adds U+FEFF and lacks U+0085). */
+const SPACE_CLASS = String.raw`\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000`;
+const PATH_CLASS = String.raw`[^${SPACE_CLASS}<>"\\^` + '`' + String.raw`|\x00-\x1f\x7f]`;
 const AUTH_RE = new RegExp(String.raw`(?:\[[0-9A-Fa-f:.]{2,45}\]|${AUTH_CLASS}{0,512})`, 'uy');
 const PATH_RE = new RegExp(String.raw`[/?]${PATH_CLASS}{0,4096}`, 'uy');
 const ATOM = String.raw`[${WORD}!#$%&'*+\-/=?^_` + '`' + String.raw`{|}~\u{80}-\u{10ffff}]{1,255}`;
@@ -81,7 +83,6 @@ const PORT_RE = /:[0-9]{1,5}/y;
 const QUAD_RE = /^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$/;
 const WORD_CHAR_RE = /[\p{Alphabetic}0-9]/u;
 const ALPHA_LAST_LABEL_RE = /\.\p{Alphabetic}{2,63}$/u;
-const WS_RE = /\s/u;
 
 function isWordChar(ch: string): boolean {
   const c = ch.charCodeAt(0);
@@ -317,7 +318,7 @@ export class TypedTokens {
       const cp = s.codePointAt(i)!;
       const ch = String.fromCodePoint(cp);
       if (WORD_CHAR_RE.test(ch)) return this.word(i);
-      if (WS_RE.test(ch)) {
+      if (isUnicodeSpace(cp)) {
         if (this.spaces && (!this.any || this.type !== T.Space)) return this.emit(T.Space, ' ', i, i + ch.length);
         i += ch.length;
         continue;
@@ -474,6 +475,14 @@ export function typesTokenize(text: string, numbers: boolean): TypedToken[] {
 const SPAN_MAX = 600;
 
 /** Does this character end a span (the run of characters up to white space a composite token is looked for in)? */
+/**
+ * Non-ASCII Unicode White_Space, Rust's `char::is_whitespace` (Stalwart's tokenizer): unlike JavaScript's
+ * `\s`, U+0085 is white space and U+FEFF is not (an `Other` token).
+ */
+function isUnicodeSpace(cp: number): boolean {
+  return cp === 0x85 || cp === 0xa0 || cp === 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp === 0x2028 || cp === 0x2029 || cp === 0x202f || cp === 0x205f || cp === 0x3000;
+}
+
 function isSpanEnd(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13) || c === 0xa0;
 }
@@ -528,7 +537,8 @@ function compositeAt(s: string, i: number, colon: boolean, at: boolean, dot: boo
       const port = matchAt(PORT_RE, s, j);
       if (port !== null) j += port[0].length;
       const path = pathLength(s, j);
-      if (path < 0 && quad && port === null) return { type: T.IpAddr, text: host };
+      // Stalwart: a dotted quad is an IP address unless a path or query follows, port or not (`1.2.3.4:25`).
+      if (path < 0 && quad) return { type: T.IpAddr, text: s.slice(i, j) };
       const text = trimUrl(s.slice(i, j + Math.max(path, 0)));
       return { type: T.UrlNoScheme, text };
     }

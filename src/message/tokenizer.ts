@@ -6,7 +6,7 @@
  * Rules (docs/message-analysis.md):
  * - a URL has a scheme of 1–8 ASCII alphanumerics (optionally `+word`) followed by `://`;
  * - a scheme-less URL is a dotted host whose suffix is a PSL entry, optionally followed by `:port`/path;
- * - a bare dotted quad without a path is an IP token;
+ * - a dotted quad without a path or query is an IP token (with one, a scheme-less URL);
  * - `mailto:` text is not a URL; `local@domain` is an email token when the domain has an sld.
  * Tokens are separated by white space and `<>"'()[]{}`; trailing punctuation is not part of a token.
  */
@@ -46,6 +46,9 @@ const TRAILING_PUNCT = '.,;:!?`*';
 const WORD_RE = /\p{N}+\.\p{N}+|[\p{L}\p{N}]+/gu;
 
 const NON_ASCII_RE = /[^\x00-\x7f]/;
+/** Four dot-separated digit runs, one of them at most 3 digits long (Stalwart's `is_ipv4` host). */
+const DOTTED_QUAD = /^(?=(?:[0-9]*\.)*[0-9]{1,3}(?:\.|$))[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$/;
+const PORT_RE = /^:[0-9]+/;
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
@@ -179,14 +182,22 @@ function plain(s0: string, c: Collector): void {
   while (hostEnd < s.length && isHostChar(s.charCodeAt(hostEnd))) hostEnd++;
   const host = s.slice(0, hostEnd);
   const tail = s.slice(hostEnd);
-  if (host.includes('.') && (tail.length === 0 || '/:?#'.includes(tail[0]!))) {
-    if (tail.length === 0 || tail === '/') {
-      const ip = /^[0-9.]+$/.test(host) ? parseIp(host) : undefined;
-      if (ip !== undefined) {
-        c.push(c.out.ips, ip);
-        return;
-      }
+  if (DOTTED_QUAD.test(host)) {
+    // Stalwart's TypesTokenizer: a dotted quad followed by `/` or `?` (after an optional port) is a
+    // scheme-less URL (`1.2.3.4/x`, `1.2.3.4/`); otherwise an IP token, whose text with a port
+    // (`1.2.3.4:25`) or a part over 255 parses as no IP.
+    const port = PORT_RE.exec(tail);
+    const rest = port === null ? tail : tail.slice(port[0].length);
+    if (rest.startsWith('/') || rest.startsWith('?')) {
+      c.push(c.out.urls, s);
+      return;
     }
+    const ip = port === null ? parseIp(host) : undefined;
+    if (ip !== undefined) c.push(c.out.ips, ip);
+    c.words(rest);
+    return;
+  }
+  if (host.includes('.') && (tail.length === 0 || '/:?#'.includes(tail[0]!))) {
     const h = host.toLowerCase();
     if (!h.startsWith('.') && !h.includes('..') && hasPublicSuffix(h)) {
       c.push(c.out.urls, s);
@@ -242,8 +253,12 @@ const SEP = new Uint8Array(128);
 for (let i = 0; i <= 32; i++) SEP[i] = 1;
 for (const ch of '"\'()<>[]{}\x7f') SEP[ch.charCodeAt(0)] = 1;
 
+/**
+ * Beyond ASCII, Unicode White_Space (Rust's `char::is_whitespace`, which Stalwart's tokenizer uses).
+ * U+200B and U+FEFF are not white space: inside a URL they stay in it (ZERO_WIDTH_SPACE_URL).
+ */
 function isSep(c: number): boolean {
   if (c < 128) return SEP[c] === 1;
-  return c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200b) || c === 0x2028 || c === 0x2029 ||
-    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+    c === 0x202f || c === 0x205f || c === 0x3000;
 }

@@ -44,6 +44,25 @@ describe('url module: body and URL checks', () => {
     expect(await tagsOf(mail(['Subject: x'], 'server 198.51.100.7 is down'))).toEqual([]);
   });
 
+  it('keeps U+200B and U+FEFF inside a URL of the text (they are not white space), so the URL is tagged', async () => {
+    // Before, both split the text, so "www.pay\u200bpal.com" gave no URL at all.
+    const zw = ['SUSPICIOUS_URL', 'UNPARSABLE_URL', 'ZERO_WIDTH_SPACE_URL'];
+    expect(await tagsOf(mail(['Subject: x', 'Content-Type: text/plain; charset=utf-8'], 'Log in at www.pay\u200bpal.com today please'))).toEqual(zw);
+    expect(await tagsOf(mail(['Subject: x', 'Content-Type: text/plain; charset=utf-8'], 'Log in at https://foo.com/a\ufeffb today please'))).toEqual(zw);
+    const html = mail(['Subject: x', 'MIME-Version: 1.0', 'Content-Type: text/html; charset=utf-8'], '<p>Log in at www.pay&#8203;pal.com today please</p>');
+    expect(await tagsOf(html)).toEqual(zw);
+    // Real white space still ends a URL.
+    expect(await tagsOf(mail(['Subject: x', 'Content-Type: text/plain; charset=utf-8'], 'Log in at www.paypal.com\u2003today please'))).toEqual([]);
+  });
+
+  it('a dotted quad with a path or query in text is a scheme-less URL with an IP host (SUSPICIOUS_URL)', async () => {
+    for (const text of ['see 198.51.100.7/x now', 'see 198.51.100.7/ now', 'see 198.51.100.7?a=1 now', 'see 198.51.100.7:8080/x now']) {
+      expect(await tagsOf(mail(['Subject: x'], text)), text).toEqual(['SUSPICIOUS_URL']);
+    }
+    // Without one it stays an IP token; with a port and no path, an IP token that parses as no IP.
+    expect(await tagsOf(mail(['Subject: x'], 'see 198.51.100.7:8080 now'))).toEqual([]);
+  });
+
   it('tags MIXED_CHARSET_URL for a mixed-script host, and HOMOGRAPH_URL when its look-alike resolves', async () => {
     // xn--ppl-dma503b.com is "аpplé.com": a Cyrillic а and a Latin é (ASCII letters do not count)
     const msg = mail(['Subject: x'], 'please visit https://xn--ppl-dma503b.com/ today');

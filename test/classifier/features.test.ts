@@ -91,6 +91,10 @@ describe('token details', () => {
     ]);
     expect(types('mail bob@example.com')).toEqual([['Alphabetic', 'mail'], ['Email', 'bob@example.com']]);
     expect(types('-12 and 1.5', true)).toEqual([['Integer', '-12'], ['Alphabetic', 'and'], ['Float', '1.5']]);
+    // A dotted quad is an IpAddr with a port too, and a UrlNoScheme only with a path or query (Stalwart's
+    // `is_ip && !found_query_start`); U+FEFF is an Other character and U+0085 white space (Rust's is_whitespace).
+    expect(types('1.2.3.4:25 1.2.3.4:25/x 1.2.3.4?q')).toEqual([['IpAddr', '1.2.3.4:25'], ['UrlNoScheme', '1.2.3.4:25/x'], ['UrlNoScheme', '1.2.3.4?q']]);
+    expect(types('a\ufeffb\u0085c')).toEqual([['Alphabetic', 'a'], ['Other', '\ufeff'], ['Alphabetic', 'b'], ['Alphabetic', 'c']]);
   });
 
   it('turns numbers, symbols and all-caps words into Stalwart\'s tokens', async () => {

@@ -55,11 +55,24 @@ describe('TypesTokenizer stand-in', () => {
   it('finds scheme URLs, scheme-less PSL hosts, emails and bare IPs; words exclude them', () => {
     const t = tokenize('Go to HTTP://Example.com/A?b=1, see www.test.org/x. Mail me@ex.co.uk or mailto:x@y.net; '
       + 'ip 10.1.2.3 but not 10.1.2.3/8? file.txt e.g. 3.14 git+ssh://h.example.net/r (http://paren.example.com)', true);
-    expect(t.urls).toEqual(['HTTP://Example.com/A?b=1', 'www.test.org/x', 'git+ssh://h.example.net/r', 'http://paren.example.com']);
+    // A dotted quad with a path is a scheme-less URL, as in Stalwart's tokenizer (`is_ip && !found_query_start`).
+    expect(t.urls).toEqual(['HTTP://Example.com/A?b=1', 'www.test.org/x', '10.1.2.3/8', 'git+ssh://h.example.net/r', 'http://paren.example.com']);
     expect(t.emails).toEqual(['me@ex.co.uk', 'x@y.net']);
     expect(t.ips).toEqual(['10.1.2.3']);
-    // An IP with a path is neither an IP token nor a PSL host: it falls apart into number words.
-    expect(t.words).toEqual(['Go', 'to', 'see', 'Mail', 'or', 'mailto', 'ip', 'but', 'not', '10.1', '2.3', '8', 'file', 'txt', 'e', 'g', '3.14']);
+    expect(t.words).toEqual(['Go', 'to', 'see', 'Mail', 'or', 'mailto', 'ip', 'but', 'not', 'file', 'txt', 'e', 'g', '3.14']);
+  });
+
+  it('a dotted quad: an IP token alone, a URL with a path or query, no IP with a port or a part over 255', () => {
+    expect(tokenize('1.2.3.4/ 1.2.3.4?q 1.2.3.4:80/x').urls).toEqual(['1.2.3.4/', '1.2.3.4?q', '1.2.3.4:80/x']);
+    const t = tokenize('1.2.3.4 1.2.3.4:25 300.1.1.1 1.2.3.4#top', true);
+    expect(t.urls).toEqual([]);
+    expect(t.ips).toEqual(['1.2.3.4', '1.2.3.4']);
+    expect(t.words).toEqual(['top']);
+  });
+
+  it('U+200B and U+FEFF are not separators (Unicode White_Space, as Rust\'s is_whitespace); U+2003 is', () => {
+    expect(tokenize('www.pay\u200bpal.com x.example\ufeff.com').urls).toEqual(['www.pay\u200bpal.com', 'x.example\ufeff.com']);
+    expect(tokenize('www.paypal.com\u2003next').urls).toEqual(['www.paypal.com']);
   });
 
   it('rejects schemes longer than 8 characters and hosts without a PSL suffix', () => {
