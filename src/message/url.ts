@@ -27,6 +27,17 @@ const PATH_RE = /^[\x21-\x7e]*$/;
 const SCHEME_RE = /^[a-z][a-z0-9+\-.]{0,63}$/;
 
 /**
+ * The port of an authority as `http::Uri::port_u16` gives it: the digits after the colon when they make
+ * a u16, else 0 (no port). http::Uri does not check the port when it parses (`cid:image1` has the host
+ * `cid`, `example.com:abc` the host `example.com`).
+ */
+function portNumber(p: string): number {
+  if (!/^[0-9]{1,5}$/.test(p)) return 0;
+  const n = Number(p);
+  return n <= 65535 ? n : 0;
+}
+
+/**
  * Builds the parts of a URL element. `schemeless` marks tokens found without a scheme (they get
  * `https://`). Non-ASCII or unparsable URLs keep `url`/`original` and get empty parts. Never throws.
  */
@@ -60,6 +71,8 @@ export function urlParts(original: string, schemeless: boolean): UrlParts {
   if (sep < 0 && authEnd !== rest.length) return empty; // authority-form must be the whole string
   if (authority.length === 0 || !AUTHORITY_RE.test(authority)) return empty;
   const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
+  // A `%` is allowed in the userinfo and in an IPv6 literal's zone, not in a host name (http::Uri).
+  if ((hostPort.startsWith('[') ? hostPort.slice(hostPort.indexOf(']') + 1) : hostPort).includes('%')) return empty;
   let host = hostPort;
   let port = 0;
   if (hostPort.startsWith('[')) {
@@ -67,17 +80,17 @@ export function urlParts(original: string, schemeless: boolean): UrlParts {
     if (close < 0) return empty;
     host = hostPort.slice(0, close + 1);
     const after = hostPort.slice(close + 1);
-    if (after.length > 0) {
-      if (!/^:[0-9]{0,5}$/.test(after)) return empty;
-      port = after.length > 1 ? Number(after.slice(1)) : 0;
-    }
+    if (after.indexOf(':') !== after.lastIndexOf(':')) return empty;
+    const colon = after.indexOf(':');
+    if (colon >= 0) port = portNumber(after.slice(colon + 1));
   } else {
     const colon = hostPort.indexOf(':');
     if (colon >= 0) {
       const p = hostPort.slice(colon + 1);
-      if (!/^[0-9]{0,5}$/.test(p) || (p.length > 0 && Number(p) > 65535)) return empty;
+      // http::Uri refuses two port colons ("localhost:8080:3030") but not a port that is no number.
+      if (p.includes(':')) return empty;
       host = hostPort.slice(0, colon);
-      port = p.length > 0 ? Number(p) : 0;
+      port = portNumber(p);
     }
   }
   if (host.length === 0) return empty;

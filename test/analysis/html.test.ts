@@ -39,6 +39,9 @@ describe('html: links', () => {
     expect(await tags(altMail('<a href="https://example.com/">here</a> www.other.org'))).toEqual(['HTML_SHORT_1']);
     // Single quotes are part of the value: the href does not parse, so the text is not compared.
     expect(await tags(altMail("Sign in: <a href='https://example.com/'>https://other.org/</a>"))).toEqual(['HTML_SHORT_1']);
+    // A cid: link parses as an authority with the host "cid" (http::Uri does not check the port "image1"),
+    // so the site the text names is another one. Before, the link had no host and nothing was compared.
+    expect(await tags(altMail('Sign in: <a href="cid:image1">www.paypal.com</a>'))).toEqual(['HTML_SHORT_1', 'PHISHING']);
   });
 
   it('HTTP_TO_HTTPS when an http link shows an https URL', async () => {

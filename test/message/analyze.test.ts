@@ -27,7 +27,8 @@ describe('multipart/alternative newsletter (QP text, base64 HTML, RFC 2047, Rece
       ['body_text', 'https://shop.example.co.uk/deals', 'https://shop.example.co.uk/deals', 'https', 'shop.example.co.uk', 'shop.example.co.uk', 'example.co.uk', 0, '/deals', '', '/deals'],
       ['body_html', 'https://shop.example.co.uk:8443/deals/index.html?id=42&x=1#top', 'HTTPS://Shop.Example.co.uk:8443/Deals/Index.html?id=42&x=1#top', 'https', 'shop.example.co.uk:8443', 'shop.example.co.uk', 'example.co.uk', 8443, '/deals/index.html', 'id=42&x=1', '/deals/index.html?id=42&x=1'],
       ['body_html', 'mailto:sales@example.co.uk?subject=hi', 'mailto:Sales@Example.co.uk?subject=hi', '', '', '', '', 0, '', '', ''],
-      ['body_html', 'cid:logo123', 'cid:logo123', '', '', '', '', 0, '', '', ''],
+      // Authority-form, as http::Uri reads it: the host is "cid", the port "logo123" is no number (port 0).
+      ['body_html', 'cid:logo123', 'cid:logo123', '', 'cid:logo123', 'cid', 'cid', 0, '', '', ''],
       // Non-ASCII: hyper::Uri rejects it, so only url/url_original are set.
       ['body_text', 'https://www.bücher.de', 'www.bücher.de', '', '', '', '', 0, '', '', ''],
     ]);

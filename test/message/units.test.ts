@@ -95,10 +95,19 @@ describe('UrlParts', () => {
     expect(urlParts('http://192.0.2.7/x', false)).toMatchObject({ host: '192.0.2.7', sld: '192.0.2.7' });
   });
 
-  it('leaves parts empty for non-ASCII, bad ports and host-less URIs', () => {
-    for (const u of ['https://bánk.com/', 'http://x.com:99999/', '/relative/path', 'http:///nohost', 'data:image/png;base64,AAA']) {
+  it('leaves parts empty for non-ASCII, two port colons, a % in the host and host-less URIs', () => {
+    for (const u of ['https://bánk.com/', 'http://x.com:1:2/', 'http://ex%41mple.com/', '/relative/path', 'http:///nohost', 'data:image/png;base64,AAA']) {
       expect([u, urlParts(u, false).host, urlParts(u, false).port]).toEqual([u, '', 0]);
     }
+  });
+
+  it('keeps the host of a URI whose port is no u16, as http::Uri does (port 0)', () => {
+    // Before, these had no host: a cid: link's anchor text was never compared with it (PHISHING).
+    expect(urlParts('cid:image1', false)).toMatchObject({ host: 'cid', port: 0, path: '' });
+    expect(urlParts('http://x.com:99999/', false)).toMatchObject({ host: 'x.com', port: 0, path: '/' });
+    expect(urlParts('http://example.com:abc/p', false)).toMatchObject({ host: 'example.com', port: 0, path: '/p' });
+    expect(urlParts('http://[2001:db8::1]:x/', false)).toMatchObject({ host: '[2001:db8::1]', port: 0 });
+    expect(urlParts('http://u%40x:p@example.com:81/', false)).toMatchObject({ host: 'example.com', port: 81 });
   });
 });
 
