@@ -3,6 +3,7 @@
  * the modules in Stalwart's order (or the steps a caller names), and records which module set
  * which tag. A module that throws is reported and the others still run.
  */
+import type { WaitClock } from '../util/index.js';
 import type { Resolver } from '../dns/types.js';
 import type { LookupRegistry } from '../lookup/types.js';
 import type { MessageContext } from '../message/context.js';
@@ -39,6 +40,8 @@ export interface AnalysisRun {
   readonly matches: ModuleMatch[];
   readonly errors: ModuleError[];
   readonly warnings: string[];
+  /** Network waits other than DNS (redirect hops), which the classify time budget leaves out. */
+  readonly waits?: WaitClock;
 }
 
 class Context implements AnalysisContext {
@@ -71,6 +74,9 @@ class Context implements AnalysisContext {
   }
   warn(message: string): void {
     this.run.warnings.push(`${this.module}: ${message}`);
+  }
+  networkWait<T>(p: Promise<T>): Promise<T> {
+    return this.run.waits === undefined ? p : this.run.waits.time(p);
   }
 }
 

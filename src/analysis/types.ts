@@ -177,6 +177,12 @@ export interface AnalysisContext {
   hasTag(name: string): boolean;
   /** Reports a problem (capped input, failed lookup) in the verdict's warnings. */
   warn(message: string): void;
+  /**
+   * Awaits a network answer other than DNS (a redirect hop, bounded by its own timeout). The time is
+   * left out of the classify time budget, as DNS waits are, so a slow web server cannot get the
+   * modules and rules after it skipped.
+   */
+  networkWait<T>(p: Promise<T>): Promise<T>;
 }
 
 /** One analysis module: reads the context and calls `ctx.tag`; returns a promise only when it has to wait. */

@@ -180,7 +180,7 @@ async function follow(ctx: AnalysisContext, fetcher: LocationFetcher, start: str
   const hops = maxHopsOf(ctx);
   let next = start;
   for (let hop = 1; hop <= hops; hop++) {
-    const location = await fetcher(next);
+    const location = await ctx.networkWait(fetcher(next));
     if (location === undefined) return undefined;
     const p = urlParts(location, false);
     if (p.host === '') return undefined;

@@ -2,6 +2,7 @@
  * A per-message DNS budget: a cap on queries and a deadline, so one message can neither flood the resolver
  * nor wait on DNS longer than allowed, even when the underlying resolver never answers.
  */
+import { WaitClock } from '../util/index.js';
 import type { DnsAnswer, DnsType, Resolver } from './types.js';
 
 export interface DnsBudget {
@@ -47,10 +48,8 @@ export function withBudget(resolver: Resolver, budget: DnsBudget = {}): Budgeted
   // `performance.now()` after a long loop turn, so a timer can fire a little before `deadline` by the clock. Once
   // the wrapper has answered "deadline passed" it must keep refusing, or a query made right after would be sent.
   let expired = false;
-  // Queries waiting now, since when at least one has been, and the waits already over.
-  let waiting = 0;
-  let since = 0;
-  let waited = 0;
+  // Overlapping waits count once.
+  const waits = new WaitClock();
 
   const refuse = <T extends DnsType>(error: string): DnsAnswer<T> => {
     counters.capped++;
@@ -67,31 +66,26 @@ export function withBudget(resolver: Resolver, budget: DnsBudget = {}): Budgeted
       const sent = resolver.query(name, type).catch(
         (e: unknown): DnsAnswer<T> => ({ status: 'error', error: String((e as Error)?.message ?? e) }),
       );
-      let answer: DnsAnswer<T> | undefined;
       // The wait ends when this call answers (at the deadline at the latest), not when a resolver
       // that never answers gives up: the message is no longer waiting then.
-      if (waiting++ === 0) since = performance.now();
-      try {
-        if (deadline === Infinity) {
-          answer = await sent;
-        } else {
-          let timer: NodeJS.Timeout | undefined;
-          const late = new Promise<undefined>((resolve) => {
-            timer = setTimeout(() => {
-              expired = true;
-              resolve(undefined);
-            }, left);
-          });
-          answer = await Promise.race([sent, late]).finally(() => clearTimeout(timer));
-        }
-      } finally {
-        if (--waiting === 0) waited += performance.now() - since;
+      let answer: DnsAnswer<T> | undefined;
+      if (deadline === Infinity) {
+        answer = await waits.time(sent);
+      } else {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<undefined>((resolve) => {
+          timer = setTimeout(() => {
+            expired = true;
+            resolve(undefined);
+          }, left);
+        });
+        answer = await waits.time(Promise.race([sent, late])).finally(() => clearTimeout(timer));
       }
       if (answer === undefined) return refuse('DNS deadline of the message passed');
       if (answer.status === 'error') counters.errors++;
       return answer;
     },
     stats: () => ({ ...counters }),
-    waitedMs: () => waited + (waiting > 0 ? performance.now() - since : 0),
+    waitedMs: () => waits.waitedMs(),
   };
 }

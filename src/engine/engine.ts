@@ -2,6 +2,7 @@
  * `SpamEngine`: holds a compiled rule set, the SpamTag table, thresholds and lookup stores, and
  * classifies messages (docs/compiler.md; docs/message-analysis.md).
  */
+import { WaitClock } from '../util/index.js';
 import { setFlagsFromString } from 'node:v8';
 import { ExprEvalError, type DnsResolver, type EvalContext, type IfResult } from '../expr/types.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
@@ -294,21 +295,22 @@ export class SpamEngine {
       matches: analysisMatches,
       errors: [],
       warnings,
+      waits: new WaitClock(),
     };
     let analysisMs = 0;
     let rulesMs = 0;
     let verdict: ClassifierVerdict | undefined;
     // Nothing to fill without a trusted authserv-id or verification: no await (a microtask turn) then.
     if (this.authResults.verify === true || (this.authResults.trustedAuthservIds?.length ?? 0) > 0) await this.fillAuthResults(run, warnings);
-    // The time budget bounds the message's own work: the time it waits for DNS answers and its rules for
-    // stores is not counted (the DNS budget's deadline and the rule-wait budget bound those), so a sender
+    // The time budget bounds the message's own work: the time it waits for DNS answers, redirect hops and
+    // its rules for stores is not counted (the DNS budget's deadline and the rule-wait budget bound those), so a sender
     // whose DNS never answers, or a frozen store, cannot make every later module and rule be skipped, a
     // spam message then passing as clean.
     const waits = new RuleWaits(this.ruleWaitMs);
     // Likewise the classifier's wait for its first model (a long-running classifier waits up to 5 s for it
     // once) and for its `trusted-domains` store: the rules after it must not be skipped for that.
     let classifierWaitedMs = 0;
-    const budgetEnd = (): number => t0 + this.timeBudgetMs + (budgeted?.waitedMs() ?? 0) + waits.waitedMs + classifierWaitedMs;
+    const budgetEnd = (): number => t0 + this.timeBudgetMs + (budgeted?.waitedMs() ?? 0) + run.waits!.waitedMs() + waits.waitedMs + classifierWaitedMs;
     const overBudget = (): boolean => performance.now() > budgetEnd();
     const budgetSkip = (source: string): void => {
       errors.push({ source, message: `skipped: the classify time budget of ${this.timeBudgetMs} ms was exceeded` });

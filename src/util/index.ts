@@ -5,3 +5,4 @@ export { prng } from './prng.js';
 export { isStackOverflow } from './stack.js';
 export { detach } from './strings.js';
 export { VERSION } from './version.js';
+export { WaitClock } from './wait-clock.js';

@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
+import { LookupMap, StaticLookupList } from '../../src/lookup/index.js';
 import { extractUrls } from '../../src/message/elements.js';
 import { mail, runModules, server } from './dnsbl-harness.js';
 
@@ -141,6 +143,10 @@ describe('url module: redirectors', () => {
         seen.push({ path: req.url ?? '', ua: req.headers['user-agent'] });
         const hop = /^\/hop(\d+)$/.exec(req.url ?? '');
         if (req.url === '/slow') return; // never answers
+        if (req.url === '/late') {
+          setTimeout(() => res.writeHead(302, { location: 'https://landing.example.org/late' }).end(), 400);
+          return;
+        }
         if (req.url === '/final') {
           res.writeHead(301, { location: 'https://landing.example.org/welcome' });
         } else if (hop !== null) {
@@ -175,6 +181,18 @@ describe('url module: redirectors', () => {
       const more = await runModules(['url'], mail(['Subject: x'], `go ${base}/hop1 now`), { lists, config: { followRedirects: { maxHops: 6 } } });
       expect(more.tags).toEqual(['REDIRECTOR_URL']);
       expect(urlsOf(more)).toContain('https://landing.example.org/deep');
+    });
+
+    it("a slow hop does not use up the classify time budget: the modules and rules after the url module still run", async () => {
+      // Before, a hop that answered after the budget (5 s by default) got mime, html and every rule skipped.
+      const lookups = new LookupMap();
+      lookups.set('url-redirectors', new StaticLookupList('url-redirectors', ['localhost']));
+      const after: SpamRuleInput = { '@type': 'Any', name: 'after', priority: 500, condition: { match: [{ if: 'true', then: "'AFTER'" }], else: 'false' } };
+      const engine = new SpamEngine({ analysis: { followRedirects: { timeoutMs: 3_000 } }, timeBudgetMs: 150, lookups, rules: [after] });
+      const r = await engine.classify(mail(['Subject: x', 'MIME-Version: 1.0', 'Content-Type: text/html; charset=utf-8'], `<p>go <a href="${base}/late">${base}/late</a> now</p>`));
+      expect(r.errors).toEqual([]);
+      expect(r.tags).toEqual(expect.arrayContaining(['REDIRECTOR_URL', 'MIME_HTML_ONLY', 'AFTER']));
+      expect(r.analysis.find((m) => m.tag === 'MIME_HTML_ONLY')?.module).toBe('html');
     });
 
     it('gives up on a hop after its time limit, and on a response without Location', async () => {
