@@ -135,13 +135,15 @@ export function scanHtml(input: string): HtmlScan {
         }
       }
       if (value !== undefined && (attr === 'href' || attr === 'src')) {
-        const v = decodeEntities(value).trim();
-        if (links.length < MAX_HTML_LINKS) links.push(v);
-        if (attr === 'href') href = v;
+        const decoded = decodeEntities(value);
+        if (links.length < MAX_HTML_LINKS) links.push(decoded.trim());
+        // The first href with a value is the one the e-mail set reads, as written (Stalwart).
+        if (attr === 'href' && href === undefined) href = decoded;
       }
     }
     i = j < n ? j + 1 : n;
-    if (name === 'a' && href !== undefined && href.length >= 7 && href.slice(0, 7).toLowerCase() === 'mailto:') {
+    // Stalwart: `mailto:` case-sensitively and untrimmed (`MAILTO:` and ` mailto:` are not e-mail links).
+    if (name === 'a' && href !== undefined && href.startsWith('mailto:')) {
       if (mailtos.length < MAX_HTML_LINKS) mailtos.push(href);
     }
     if (name === 'head') inHead = true;

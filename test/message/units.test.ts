@@ -121,6 +121,15 @@ describe('HTML scanning', () => {
     expect(s.text).toBe('Mail Tom & Jerry AB');
   });
 
+  it("reads a link's first href for mailto:, which must start with mailto: as written (Stalwart)", () => {
+    // Before, MAILTO: and a blank before mailto: counted, and a later href replaced the first.
+    const s = scanHtml('<a href="MAILTO:up@example.com">a</a><a href=" mailto:sp@example.com">b</a>'
+      + '<a href="https://example.com/" href="mailto:second@example.com">c</a><a href="mailto:ok@example.com" href="x">d</a>');
+    expect(s.mailtos).toEqual(['mailto:ok@example.com']);
+    // Every href and src is still a link (trimmed).
+    expect(s.links).toEqual(['MAILTO:up@example.com', 'mailto:sp@example.com', 'https://example.com/', 'mailto:second@example.com', 'mailto:ok@example.com', 'x']);
+  });
+
   it('leaves names that only Object.prototype has as written (&toString; is no character reference)', () => {
     expect(scanHtml('<p>a &toString; b &valueOf c &amp;</p>').text).toBe('a &toString; b &valueOf c &');
   });
