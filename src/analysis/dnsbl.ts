@@ -230,13 +230,18 @@ export async function checkDnsbl(ctx: AnalysisContext, scope: DnsblScope, own: E
   const limit = limitOf(ctx, scope);
   const zoneCtx = new EvalCtx(ctx, location, own);
   // Zones are evaluated and counted in server order; the queries then run concurrently and the tags
-  // are evaluated in server order again.
+  // are evaluated in server order again. A zone that needs no store is evaluated without a turn of the
+  // event loop, so the element's servers take their places under the scope's limit before the next
+  // element's do, as in Stalwart, which checks one element against every server before the next.
+  // (Evaluated across elements server by server, the last servers, e.g. the DNSWL whitelists, were
+  // the first to be left out for every element.)
   const pending: { server: CompiledDnsblServer; answer: Promise<string | undefined> }[] = [];
   for (const server of servers) {
     if (state.counters[scope] >= limit) break;
     let zoneValue: Value | undefined;
     try {
-      zoneValue = await evalBlock(server.zone, zoneCtx);
+      const r = server.zone.evalMaybe(zoneCtx);
+      zoneValue = r instanceof Promise ? (await r)?.value : r?.value;
     } catch (e) {
       ctx.warn(`DNSBL ${server.name}: zone expression failed: ${e instanceof Error ? e.message : String(e)}`);
       continue;

@@ -122,6 +122,27 @@ describe('DNSBL evaluation (through the ip module)', () => {
     expect(dflt.queries).toHaveLength(50);
   });
 
+  it("fills the limit element by element, each against every server (Stalwart's order), not server by server", async () => {
+    // Before, every element took the first server's place, then the second's…: the last servers (DNSWL
+    // whitelists) were the first dropped, for every element, the connecting IP included.
+    const servers = ['A', 'B', 'C'].map((z) => server('Ip', `S${z}`, { else: `ip_reverse + '.${z.toLowerCase()}.example'` }, { else: 'false' }));
+    const body = Array.from({ length: 3 }, (_, i) => `host 198.51.100.${i + 1} seen`).join('\r\n');
+    const r = await runModules(['ip'], mail(['Subject: x'], body), {
+      session: { remoteIp: '192.0.2.1' },
+      config: { dnsblServers: servers, dnsblLimits: { ip: 5 } },
+    });
+    expect(r.queries).toEqual(['A 1.2.0.192.a.example', 'A 1.2.0.192.b.example', 'A 1.2.0.192.c.example', 'A 1.100.51.198.a.example', 'A 1.100.51.198.b.example']);
+    // Domains likewise: the DKIM-pass domain, first in the set, is checked against every server (the last
+    // one standing for DNSWL's DWL) before the body's domains take what is left.
+    const dom = ['A', 'B', 'C'].map((z) => server('Domain', `D${z}`, { else: `value + '.${z.toLowerCase()}.example'` }, { else: 'false' }));
+    const headers = ['From: a@site0.example.net', 'Reply-To: b@site1.example.net', 'Message-ID: <x@site2.example.net>', 'Subject: x'];
+    const d = await runModules(['domain'], mail(headers), {
+      session: { dkim: [{ result: 'pass', domain: 'signer.example.com' }] },
+      config: { dnsblServers: dom, dnsblLimits: { domain: 4 } },
+    });
+    expect(d.queries).toEqual(['A signer.example.com.a.example', 'A signer.example.com.b.example', 'A signer.example.com.c.example', 'A site2.example.net.a.example']); // then the set's next (Message-ID)
+  });
+
   it('costs nothing with DNS off: no query, no expression evaluated', async () => {
     class CountingOff extends OffResolver {
       n = 0;
