@@ -57,6 +57,8 @@ export interface AnalysisFlags {
   listCacheDir?: string;
   /** Refresh stale remote lists in the background (the server); default off (classify makes no HTTP request). */
   refreshLists?: boolean;
+  /** Follow redirector URLs over HTTP (`AnalysisConfig.followRedirects`). */
+  followRedirects?: boolean;
   /** Complete sessions from each message's own Received/Return-Path headers. */
   trustReceived?: boolean;
   /** `EngineOptions.timeBudgetMs` (ms; 0 = none). */
@@ -184,6 +186,7 @@ export function buildEngine(
   for (const m of analysis.disabled ?? []) modules[m] = false;
   const config: AnalysisConfig = { dnsblServers: set.dnsblServers, modules };
   if (set.fileExtensions !== undefined) config.fileExtensions = set.fileExtensions;
+  if (analysis.followRedirects === true) config.followRedirects = true;
   const opts: EngineOptions = { rules: set.rules, tags: set.tags, thresholds, lookups, analysis: analysis.analysis === false ? false : config };
   if (analysis.dns !== undefined) opts.dns = analysis.dns;
   opts.authResults = { trustedAuthservIds: analysis.trustedAuthservIds ?? [], verify: analysis.verify ?? false };

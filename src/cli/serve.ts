@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { availableParallelism } from 'node:os';
 import type { JmapServer } from '../jmap/index.js';
 import type { RuleSetSpec } from '../server/ruleset.js';
+import type { AnalysisConfig } from '../analysis/types.js';
 import type { ServeConfig } from '../server/config.js';
 import type { ServerLimits } from '../server/limits.js';
 import { openError, optionError } from './errors.js';
@@ -41,6 +42,9 @@ Rules:
   --rule-wait MS        per-message budget of the rules' waits for stores and DNS (default 2000; 0 = none)
   --no-module NAME      switch a built-in analysis module off (repeatable); --no-analysis: rules only
   --trust-authserv ID   read authentication results from this authserv-id's Authentication-Results
+  --follow-redirects    follow the HTTP redirects of url-redirectors URLs (3 hops of 5 s; the config file's
+                        analysis.followRedirects sets both); analysis.dnsblLimits, .allowedIps and
+                        .blockedIps are set in the config file (docs/deployment.md)
   --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
   --no-refresh-lists    serve remote lists from the cache only (default: refresh stale ones in the background)
   --allow-tell          with --model and --spamd: spamc -L spam|ham adds samples, -L forget removes them
@@ -97,6 +101,7 @@ const OPTIONS = {
   'no-module': { type: 'string', multiple: true },
   'no-analysis': { type: 'boolean' },
   'trust-authserv': { type: 'string', multiple: true },
+  'follow-redirects': { type: 'boolean' },
   'cache-dir': { type: 'string' },
   'no-refresh-lists': { type: 'boolean' },
   model: { type: 'string' },
@@ -148,6 +153,7 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (v['no-module'] !== undefined) a.disabledModules = [...(a.disabledModules ?? []), ...v['no-module']];
   if (v['no-analysis']) a.enabled = false;
   if (v['trust-authserv'] !== undefined) a.trustedAuthservIds = v['trust-authserv'];
+  if (v['follow-redirects']) a.followRedirects = true;
   out.analysis = a;
   const l = { ...c.limits };
   if (v['max-size'] !== undefined) l.maxSize = v['max-size'];
@@ -180,6 +186,12 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
   const a = c.analysis ?? {};
   const modules: Record<string, boolean> = {};
   for (const m of a.disabledModules ?? []) modules[m] = false;
+  const analysis: AnalysisConfig = { dnsblServers: set.dnsblServers, modules };
+  if (set.fileExtensions !== undefined) analysis.fileExtensions = set.fileExtensions;
+  if (a.followRedirects !== undefined) analysis.followRedirects = a.followRedirects;
+  if (a.dnsblLimits !== undefined) analysis.dnsblLimits = a.dnsblLimits;
+  if (a.allowedIps !== undefined) analysis.allowedIps = a.allowedIps;
+  if (a.blockedIps !== undefined) analysis.blockedIps = a.blockedIps;
   const spec: RuleSetSpec = {
     rules: set.rules,
     tags: set.tags,
@@ -191,7 +203,7 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
     ...(c.refreshLists !== undefined ? { refreshLists: c.refreshLists } : {}),
     ...(c.model !== undefined ? { classifier: { '@type': 'Sqlite', path: c.model } } : {}),
     engine: {
-      analysis: a.enabled === false ? false : { dnsblServers: set.dnsblServers, modules, ...(set.fileExtensions ? { fileExtensions: set.fileExtensions } : {}) },
+      analysis: a.enabled === false ? false : analysis,
       authResults: { trustedAuthservIds: a.trustedAuthservIds ?? [], verify: a.verify ?? false },
       ...(a.timeBudgetMs !== undefined ? { timeBudgetMs: a.timeBudgetMs } : {}),
       ...(a.ruleWaitMs !== undefined ? { ruleWaitMs: a.ruleWaitMs } : {}),

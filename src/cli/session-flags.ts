@@ -36,6 +36,7 @@ export const SESSION_OPTIONS = {
   'trust-authserv': { type: 'string', multiple: true },
   verify: { type: 'boolean' },
   'trust-received': { type: 'boolean' },
+  'follow-redirects': { type: 'boolean' },
   'time-budget': { type: 'string' },
   'rule-wait': { type: 'string' },
 } as const;
@@ -62,6 +63,8 @@ Analysis:
   --dns SPEC        off (default) | system | system:SERVER[,SERVER] | static:FILE.json
   --no-module NAME  switch one built-in module off (repeatable): ${MODULE_NAMES.join(', ')}
   --no-analysis     run the SpamRules alone
+  --follow-redirects  follow the HTTP redirects of URLs whose host is in url-redirectors (3 hops of 5 s;
+                    the targets are checked too, and URL_REDIRECTOR_NESTED set past the last hop)
   --time-budget MS  per message: the modules, classifier and rules not started within MS milliseconds
                     (not counting waits for DNS) are skipped and reported (default 5000; 0 = no budget)
   --rule-wait MS    per message: how long the rules may wait for lookup stores in all; past it, a rule
@@ -79,6 +82,8 @@ export interface SessionFlags {
   trustedAuthservIds: string[];
   verify: boolean;
   trustReceived: boolean;
+  /** `AnalysisConfig.followRedirects`: follow redirector URLs over HTTP. */
+  followRedirects: boolean;
   /** `EngineOptions.timeBudgetMs` (ms; 0 = none); undefined: the engine's default. */
   timeBudgetMs?: number;
   /** `EngineOptions.ruleWaitMs` (ms; 0 = no limit); undefined: the engine's default. */
@@ -214,5 +219,6 @@ export function parseSessionFlags(v: Values): SessionFlags {
     trustedAuthservIds: v['trust-authserv'] ?? [],
     verify: v.verify ?? false,
     trustReceived: v['trust-received'] ?? false,
+    followRedirects: v['follow-redirects'] ?? false,
   };
 }

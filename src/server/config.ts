@@ -8,8 +8,19 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import ipaddr from '../dns/ipaddr.js';
 
 const size = z.union([z.number().positive(), z.string()]);
+const count = z.number().int().nonnegative();
+/** An IP address or CIDR range, as the ip module reads `allowedIps`/`blockedIps` (it ignores others). */
+const ipOrRange = z.string().refine((v) => {
+  const t = v.trim();
+  const slash = t.indexOf('/');
+  const addr = slash < 0 ? t : t.slice(0, slash);
+  // Four-part IPv4 only: ipaddr.js also reads `10.1` as 10.0.0.1, which nobody means in such a list.
+  if (!ipaddr.IPv4.isValidFourPartDecimal(addr) && !ipaddr.IPv6.isValid(addr)) return false;
+  return slash < 0 || ipaddr.isValidCIDR(t);
+}, 'not an IP address or CIDR range (192.0.2.0/24, 2001:db8::1)');
 const strings = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
 
 export const ServeConfigSchema = z
@@ -51,6 +62,18 @@ export const ServeConfigSchema = z
         /** The engine's `timeBudgetMs` and `ruleWaitMs` (ms; 0 = none). */
         timeBudgetMs: z.number().int().nonnegative().optional(),
         ruleWaitMs: z.number().int().nonnegative().optional(),
+        /** Follow the redirects of `url-redirectors` URLs over HTTP (docs/analysis.md, "Redirects"). */
+        followRedirects: z
+          .union([z.boolean(), z.object({ maxHops: z.number().int().positive().optional(), timeoutMs: z.number().int().positive().optional() }).strict()])
+          .optional(),
+        /** Per-message DNSBL query limits per scope (default 50 each). */
+        dnsblLimits: z
+          .object({ ip: count.optional(), domain: count.optional(), email: count.optional(), url: count.optional() })
+          .strict()
+          .optional(),
+        /** The server's own IP lists (addresses or CIDR ranges): never DNSBL-checked / `IP_BLOCKED`. */
+        allowedIps: z.array(ipOrRange).optional(),
+        blockedIps: z.array(ipOrRange).optional(),
       })
       .strict()
       .optional(),

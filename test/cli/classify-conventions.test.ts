@@ -5,6 +5,8 @@
  * progress for a large single mbox. Also: the default rule SR_URL_USERINFO leaves `mailto:` links alone.
  */
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -158,5 +160,28 @@ describe('default rule SR_URL_USERINFO', () => {
   it('still fires on a web link with userinfo', async () => {
     const r = await engine.classify(html('https://bank.example@evil.example/login'));
     expect(r.tags).toContain('URL_HAS_USERINFO');
+  });
+});
+
+describe('classify --follow-redirects', () => {
+  it('follows a redirector URL over HTTP, so that Url rules see its target', async () => {
+    const srv = createServer((_req, res) => res.writeHead(302, { location: 'https://landing.example.org/offer' }).end());
+    await new Promise<void>((resolve) => srv.listen(0, 'localhost', resolve));
+    try {
+      const dir = tmp();
+      const redirectors = join(dir, 'redirectors.txt');
+      writeFileSync(redirectors, 'localhost\n');
+      const rules = join(dir, 'rules.json');
+      writeFileSync(rules, JSON.stringify([{ '@type': 'Url', name: 'LANDED', priority: 1, condition: { match: [{ if: "host == 'landing.example.org'", then: "'LANDED'" }], else: 'false' } }]));
+      const msg = join(dir, 'm.eml');
+      writeFileSync(msg, `Subject: x\r\n\r\nsee http://localhost:${(srv.address() as AddressInfo).port}/r now\r\n`);
+      const args = ['--json', '--rules', rules, '--list', `url-redirectors=${redirectors}`, msg];
+      const off = JSON.parse((await capture(() => classify(args))).stdout) as { tags: string[] };
+      expect(off.tags).not.toContain('LANDED');
+      const on = JSON.parse((await capture(() => classify(['--follow-redirects', ...args]))).stdout) as { tags: string[] };
+      expect(on.tags).toContain('LANDED');
+    } finally {
+      srv.close();
+    }
   });
 });

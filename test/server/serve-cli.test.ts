@@ -209,6 +209,9 @@ describe('spamrule serve --config FILE.toml', () => {
         'rules = ["rules.json"]',
         '[thresholds]',
         'scoreSpam = 1.5',
+        '[analysis]',
+        'blockedIps = ["192.0.2.0/24"]',
+        'followRedirects = { maxHops = 2 }',
         '[limits]',
         'maxSize = "2k"',
         '[log]',
@@ -220,6 +223,9 @@ describe('spamrule serve --config FILE.toml', () => {
     expect(Object.keys(s.lines).sort()).toEqual(['rspamd', 'spamd']);
     const r = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: 'Subject: plugh\r\n\r\nhi\r\n' });
     expect(JSON.parse(r.body)).toMatchObject({ action: 'add header', score: 2, required_score: 1.5, symbols: { CFG_MARK: { score: 2 } } });
+    // analysis.blockedIps reaches the workers' engines (before, the key was refused).
+    const blocked = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', headers: { IP: '192.0.2.7' }, body: 'Subject: x\r\n\r\nhi\r\n' });
+    expect(Object.keys(JSON.parse(blocked.body).symbols)).toContain('IP_BLOCKED');
     const tooBig = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: `Subject: x\r\n\r\n${'x'.repeat(3000)}` });
     expect(tooBig.status).toBe(413);
     // --head-timeout: a spamd request head that never ends is cut off (the idle timeout alone is 60 s).
@@ -290,6 +296,17 @@ describe('spamrule serve --config FILE.toml', () => {
       expect(err).toMatch(message);
     }
   }, 60_000);
+
+  it("reads the analysis module settings, and refuses an IP list entry that is no address or range, naming it", () => {
+    const file = join(dir, 'analysis.json');
+    const analysis = { followRedirects: { maxHops: 2, timeoutMs: 1000 }, dnsblLimits: { ip: 10, url: 0 }, allowedIps: ['198.51.100.0/24', '2001:db8::1'], blockedIps: ['203.0.113.9'] };
+    writeFileSync(file, JSON.stringify({ analysis }));
+    expect(readServeConfig(file).analysis).toEqual(analysis);
+    for (const [bad, where] of [[{ allowedIps: ['10.1'] }, 'analysis.allowedIps.0'], [{ blockedIps: ['192.0.2.0/33'] }, 'analysis.blockedIps.0'], [{ dnsblLimits: { ipp: 1 } }, 'analysis.dnsblLimits']] as const) {
+      writeFileSync(file, JSON.stringify({ analysis: bad }));
+      expect(() => readServeConfig(file)).toThrow(where);
+    }
+  });
 
   it('refuses a configuration file with an unknown key, naming it', async () => {
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ rspamd: '127.0.0.1:0', limits: { maxSise: 5 } }));
