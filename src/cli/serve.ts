@@ -314,7 +314,18 @@ export async function run(argv: string[]): Promise<number> {
 
   const logger = server.createLogger({ level });
   // The worker threads log their warnings (a list download that failed) as JSON lines at this level too.
-  const pool = new server.SpamEnginePool({ ...spec, workers: c.workers ?? availableParallelism(), timeoutMs: limits.scanTimeoutMs ?? 30_000, logLevel: level });
+  let pool: import('../server/pool.js').SpamEnginePool;
+  try {
+    pool = new server.SpamEnginePool({ ...spec, workers: c.workers ?? availableParallelism(), timeoutMs: limits.scanTimeoutMs ?? 30_000, logLevel: level });
+  } catch (e) {
+    // A store configuration (the config file's `stores`) the workers could not open.
+    return fail((e as Error).message);
+  }
+  // A rule that does not compile is left out, as Stalwart skips it; say which (classify and lint do too).
+  const logRefused = (report: import('../engine/types.js').RuleLoadReport): void => {
+    for (const e of report.errors) logger.warn({ rule: e.rule, path: e.path }, `rule ${e.rule} refused: ${e.path}: ${e.message}`);
+  };
+  logRefused(pool.loadReport);
   let jmap: JmapServer | undefined;
   let scan: Awaited<ReturnType<typeof server.startScanServer>>;
   try {
@@ -338,7 +349,7 @@ export async function run(argv: string[]): Promise<number> {
   const onHup = (): void => {
     try {
       const next = reloadSpec(v, c.db !== undefined);
-      pool.update(next);
+      logRefused(pool.update(next));
       logger.info({ rules: next.rules?.length }, 'reloaded: the workers take the new rule set before their next message');
     } catch (e) {
       logger.error({ err: (e as Error).message }, 'reload failed: the rule set in use is kept');
@@ -448,7 +459,9 @@ async function startManaged(
   const { createJmapServer } = await import('../jmap/index.js');
   const { parseLookupStoreConfig } = await import('../lookup/index.js');
   const stores = new Map<string, unknown>(pool.ruleSet.stores?.map((s) => [s.namespace, s.config]) ?? []);
-  const pushStores = (): void => pool.update({ stores: [...stores].map(([namespace, config]) => ({ namespace, config })) });
+  const pushStores = (): void => {
+    pool.update({ stores: [...stores].map(([namespace, config]) => ({ namespace, config })) });
+  };
   type Recorded = { config: unknown; close(): Promise<void> };
   return createJmapServer({
     db: c.db!,

@@ -15,7 +15,10 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { SpamRuleInput, ClassifyOptions, ClassifyResult } from '../engine/types.js';
+import { createResolver, type DnsConfigError } from '../dns/index.js';
+import { compileRuleSet } from '../engine/rules.js';
+import type { SpamRuleInput, ClassifyOptions, ClassifyResult, RuleLoadReport } from '../engine/types.js';
+import { LookupConfigError, parseLookupStoreConfig } from '../lookup/config.js';
 import type { RuleSetSpec } from './ruleset.js';
 import type { ReplyFormat } from './rspamd-reply.js';
 import type { ReplyVerdict, RuleSetUpdate, ScanReply, ScanTask, ThreadLoaded, WorkerInit } from './worker.js';
@@ -103,6 +106,20 @@ function snapshot(spec: RuleSetSpec): RuleSetSpec {
   };
 }
 
+/**
+ * Checks, in the caller's thread, what each thread would otherwise only warn about at run time, so that
+ * a mistake is refused where it is made rather than answered `""` by every lookup: the DNS spec and
+ * the stores' configurations. Throws {@link DnsConfigError} or {@link LookupConfigError}.
+ */
+function checkSpec(spec: RuleSetSpec): void {
+  // The spec alone (kind, server addresses, the static file): the resolver made here is dropped.
+  if (spec.dns !== undefined) createResolver(spec.dns);
+  for (const s of spec.stores ?? []) {
+    const parsed = parseLookupStoreConfig(s.config);
+    if (!parsed.ok) throw new LookupConfigError(s.namespace, `invalid configuration: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
+  }
+}
+
 export class SpamEnginePool {
   private readonly piscina: Piscina;
   private readonly channel: BroadcastChannel;
@@ -114,11 +131,18 @@ export class SpamEnginePool {
   private drained: (() => void) | undefined;
   /** Threads whose module has loaded (their {@link ThreadLoaded} message came), by `threadId`. */
   private readonly loaded = new Set<number>();
+  private report: RuleLoadReport;
 
-  /** Starts the threads. Throws `Error` when the worker module cannot be found. */
+  /**
+   * Starts the threads. Throws {@link DnsConfigError} for a bad `dns` spec, {@link LookupConfigError}
+   * for a store configuration the threads could not open, and `Error` when the worker module cannot be
+   * found. Rules that do not compile are not thrown: {@link loadReport} lists them.
+   */
   constructor(opts: SpamEnginePoolOptions) {
     const { workers, timeoutMs, youngGenerationMb, logLevel, ...spec } = opts;
     const young = youngGenerationMb ?? DEFAULT_YOUNG_GENERATION_MB;
+    checkSpec(spec);
+    this.report = compileRuleSet(spec.rules ?? []).report;
     this.spec = snapshot(spec);
     this.timeoutMs = timeoutMs ?? 0;
     const threads = Math.max(1, Math.floor(workers ?? availableParallelism()));
@@ -181,19 +205,34 @@ export class SpamEnginePool {
   }
 
   /**
-   * Replaces parts of the rule set (fields left out keep their value). The change is posted to
-   * every thread at once, and any `classify` called after `update` returns uses it.
+   * The rules of the rule set in force that the threads compile and those they refuse (rule name,
+   * branch path, parse error), as `SpamEngine.loadReport`: a refused rule is left out, as Stalwart
+   * skips it, and the others run.
    */
-  update(change: Partial<RuleSetSpec>): void {
-    this.spec = snapshot({ ...this.spec, ...change });
+  get loadReport(): RuleLoadReport {
+    return this.report;
+  }
+
+  /**
+   * Replaces parts of the rule set (fields left out keep their value). The change is posted to
+   * every thread at once, and any `classify` called after `update` returns uses it. Returns the
+   * rules' {@link loadReport}. Throws as the constructor for a bad `dns` spec or store configuration,
+   * and the rule set in force then stays.
+   */
+  update(change: Partial<RuleSetSpec>): RuleLoadReport {
+    const next = { ...this.spec, ...change };
+    checkSpec(next);
+    if (change.rules !== undefined) this.report = compileRuleSet(next.rules ?? []).report;
+    this.spec = snapshot(next);
     this.gen++;
     const msg: RuleSetUpdate = { gen: this.gen, spec: this.spec };
     this.channel.postMessage(msg);
+    return this.report;
   }
 
-  /** Replaces the rules (the engine's `loadRules`, for the JMAP facade). */
-  loadRules(rules: readonly SpamRuleInput[]): void {
-    this.update({ rules });
+  /** Replaces the rules, as `SpamEngine.loadRules` (and for the JMAP facade); returns the {@link loadReport}. */
+  loadRules(rules: readonly SpamRuleInput[]): RuleLoadReport {
+    return this.update({ rules });
   }
 
   /**

@@ -5,6 +5,9 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
+import { BroadcastChannel } from 'node:worker_threads';
+import { DnsConfigError } from '../../src/dns/index.js';
+import { LookupConfigError } from '../../src/lookup/index.js';
 import { ScanError, SpamEnginePool } from '../../src/server/index.js';
 import { defaultSpec } from './harness.js';
 
@@ -51,12 +54,31 @@ describe('SpamEnginePool', () => {
     }
   }, 60_000);
 
+  it('refuses a bad DNS spec or store configuration where it is given, and reports refused rules', async () => {
+    // Before, both reached the threads, which only warned: every scan then failed ("worker failed: --dns
+    // sytem: …"), or the store's lookups answered "" (a blocklist that never matched).
+    expect(() => new SpamEnginePool({ rules: [], dns: 'sytem', workers: 1 })).toThrow(DnsConfigError);
+    const badStore = { namespace: 'blocked', config: { '@type': 'Redis', urll: 'redis://127.0.0.1:6379' } };
+    expect(() => new SpamEnginePool({ rules: [], stores: [badStore], workers: 1 })).toThrow(LookupConfigError);
+    const broken: SpamRuleInput = { '@type': 'Any', name: 'R_BROKEN', condition: { match: [{ if: 'contains(subject', then: "'X'" }], else: 'false' } };
+    const pool = new SpamEnginePool({ rules: [rule('GOOD'), broken], workers: 1, engine: { analysis: false } });
+    pools.push(pool);
+    expect(pool.loadReport).toMatchObject({ loaded: 1, errors: [{ rule: 'R_BROKEN', path: 'condition/match/0/if' }] });
+    expect(pool.loadRules([rule('GOOD')])).toMatchObject({ loaded: 1, errors: [] });
+    expect(() => pool.update({ rules: [rule('OTHER')], stores: [badStore] })).toThrow(LookupConfigError);
+    // The rule set in force stays.
+    expect(pool.ruleSet.rules.map((r) => r.name)).toEqual(['R_GOOD']);
+    expect(await eventually(pool, marked)).toContain('GOOD');
+  }, 60_000);
+
   it('a rule set a thread cannot build leaves the previous one in use there, and the next good one is taken', async () => {
     const pool = new SpamEnginePool({ rules: [rule('FIRST')], workers: 2, engine: { analysis: false } });
     pools.push(pool);
     expect(await eventually(pool, marked)).toContain('FIRST');
-    // A DNS spec no resolver can be built from (serve checks it before; the pool does not).
-    pool.update({ rules: [rule('BROKEN')], dns: 'bogus:1' });
+    // A rule set that fails in the threads only (say, a static DNS file removed after the pool checked
+    // it): posted to them directly, past the pool's own check.
+    const internals = pool as unknown as { channel: BroadcastChannel; gen: number; spec: object };
+    internals.channel.postMessage({ gen: ++internals.gen, spec: { ...internals.spec, rules: [rule('BROKEN')], dns: 'bogus:1' } });
     for (let i = 0; i < 4; i++) {
       const tags = (await pool.classify(marked)).tags;
       expect(tags).toContain('FIRST');

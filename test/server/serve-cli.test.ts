@@ -197,7 +197,10 @@ describe('spamrule serve --config FILE.toml', () => {
     writeFileSync(
       join(dir, 'rules.json'),
       JSON.stringify({
-        SpamRule: [{ '@type': 'Any', name: 'CFG', condition: { match: [{ if: "contains(subject, 'plugh')", then: "'CFG_MARK'" }], else: 'false' } }],
+        SpamRule: [
+          { '@type': 'Any', name: 'CFG', condition: { match: [{ if: "contains(subject, 'plugh')", then: "'CFG_MARK'" }], else: 'false' } },
+          { '@type': 'Any', name: 'CFG_BROKEN', condition: { match: [{ if: 'contains(subject', then: "'X'" }], else: 'false' } },
+        ],
         SpamTag: [{ '@type': 'Score', tag: 'CFG_MARK', score: 2 }],
       }),
     );
@@ -221,6 +224,8 @@ describe('spamrule serve --config FILE.toml', () => {
     );
     const s = await serve(['--config', join(dir, 'spamrule.toml'), '--spamd', '127.0.0.1:0', '--head-timeout', '300']);
     expect(Object.keys(s.lines).sort()).toEqual(['rspamd', 'spamd']);
+    // A rule that does not compile is named in the log (before, the workers left it out unsaid).
+    expect(await s.logLine((l) => l.rule === 'CFG_BROKEN')).toMatchObject({ level: 40, path: 'condition/match/0/if' });
     const r = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: 'Subject: plugh\r\n\r\nhi\r\n' });
     expect(JSON.parse(r.body)).toMatchObject({ action: 'add header', score: 2, required_score: 1.5, symbols: { CFG_MARK: { score: 2 } } });
     // analysis.blockedIps reaches the workers' engines (before, the key was refused).
