@@ -17,7 +17,7 @@ import type { MySqlSettings, MySqlStoreConfig } from './config.js';
 import { loadMySql, prefetch, type MySql } from './drivers.js';
 import { resolveSecret } from './secret.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
-import { DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, RequestRefusedError, RoundRobin, shapeRows, tooManyRows, withTimeout } from './util.js';
+import { DEFAULT_SQL_MAX_ROWS, endPool, isSelect, parseCounter, RequestRefusedError, RoundRobin, shapeRows, tooManyRows, withTimeout } from './util.js';
 
 /** The core (callback) mysql2 query of a pooled connection, used to stream SELECT rows. */
 interface CoreQuery {
@@ -283,6 +283,12 @@ export class MySqlStore implements LookupStore {
     if (this.closed) return;
     this.closed = true;
     const pools = await this.pools?.catch(() => undefined);
-    await Promise.all((pools?.all ?? []).map((p) => p.end().catch(() => undefined)));
+    // mysql2 keeps every connection (one still connecting included) in the core pool's `_allConnections`;
+    // past the grace their sockets are destroyed, which ends them and lets `end()` resolve.
+    const cut = (p: mysql.Pool) => (): void => {
+      const core = (p as unknown as { pool?: { _allConnections?: { toArray(): { stream?: { destroy(): void } }[] } } }).pool;
+      for (const c of core?._allConnections?.toArray() ?? []) c.stream?.destroy();
+    };
+    await Promise.all((pools?.all ?? []).map((p) => endPool(p.end(), cut(p))));
   }
 }

@@ -11,7 +11,7 @@ import type { PostgreSqlSettings, PostgreSqlStoreConfig } from './config.js';
 import { loadPg, prefetch, type Pg } from './drivers.js';
 import { resolveSecret } from './secret.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
-import { DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, RoundRobin, shapeRows, tooManyRows, withTimeout } from './util.js';
+import { DEFAULT_SQL_MAX_ROWS, endPool, isSelect, parseCounter, RoundRobin, shapeRows, tooManyRows, withTimeout } from './util.js';
 
 const SCHEMA = [
   'CREATE TABLE IF NOT EXISTS spamrule_kv (k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL)',
@@ -234,6 +234,11 @@ export class PostgresStore implements LookupStore {
     if (this.closed) return;
     this.closed = true;
     const pools = await this.pools?.catch(() => undefined);
-    await Promise.all((pools?.all ?? []).map((p) => p.end().catch(() => undefined)));
+    // pg-pool keeps its clients (a connect still in progress included) in `_clients`; past the grace,
+    // their sockets are destroyed, which ends the connects and lets `end()` resolve.
+    const cut = (p: pg.Pool) => (): void => {
+      for (const c of (p as unknown as { _clients?: { connection?: { stream?: { destroy(): void } } }[] })._clients ?? []) c.connection?.stream?.destroy();
+    };
+    await Promise.all((pools?.all ?? []).map((p) => endPool(p.end(), cut(p))));
   }
 }

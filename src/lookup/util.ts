@@ -109,3 +109,30 @@ export class RoundRobin<T> {
     return it;
   }
 }
+
+/** How long {@link endPool} lets a pool's connections finish before it cuts them (ms). */
+export const CLOSE_GRACE_MS = 1_000;
+
+/**
+ * Ends a driver's connection pool: `end` is the driver's own (it waits for every connection, a connect
+ * still in progress included), and once `graceMs` have passed, `cut` destroys the sockets still open.
+ * A server that accepted the connection and then went silent would otherwise hold `close()` (and the
+ * process) for up to the store's `timeout`. Never rejects.
+ */
+export async function endPool(end: Promise<unknown>, cut: () => void, graceMs = CLOSE_GRACE_MS): Promise<void> {
+  const ended = end.then(
+    () => true,
+    () => true,
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
+  const inTime = await Promise.race([ended, late]);
+  clearTimeout(timer);
+  if (inTime) return;
+  try {
+    cut();
+  } catch {
+    // The driver's internals changed: nothing more can be done than wait for its own end.
+  }
+  await ended;
+}

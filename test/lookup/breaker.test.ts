@@ -2,6 +2,7 @@
  * Fail-fast stores: a store whose server is gone is marked down after a few failures and answers with an
  * error at once (no per-message wait for a dead connection); a background probe finds it back.
  */
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
 import { CachedLookupStore, CircuitBreakerStore, createLookupStore, LookupMap, LookupStoreError, type LookupStore } from '../../src/lookup/index.js';
@@ -142,5 +143,31 @@ describe('circuit breaker', () => {
     const store = open('no-breaker', { '@type': 'Redis', url: `redis://127.0.0.1:${port}`, timeout: 2000 }, { enabled: false });
     expect(store).not.toBeInstanceOf(CircuitBreakerStore);
     for (let i = 0; i < 4; i++) await expect(store.keyGet('k')).rejects.toThrow(/ECONNREFUSED|connect|closed|writeable/i);
+  });
+});
+
+describe('close() with a server that accepted the connection and went silent', () => {
+  it.each(['PostgreSql', 'MySql'])('%s: returns within a second or so, not after the store timeout (30 s here)', async (type) => {
+    // Before, the driver's pool end() waited for the connect in progress: 52 s with a timeout of 60 s.
+    const sockets: Socket[] = [];
+    const silent = createServer((s) => void sockets.push(s));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const s = createLookupStore('silent', { '@type': type, host: '127.0.0.1', port, database: 'x', authUsername: 'u', timeout: 30_000 }, { breaker: { enabled: false } });
+      const pending = s.keyExists('k').then(
+        () => 'answered',
+        (e: Error) => e.message,
+      );
+      await waitFor('the connection', async () => sockets.length > 0, 5_000, 20);
+      const started = performance.now();
+      await s.close();
+      expect(performance.now() - started).toBeLessThan(10_000);
+      // The call in flight fails at once too, with the store's name.
+      expect(await pending).toMatch(/^lookup store "silent": key_exists failed/);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
   });
 });
