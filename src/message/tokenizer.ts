@@ -237,6 +237,15 @@ export function tokenize(text: string, wantWords = false): TextTokens {
     while (s > pos && !isSep(text.charCodeAt(s - 1))) s--;
     let e = p + 1;
     while (e < n && !isSep(text.charCodeAt(e))) e++;
+    // Brackets are separators, except inside a scheme URL: a bracketed IPv6 host (`http://[2001:db8::1]/`)
+    // and balanced `()`, `[]`, `{}` in its path (`…/Foo_(bar)`) are part of it, as in Stalwart's tokenizer.
+    // (The test reads the chunk only: a search back through the text would be quadratic on hostile input.)
+    if (e < n && isOpenBracket(text.charCodeAt(e)) && text.slice(s, e).includes('://')) {
+      for (let close = bracketEnd(text, e, n); close > 0; close = e < n && isOpenBracket(text.charCodeAt(e)) ? bracketEnd(text, e, n) : -1) {
+        e = close;
+        while (e < n && !isSep(text.charCodeAt(e))) e++;
+      }
+    }
     if (wantWords && s > pos) c.words(text.slice(pos, s));
     // Fast path: "word." / "word:" (the special character ends the chunk, nothing else special
     // before it) cannot be a token; most candidates in prose are sentence ends like this.
@@ -246,6 +255,27 @@ export function tokenize(text: string, wantWords = false): TextTokens {
     pos = e;
   }
   return c.out;
+}
+
+function isOpenBracket(c: number): boolean {
+  return c === 40 /* ( */ || c === 91 /* [ */ || c === 123 /* { */;
+}
+
+/**
+ * The index after the bracket that balances the one at `open`, when it comes before white space, a quote
+ * or an angle bracket; else -1. Linear in what it reads, which the caller then consumes.
+ */
+function bracketEnd(text: string, open: number, n: number): number {
+  const stack: number[] = [];
+  for (let k = open; k < n; k++) {
+    const c = text.charCodeAt(k);
+    if (isOpenBracket(c)) stack.push(c === 40 ? 41 : c === 91 ? 93 : 125);
+    else if (c === 41 || c === 93 || c === 125) {
+      if (stack.pop() !== c) return -1;
+      if (stack.length === 0) return k + 1;
+    } else if (isSep(c)) return -1;
+  }
+  return -1;
 }
 
 /** ASCII separators: controls, space, DEL and `"'()<>[]{}`. */

@@ -61,6 +61,8 @@ describe('url module: body and URL checks', () => {
     for (const text of ['see 198.51.100.7/x now', 'see 198.51.100.7/ now', 'see 198.51.100.7?a=1 now', 'see 198.51.100.7:8080/x now']) {
       expect(await tagsOf(mail(['Subject: x'], text)), text).toEqual(['SUSPICIOUS_URL']);
     }
+    // A bracketed IPv6 host in text (before, no URL at all).
+    expect(await tagsOf(mail(['Subject: x'], 'see http://[2001:db8::4]/y now'))).toEqual(['SUSPICIOUS_URL']);
     // Without one it stays an IP token; with a port and no path, an IP token that parses as no IP.
     expect(await tagsOf(mail(['Subject: x'], 'see 198.51.100.7:8080 now'))).toEqual([]);
   });

@@ -70,6 +70,16 @@ describe('TypesTokenizer stand-in', () => {
     expect(t.words).toEqual(['top']);
   });
 
+  it('keeps a bracketed IPv6 host and balanced brackets in the path inside a scheme URL', () => {
+    // Before, brackets always ended a token: the IPv6 URL was lost and the path was cut at "(".
+    expect(tokenize('see http://[2001:db8::4]/y now').urls).toEqual(['http://[2001:db8::4]/y']);
+    expect(tokenize('x http://en.wikipedia.org/wiki/Foo_(bar) y, http://x.com/a[1]{2} (http://p.example.com)').urls).toEqual([
+      'http://en.wikipedia.org/wiki/Foo_(bar)', 'http://x.com/a[1]{2}', 'http://p.example.com',
+    ]);
+    // Outside a scheme URL, and unbalanced, brackets still separate.
+    expect(tokenize('a.b(c) http://x.com/a(b', true)).toMatchObject({ urls: ['http://x.com/a'], words: ['a', 'b', 'c', 'b'] });
+  });
+
   it('U+200B and U+FEFF are not separators (Unicode White_Space, as Rust\'s is_whitespace); U+2003 is', () => {
     expect(tokenize('www.pay\u200bpal.com x.example\ufeff.com').urls).toEqual(['www.pay\u200bpal.com', 'x.example\ufeff.com']);
     expect(tokenize('www.paypal.com\u2003next').urls).toEqual(['www.paypal.com']);
