@@ -54,6 +54,27 @@ export function rustSplit(s: string, sep: string): string[] {
   return ['', ...s, ''];
 }
 
+/**
+ * Rust `str::rsplit(sep)`: the parts from the right, the separator searched from the right, so a
+ * separator that overlaps itself splits where Rust does (`rsplit('aaa','aa')` → `['','a']`, not
+ * the reverse of `split`'s `['','a']` → `['a','']`). An empty separator is `split`'s reversed.
+ * @throws ExprEvalError for more than MAX_ARRAY_ELEMENTS parts (limits.ts)
+ */
+export function rustRsplit(s: string, sep: string): string[] {
+  if (sep === '') return rustSplit(s, sep).reverse();
+  const out: string[] = [];
+  let end = s.length;
+  while (end >= sep.length) {
+    const at = s.lastIndexOf(sep, end - sep.length);
+    if (at < 0) break;
+    if (out.length + 2 > MAX_ARRAY_ELEMENTS) tooLarge('an array', out.length + 2, MAX_ARRAY_ELEMENTS);
+    out.push(s.slice(at + sep.length, end));
+    end = at;
+  }
+  out.push(s.slice(0, end));
+  return out;
+}
+
 /** Rust `str::lines`: split on LF; a CR is removed only before a LF; no final empty line. */
 export function rustLines(s: string): string[] {
   if (s === '') return [];
@@ -187,7 +208,7 @@ export const TEXT_FUNCTIONS: Record<string, SyncFunctionDef> = {
     return transform(v!, (s) => (s.endsWith(suf) ? s.slice(0, s.length - suf.length) : ''));
   }),
   split: sync(2, ([s, sep]) => rustSplit(toStr(s!), toStr(sep!))),
-  rsplit: sync(2, ([s, sep]) => rustSplit(toStr(s!), toStr(sep!)).reverse()),
+  rsplit: sync(2, ([s, sep]) => rustRsplit(toStr(s!), toStr(sep!))),
   split_once: sync(2, ([s, sep]) => splitOnce(toStr(s!), toStr(sep!), false)),
   rsplit_once: sync(2, ([s, sep]) => splitOnce(toStr(s!), toStr(sep!), true)),
   /** `n` via `to_integer` (failure → 0) cast to usize, so a negative n is effectively unlimited. */

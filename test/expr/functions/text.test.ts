@@ -98,6 +98,15 @@ describe('splitting', () => {
     expect(call('rsplit', 'abc', '')).toEqual(['', 'c', 'b', 'a', '']);
     expect(call('rsplit', 'a.b.c', '.')).toEqual(['c', 'b', 'a']);
   });
+  it('rsplit searches the separator from the right, as Rust str::rsplit', () => {
+    expect(call('rsplit', 'aaa', 'aa')).toEqual(['', 'a']);
+    expect(call('rsplit', 'a..b...c', '..')).toEqual(['c', 'b.', 'a']);
+    expect(call('split', 'a..b...c', '..')).toEqual(['a', 'b', '.c']);
+    expect(call('rsplit', 'aaaa', 'aa')).toEqual(['', '', '']);
+    expect(call('rsplit', '.', '.')).toEqual(['', '']);
+    expect(call('rsplit', '', '.')).toEqual(['']);
+    expect(call('rsplit', 'x😀y😀', '😀')).toEqual(['', 'y', 'x']);
+  });
   it('split_once/rsplit_once', () => {
     expect(call('split_once', 'a=b=c', '=')).toEqual(['a', 'b=c']);
     expect(call('rsplit_once', 'a=b=c', '=')).toEqual(['a=b', 'c']);
