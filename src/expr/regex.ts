@@ -16,19 +16,26 @@
  * operations `&&`, `--`, `~~`; named groups. Refused, as Rust refuses them: backreferences and
  * look-around (a {@link RegexError} with the offset). Differences from Rust: word boundaries
  * (`\b \B \< \>`) look at ASCII word characters only; `(?R)` line anchors break lines at LF only;
- * nested counted repetitions may total at most 1000 (RE2's limit); a pattern whose program costs
- * more than {@link MAX_PROGRAM_COST} is refused (a search costs up to that × the subject length).
+ * nested counted repetitions may total at most 1000 (RE2's limit); a pattern whose cost
+ * (`regex-cost.ts`: the instructions one search step can visit) is over {@link MAX_PROGRAM_COST} is
+ * refused, for a search costs up to that × the subject length; a pattern longer than
+ * {@link MAX_PATTERN_LENGTH} is refused.
  */
 import { RE2JS } from 're2js';
 import { RegexError } from './regex-error.js';
+import { patternCost, factorLiterals, type CostWeights } from './regex-cost.js';
 import { classRanges, type Ranges } from './regex-ranges.js';
 import { Parser, WORD_A, WORD_U, type AssertKind, type ClassItem, type ClassSet, type Node } from './regex-syntax.js';
 
 export { RegexError } from './regex-error.js';
 export { MAX_REPEAT } from './regex-syntax.js';
 
-/** Longest accepted pattern source, in UTF-16 code units (4 KiB of ASCII). */
-export const MAX_PATTERN_LENGTH = 4096;
+/**
+ * Longest accepted pattern source, in UTF-16 code units: room for a list of 3,000 keywords. It
+ * bounds the compile time (1,000 keywords, 7.5 KB: 0.2–0.4 s) and memory, not the search, which
+ * {@link MAX_PROGRAM_COST} bounds.
+ */
+export const MAX_PATTERN_LENGTH = 32_768;
 
 /** One match: the whole match at 0, then each group (`undefined`/`null` when it did not take part). */
 export type RustRegexMatch = readonly (string | null | undefined)[] & {
@@ -161,38 +168,40 @@ function re2(n: Node, uses: { lookbehind: boolean }): string {
   }
 }
 
+function countGroups(n: Node): number {
+  switch (n.t) {
+    case 'group': return (n.cap ? 1 : 0) + countGroups(n.body);
+    case 'repeat': return countGroups(n.body);
+    case 'concat': return n.items.reduce((s, i) => s + countGroups(i), 0);
+    case 'alt': return n.branches.reduce((s, b) => s + countGroups(b), 0);
+    default: return 0;
+  }
+}
+
 /**
- * Largest accepted {@link programCost}. A search costs up to (program cost × subject length): the
- * fuzz campaign's `(?:(a)|b){1000}!` (cost 13003) took 17–28 s on 100 KB, `(?:a*)` ×680 (1362)
- * 11 s, `(?:([a-z]+)\.){1,100}com` (1404) 1.7 s; just under the limit `(?:a*)` ×499 still takes
- * about 4 s (the worst shape: every instruction live at every character). Every pattern of the
- * shipped rules, examples and conformance vectors costs at most 66: a margin of 15×. A single count
- * at the 1000 limit (`a{1000}`, cost 1002) is refused although Rust accepts it.
+ * Largest accepted {@link patternCost} (`regex-cost.ts`): a search costs up to that × the subject
+ * length. The fuzz campaign's `(?:(a)|b){1000}!` (cost 13,001) took 17–28 s on 100 KB, `(?:a*)` ×680
+ * (1,360) 11 s; just under the limit `(?:a*)` ×499 still takes 2.5–4 s (the worst shape: every
+ * instruction live at every character). A keyword list costs its trie's widest fan-out per depth
+ * (1,000 words: a few hundred) and `a{1000}` 1,000.
  */
 export const MAX_PROGRAM_COST = 1000;
 
-/** The program shape re2js keeps internally (not part of its typings). */
-interface Re2Program {
-  inst: { op: number }[];
-  numCap: number;
-}
-/** re2js `Inst.CAPTURE`. */
-const OP_CAPTURE = 3;
-
-/**
- * Cost of a compiled re2js program: its instructions, plus for each capture instruction the
- * capture slots it copies (the Pike VM copies a thread's slots at every capture it passes).
- */
-function programCost(re: RE2JS): number {
-  const prog = (re as unknown as { re2Input?: { prog?: Re2Program } }).re2Input?.prog;
-  // Should a future re2js hide its program, the refusal is lost but the pattern still works.
-  if (prog === undefined || !Array.isArray(prog.inst)) return 0;
-  let captures = 0;
-  for (const i of prog.inst) if (i.op === OP_CAPTURE) captures++;
-  return prog.inst.length + captures * prog.numCap;
+/** The weights of `patternCost`: a look-behind automaton for the half boundaries. */
+function weights(root: Node): CostWeights {
+  return {
+    atom: 1,
+    assert: (n) => (['start', 'end', 'lineStart', 'lineEnd', 'word', 'notWord'].includes(n.kind) ? 1 : 4),
+    slots: 2 * (countGroups(root) + 1),
+  };
 }
 
-function re2Regex(source: string, root: Node): RustRegex {
+function re2Regex(source: string, parsed: Node): RustRegex {
+  const root = factorLiterals(parsed);
+  const cost = patternCost(root, weights(root));
+  if (cost > MAX_PROGRAM_COST) {
+    throw new RegexError(`pattern too complex: its program costs ${cost} (limit ${MAX_PROGRAM_COST}); write fewer or smaller repetitions and capture groups`);
+  }
   const uses = { lookbehind: false };
   const src = re2(root, uses);
   let re: RE2JS;
@@ -200,10 +209,6 @@ function re2Regex(source: string, root: Node): RustRegex {
     re = RE2JS.compile(src, uses.lookbehind ? RE2JS.LOOKBEHINDS : 0);
   } catch (err) {
     throw new RegexError(`pattern too large or unsupported: ${(err as Error).message}`);
-  }
-  const cost = programCost(re);
-  if (cost > MAX_PROGRAM_COST) {
-    throw new RegexError(`pattern too complex: its program costs ${cost} (limit ${MAX_PROGRAM_COST}); write fewer or smaller repetitions and capture groups`);
   }
   // `test` runs RE2's DFA (no captures), far cheaper than `exec` on a subject that does not match,
   // which is the common case of a spam rule.
