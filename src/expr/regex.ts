@@ -14,17 +14,19 @@
  * Unicode (`\p{Nd}`, `White_Space`, `Alphabetic`+`M`+`Nd`+`Pc`+`Join_Control`), ASCII under `(?-u)`;
  * leftmost-first alternation; greedy/lazy and `(?U)`; POSIX classes, nested classes and the set
  * operations `&&`, `--`, `~~`; named groups. Refused, as Rust refuses them: backreferences and
- * look-around (a {@link RegexError} with the offset). Differences from Rust: word boundaries
- * (`\b \B \< \>`) look at ASCII word characters only; `(?R)` line anchors break lines at LF only;
- * nested counted repetitions may total at most 1000 (RE2's limit); a pattern whose cost
- * (`regex-cost.ts`: the instructions one search step can visit) is over {@link MAX_PROGRAM_COST} is
- * refused, for a search costs up to that × the subject length; a pattern longer than
- * {@link MAX_PATTERN_LENGTH} is refused.
+ * look-around (a {@link RegexError} with the offset). Word boundaries (`\b \B \< \> \b{start}`…)
+ * look at Unicode word characters (`\w`) as Rust's do, ASCII ones under `(?-u)`: RE2 has only an
+ * ASCII `\b`, so such a pattern searches a marked copy of the subject (`regex-marks.ts`).
+ * Differences from Rust: `(?R)` line anchors break lines at LF only; nested counted repetitions
+ * may total at most 1000 (RE2's limit); a pattern whose cost (`regex-cost.ts`: the instructions one
+ * search step can visit) is over {@link MAX_PROGRAM_COST} is refused, for a search costs up to that
+ * × the subject length; a pattern longer than {@link MAX_PATTERN_LENGTH} is refused.
  */
 import { RE2JS } from 're2js';
 import { RegexError } from './regex-error.js';
 import { patternCost, factorLiterals, type CostWeights } from './regex-cost.js';
-import { classRanges, type Ranges } from './regex-ranges.js';
+import { ANY_MARK, MARK_RANGE, markClass, markSubject, markTest, unmark } from './regex-marks.js';
+import { classRanges, complement, subtract, type Ranges } from './regex-ranges.js';
 import { Parser, WORD_A, WORD_U, type AssertKind, type ClassItem, type ClassSet, type Node } from './regex-syntax.js';
 
 export { RegexError } from './regex-error.js';
@@ -122,8 +124,8 @@ function re2Class(set: ClassSet): string {
 
 const wordClass = (unicode: boolean): string => re2Class({ k: 'union', negated: false, items: unicode ? WORD_U : WORD_A });
 
-/** RE2 forms of Rust's assertions (see the module docstring for the approximations). */
-function re2Assert(kind: AssertKind, unicode: boolean, uses: { lookbehind: boolean }): string {
+/** RE2 forms of Rust's assertions without marks: ASCII `\b`, look-behind for the half boundaries. */
+function re2Assert(kind: AssertKind, unicode: boolean, uses: Uses): string {
   switch (kind) {
     case 'start': return '\\A';
     case 'end': return '\\z';
@@ -142,29 +144,120 @@ function re2Assert(kind: AssertKind, unicode: boolean, uses: { lookbehind: boole
   }
 }
 
-function re2(n: Node, uses: { lookbehind: boolean }): string {
+interface Uses {
+  lookbehind: boolean;
+  /** Searching the marked subject (`regex-marks.ts`): atoms leave marks out, assertions read them. */
+  marks: boolean;
+  /** Memo of {@link sides}. */
+  sides: Map<Node, number[]>;
+}
+
+/** In the marked subject, a position is just before its mark (B) or just after it (A); a bit set of both. */
+const B = 1;
+const A = 2;
+
+/** A class of code points without the marks (in mark mode) as RE2 source. */
+function atomClass(r: Ranges, uses: Uses): string {
+  return re2Ranges(uses.marks ? subtract(r, MARK_RANGE) : r);
+}
+
+const NOT_LF = complement([10, 10]);
+const NOT_LF_CR = complement([10, 10, 13, 13]);
+const ALL = complement([]);
+
+/**
+ * RE2 source of `n`, entered at the sides `at` of a position of the marked subject (ignored
+ * without marks), and the sides it can end at. An atom consumes the mark before its character
+ * when at B; an assertion consumes the mark when at B and reads it by look-behind when at A.
+ */
+function re2(n: Node, uses: Uses, at: number): [string, number] {
+  const mark = (): string => (!uses.marks ? '' : at === B ? ANY_MARK : at === A ? '' : `${ANY_MARK}?`);
   switch (n.t) {
-    case 'lit': {
-      return n.ci ? `(?i:${esc(n.cp)})` : esc(n.cp);
+    case 'lit':
+      return [mark() + (n.ci ? `(?i:${esc(n.cp)})` : esc(n.cp)), B];
+    case 'any': {
+      if (!uses.marks) return [n.s ? '(?s:.)' : n.R ? '[^\\x{a}\\x{d}]' : '[^\\x{a}]', B];
+      return [mark() + atomClass(n.s ? ALL : n.R ? NOT_LF_CR : NOT_LF, uses), B];
     }
-    case 'any':
-      return n.s ? '(?s:.)' : n.R ? '[^\\x{a}\\x{d}]' : '[^\\x{a}]';
     case 'class': {
-      const cls = re2Class(n.set);
-      return n.ci ? `(?i:${cls})` : cls;
+      const cls = uses.marks ? atomClass(classRanges(n.set), uses) : re2Class(n.set);
+      return [mark() + (n.ci ? `(?i:${cls})` : cls), B];
     }
-    case 'assert':
-      return re2Assert(n.kind, n.unicode, uses);
+    case 'assert': {
+      if (!uses.marks) return [re2Assert(n.kind, n.unicode, uses), at];
+      const cls = markClass(markTest(n.kind, n.unicode));
+      if (at & A) uses.lookbehind = true;
+      return [at === B ? cls : at === A ? `(?<=${cls})` : `(?:${cls}|(?<=${cls}))`, A];
+    }
     case 'group': {
       const open = n.cap ? (n.name !== undefined && /^\w+$/.test(n.name) ? `(?P<${n.name}>` : '(') : '(?:';
-      return `${open}${re2(n.body, uses)})`;
+      const [body, out] = re2(n.body, uses, at);
+      return [`${open}${body})`, out];
     }
-    case 'concat':
-      return n.items.map((i) => `(?:${re2(i, uses)})`).join('');
-    case 'alt':
-      return n.branches.map((b) => re2(b, uses)).join('|');
-    case 'repeat':
-      return `(?:${re2(n.body, uses)})${quantifier(n)}`;
+    case 'concat': {
+      let src = '';
+      let side = at;
+      for (const item of n.items) {
+        const [s, out] = re2(item, uses, side);
+        src += `(?:${s})`;
+        side = out;
+      }
+      return [src, side];
+    }
+    case 'alt': {
+      let out = 0;
+      const srcs = n.branches.map((b) => {
+        const [s, o] = re2(b, uses, at);
+        out |= o;
+        return s;
+      });
+      return [srcs.join('|'), out];
+    }
+    case 'repeat': {
+      const entry = repeatEntry(n, at, uses.sides);
+      const [body, out] = re2(n.body, uses, entry);
+      return [`(?:${body})${quantifier(n)}`, out | (n.min === 0 ? at : 0)];
+    }
+  }
+}
+
+/** The sides a repetition's body can start at: later iterations start where earlier ones end. */
+function repeatEntry(n: Extract<Node, { t: 'repeat' }>, at: number, memo: Map<Node, number[]>): number {
+  let entry = at;
+  for (let out = sides(n.body, entry, memo); (entry | out) !== entry; out = sides(n.body, entry, memo)) entry |= out;
+  return entry;
+}
+
+/** The sides `n` can end at when entered at `at` (what `re2` returns, memoized: nested repetitions stay linear). */
+function sides(n: Node, at: number, memo: Map<Node, number[]>): number {
+  const known = memo.get(n)?.[at];
+  if (known !== undefined) return known;
+  let out: number;
+  switch (n.t) {
+    case 'lit':
+    case 'any':
+    case 'class': out = B; break;
+    case 'assert': out = A; break;
+    case 'group': out = sides(n.body, at, memo); break;
+    case 'concat': out = n.items.reduce((side, i) => sides(i, side, memo), at); break;
+    case 'alt': out = n.branches.reduce((o, b) => o | sides(b, at, memo), 0); break;
+    case 'repeat': out = sides(n.body, repeatEntry(n, at, memo), memo) | (n.min === 0 ? at : 0); break;
+  }
+  const row = memo.get(n) ?? [];
+  row[at] = out;
+  memo.set(n, row);
+  return out;
+}
+
+/** Whether a pattern has a Unicode word assertion, which needs the marked subject. */
+function hasUnicodeWordAssert(n: Node): boolean {
+  switch (n.t) {
+    case 'assert': return n.unicode && !['start', 'end', 'lineStart', 'lineEnd'].includes(n.kind);
+    case 'group':
+    case 'repeat': return hasUnicodeWordAssert(n.body);
+    case 'concat': return n.items.some(hasUnicodeWordAssert);
+    case 'alt': return n.branches.some(hasUnicodeWordAssert);
+    default: return false;
   }
 }
 
@@ -187,23 +280,25 @@ function countGroups(n: Node): number {
  */
 export const MAX_PROGRAM_COST = 1000;
 
-/** The weights of `patternCost`: a look-behind automaton for the half boundaries. */
-function weights(root: Node): CostWeights {
+/** The weights of `patternCost`: a mark before each atom, a look-behind for the half boundaries. */
+function weights(root: Node, marks: boolean): CostWeights {
   return {
-    atom: 1,
-    assert: (n) => (['start', 'end', 'lineStart', 'lineEnd', 'word', 'notWord'].includes(n.kind) ? 1 : 4),
+    atom: marks ? 3 : 1,
+    // A mark class, possibly behind a look-behind; without marks, ASCII `\b` or a look-behind automaton.
+    assert: (n) => (marks ? 3 : ['start', 'end', 'lineStart', 'lineEnd', 'word', 'notWord'].includes(n.kind) ? 1 : 4),
     slots: 2 * (countGroups(root) + 1),
   };
 }
 
 function re2Regex(source: string, parsed: Node): RustRegex {
   const root = factorLiterals(parsed);
-  const cost = patternCost(root, weights(root));
+  const uses: Uses = { lookbehind: false, marks: hasUnicodeWordAssert(root), sides: new Map() };
+  // The marked subject is twice as long: each step of the search counts twice.
+  const cost = patternCost(root, weights(root, uses.marks)) * (uses.marks ? 2 : 1);
   if (cost > MAX_PROGRAM_COST) {
     throw new RegexError(`pattern too complex: its program costs ${cost} (limit ${MAX_PROGRAM_COST}); write fewer or smaller repetitions and capture groups`);
   }
-  const uses = { lookbehind: false };
-  const src = re2(root, uses);
+  const [src] = re2(root, uses, B);
   let re: RE2JS;
   try {
     re = RE2JS.compile(src, uses.lookbehind ? RE2JS.LOOKBEHINDS : 0);
@@ -212,7 +307,25 @@ function re2Regex(source: string, parsed: Node): RustRegex {
   }
   // `test` runs RE2's DFA (no captures), far cheaper than `exec` on a subject that does not match,
   // which is the common case of a spam rule.
-  return { source, exec: (s) => (re.test(s) ? (re.exec(s) as RustRegexMatch | null) : null), test: (s) => re.test(s) };
+  if (!uses.marks) {
+    return { source, exec: (s) => (re.test(s) ? (re.exec(s) as RustRegexMatch | null) : null), test: (s) => re.test(s) };
+  }
+  return {
+    source,
+    test: (s) => re.test(markSubject(s)),
+    exec: (s) => {
+      const marked = markSubject(s);
+      if (!re.test(marked)) return null;
+      const m = re.exec(marked) as (RustRegexMatch & { groups?: Record<string, string | null | undefined> }) | null;
+      if (m === null) return null;
+      const out = Array.from(m, (g) => (typeof g === 'string' ? unmark(g) : g)) as (string | null | undefined)[] & { groups?: Record<string, string | null | undefined> };
+      if (m.groups !== undefined) {
+        out.groups = {};
+        for (const [k, v] of Object.entries(m.groups)) out.groups[k] = typeof v === 'string' ? unmark(v) : v;
+      }
+      return out;
+    },
+  };
 }
 
 /**

@@ -200,6 +200,13 @@ describe('F3: keyword lists', () => {
     expect(first('(?i)k|\u{212a}x', '\u212ax')).toBe('\u212a');
     expect(first('(?i:é)a|Éb', 'Éb')).toBe('Éb');
   });
+  it('still bounds the search of a pattern with word boundaries', () => {
+    expect(() => compileRustRegex('(?:\\b\\w*)'.repeat(72))).toThrow(/^pattern too complex/);
+    const re = compileRustRegex('(?:\\b\\w*)'.repeat(20));
+    const started = performance.now();
+    re.exec(`${'a '.repeat(50_000)}!`);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
 });
 
 describe('F4: dedup and is_intersect', () => {

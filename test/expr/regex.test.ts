@@ -36,11 +36,43 @@ describe('compileRustRegex: translations', () => {
     expect(ok('^\\D$', '\u0663')).toBe(false);
     expect(ok('^\\W$', 'é')).toBe(false);
     expect(ok('\\bfoo\\b', 'é foo')).toBe(true);
-    // Word boundaries look at ASCII word characters only (the linear engines have no Unicode \b).
     expect(ok('\\bfoo\\b', 'xfoo')).toBe(false);
     expect(ok('\\Bfoo', 'xfoo')).toBe(true);
     expect(ok('\\<foo\\>', 'a foo b')).toBe(true);
     expect(ok('\\b{start}foo', 'xfoo')).toBe(false);
+  });
+  it('makes \\b \\B \\< \\> look at Unicode word characters, as Rust does', () => {
+    expect(ok('(?i)\\bgratuit\\b', 'livraison gratuité')).toBe(false);
+    expect(ok('(?i)\\bкредит\\b', 'быстрый кредит сегодня')).toBe(true);
+    expect(ok('\\bcafé\\b', 'cafés')).toBe(false);
+    expect(ok('\\bcafé\\b', 'un café.')).toBe(true);
+    expect(ok('é\\B', 'éa')).toBe(true);
+    expect(ok('\\bfoo', 'éfoo')).toBe(false);
+    expect(ok('\\<foo\\>', 'x foo\u0301')).toBe(false); // a combining mark is a word character
+    expect(ok('\\bx\\b', '😀x😀')).toBe(true);
+    expect(ok('\\b{start}ñu\\b{end}', '(ñu)')).toBe(true);
+    expect(ok('\\b{start-half}a', 'éa')).toBe(false);
+    expect(ok('a\\b{end-half}', 'aé')).toBe(false);
+    expect(ok('a\\b{end-half}', 'a!')).toBe(true);
+    // Captures come back as in the subject.
+    expect(caps('(\\w+)\\b\\s(\\w+)', 'héllo wörld 😀x')).toEqual(['héllo wörld', 'héllo', 'wörld']);
+    expect(caps('.\\b(.)', '😀𝐀b')).toEqual(['😀𝐀', '𝐀']);
+    expect(compileRustRegex('(?P<w>\\w+)\\b').exec('¿qué?')?.groups).toEqual({ w: 'qué' });
+    expect(caps('(?i)\\b(viagra|cialis)\\b', 'Buy CIALIS now')).toEqual(['CIALIS', 'CIALIS']);
+    // Empty haystack, anchors and consecutive assertions.
+    expect(caps('^\\b$', '')).toBe(null);
+    expect(caps('\\B', '')).toEqual(['']);
+    expect(caps('\\b\\b\\B', 'a')).toBe(null);
+    expect(caps('(?:\\b)+a', 'a')).toEqual(['a']);
+    expect(caps('(?m)^\\bb$', 'a\nb')).toEqual(['b']);
+    expect(caps('\\ba$', 'ba\na')).toEqual(['a']);
+    expect(caps('\\Aa\\b', 'aé a')).toBe(null);
+    expect(caps('(?m)a$\\n^\\bb\\z', 'a\nb')).toEqual(['a\nb']);
+    // Under (?-u) the ASCII boundary: é is no word character.
+    expect(ok('(?-u:\\b)é', 'é')).toBe(false);
+    expect(ok('(?-u:\\B)é', 'é')).toBe(true);
+    // Lone surrogates are not in Rust strings: U+FFFD, no word character.
+    expect(caps('\\b.', '\ud800a')).toEqual(['a']);
   });
   it('keeps ASCII classes under (?-u)', () => {
     expect(ok('(?-u)^\\w$', 'é')).toBe(false);
@@ -173,7 +205,8 @@ describe('compileRustRegex: refusals', () => {
 
 describe('compileRustRegex: linear time on hostile input', () => {
   // Each of these backtracks for many seconds (polynomially or exponentially) on a backtracking engine.
-  const shapes = ['(a{1,10}){1,10}b', 'a*a*a*b', '.*.*x', '[a-z]+[a-z]+@', 'a{1,100}a{1,100}a{1,100}b', '.*x', '(a+)+b', '(?i)(a|aa)+$b', '(\\w+\\s?)*$x'];
+  const shapes = ['(a{1,10}){1,10}b', 'a*a*a*b', '.*.*x', '[a-z]+[a-z]+@', 'a{1,100}a{1,100}a{1,100}b', '.*x', '(a+)+b', '(?i)(a|aa)+$b', '(\\w+\\s?)*$x',
+    '(\\b\\w+\\b\\s?)*$x', '(?:\\b\\w*)+\\B!'];
   const subject = 'a'.repeat(100_000);
   for (const p of shapes) {
     it(`${p} on a 100 KB subject finishes within 2 s`, () => {
