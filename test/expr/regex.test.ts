@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileRustRegex, MAX_PATTERN_LENGTH, RegexError } from '../../src/expr/regex.js';
+import { prng } from '../../src/util/index.js';
 
 /** Rust `Regex::captures`-like: the groups of the first match, `""` for non-participating ones, or null. */
 function caps(pattern: string, subject: string): string[] | null {
@@ -218,4 +219,30 @@ describe('compileRustRegex: linear time on hostile input', () => {
       expect(performance.now() - started).toBeLessThan(2000);
     });
   }
+});
+
+describe('compileRustRegex: Unicode word boundaries on ASCII and other subjects', () => {
+  it('agree with a look-around reference, whichever way the subject is searched', () => {
+    // ASCII subjects take the pattern without marks; others are first tested without the word
+    // assertions (a subject that fails is ruled out), then searched marked (regex-marks.ts).
+    const W = String.raw`[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]`;
+    const b = `(?:(?<=${W})(?!${W})|(?<!${W})(?=${W}))`;
+    const nb = `(?:(?<=${W})(?=${W})|(?<!${W})(?!${W}))`;
+    const reference = (p: string): RegExp => new RegExp(p.replace(/\\b/g, b).replace(/\\B/g, nb), 'u');
+    const patterns = [String.raw`\bab\b`, String.raw`\Bb`, String.raw`a\b`, String.raw`\bк`, String.raw`\b(?:a|é)+\b`, String.raw`é\B`, String.raw`\b1_`, String.raw`\B\B`, String.raw`x\b|\by`];
+    const alphabet = ['a', 'b', 'x', 'y', ' ', 'é', 'к', '1', '_', '-', '\n', '\u0301'];
+    const rnd = prng(20261202);
+    for (const p of patterns) {
+      const ours = compileRustRegex(p);
+      const ref = reference(p);
+      for (let i = 0; i < 400; i++) {
+        const len = 1 + Math.floor(rnd() * 8);
+        // Every other subject ASCII only.
+        const pool = i % 2 === 0 ? alphabet.slice(0, 5).concat(['1', '_', '-', '\n']) : alphabet;
+        const s = Array.from({ length: len }, () => pool[Math.floor(rnd() * pool.length)]!).join('');
+        expect([p, s, ours.test(s)]).toEqual([p, s, ref.test(s)]);
+        expect([p, s, ours.exec(s)?.[0] ?? null]).toEqual([p, s, ref.exec(s)?.[0] ?? null]);
+      }
+    }
+  });
 });
