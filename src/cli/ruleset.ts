@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import {
   DEFAULT_RULES,
   DEFAULT_TAGS,
+  engineOptionsFromBundle,
   loadRuleFile,
   loadScoresFile,
   parseListText,
@@ -14,14 +15,15 @@ import {
   type SpamRuleInput,
   type SpamTagInput,
   type SpamThresholds,
+  type BundleEngineOptions,
 } from '../engine/index.js';
-import type { AnalysisConfig, FileExtensionInput } from '../analysis/types.js';
+import type { FileExtensionInput } from '../analysis/types.js';
 import { RuleBundleError, type BundleProblem } from '../engine/load.js';
 import type { Resolver } from '../dns/types.js';
 import { SystemResolver } from '../dns/system.js';
 import type { HttpLookupInput } from '../lookup/http-list.js';
 import type { EngineOptions } from '../engine/engine.js';
-import { buildLookupMap, type LookupSourceOptions, type StaticEntry } from '../lookup/index.js';
+import type { StaticEntry } from '../lookup/index.js';
 
 export interface RuleSetFlags {
   rules?: string[];
@@ -177,22 +179,22 @@ export function buildEngine(
   warn: (msg: string) => void = () => {},
   analysis: AnalysisFlags = {},
 ): SpamEngine {
-  // Remote lists are served from their on-disk cache (`spamrule lists update` fills it).
-  const lookupOpts: LookupSourceOptions = { autoRefresh: analysis.refreshLists ?? false, warn };
-  if (analysis.listCacheDir !== undefined) lookupOpts.cacheDir = analysis.listCacheDir;
-  if (analysis.ruleWaitMs !== undefined) lookupOpts.slowCallMs = analysis.ruleWaitMs;
-  const lookups = buildLookupMap(set, lookupOpts);
+  // What the library's engineOptionsFromBundle gives (remote lists served from their on-disk cache,
+  // which `spamrule lists update` fills), plus the flags that are not rule material.
   const modules: Record<string, boolean> = {};
   for (const m of analysis.disabled ?? []) modules[m] = false;
-  const config: AnalysisConfig = { dnsblServers: set.dnsblServers, modules };
-  if (set.fileExtensions !== undefined) config.fileExtensions = set.fileExtensions;
-  if (analysis.followRedirects === true) config.followRedirects = true;
-  const opts: EngineOptions = { rules: set.rules, tags: set.tags, thresholds, lookups, analysis: analysis.analysis === false ? false : config };
+  const bundleOpts: BundleEngineOptions = {
+    warn,
+    refreshLists: analysis.refreshLists ?? false,
+    analysis: analysis.analysis === false ? false : { modules, ...(analysis.followRedirects === true ? { followRedirects: true } : {}) },
+  };
+  if (analysis.listCacheDir !== undefined) bundleOpts.listCacheDir = analysis.listCacheDir;
+  if (analysis.ruleWaitMs !== undefined) bundleOpts.ruleWaitMs = analysis.ruleWaitMs;
+  const opts: EngineOptions = { ...engineOptionsFromBundle(set, bundleOpts), thresholds };
   if (analysis.dns !== undefined) opts.dns = analysis.dns;
   opts.authResults = { trustedAuthservIds: analysis.trustedAuthservIds ?? [], verify: analysis.verify ?? false };
   if (analysis.trustReceived) opts.trustReceived = true;
   if (analysis.timeBudgetMs !== undefined) opts.timeBudgetMs = analysis.timeBudgetMs;
-  if (analysis.ruleWaitMs !== undefined) opts.ruleWaitMs = analysis.ruleWaitMs;
   return new SpamEngine(opts);
 }
 

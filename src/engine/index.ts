@@ -29,3 +29,4 @@ export {
   type RegistryType,
 } from './schema.js';
 export { DEFAULT_RULES, DEFAULT_TAGS } from './default-rules.js';
+export { engineOptionsFromBundle, type BundleEngineFields, type BundleEngineOptions, type RuleMaterial } from './from-bundle.js';
