@@ -17,14 +17,30 @@ export type { CompiledExpression, CompiledIfBlock, EvalContext, ExpressionObject
 export { ExprParseError, ExprEvalError } from './expr/types.js';
 // `SpamEngine.classify` rejects with SessionError for an unusable `session` (before reading the message).
 export { SessionError } from './analysis/session.js';
-// A bad `dns` spec (SpamEnginePool's options, `--dns`) is refused with DnsConfigError.
-export { DnsConfigError } from './dns/errors.js';
+// DNS for the analysis modules and DNSBLs (docs/dns.md): `new SpamEngine({ dns: createResolver('system') })`.
+// A bad spec (createResolver, SpamEnginePool's `dns`, `--dns`) is refused with DnsConfigError.
+export {
+  createResolver, SystemResolver, StaticResolver, OffResolver, DnsConfigError, withBudget, ipExists, mxExists, reverseName,
+  ptrQueryName, stalwartTestErrors,
+  type Resolver, type DnsAnswer, type DnsType, type DnsRecordMap, type MxRecord, type CreateResolverOptions,
+  type SystemResolverOptions, type SystemResolverStats, type StaticResolverOptions, type StaticZone, type StaticRecords,
+  type DnsBudget, type DnsBudgetStats, type BudgetedResolver,
+} from './dns/index.js';
 export * as values from './expr/value.js';
 export { analyzeMessage } from './message/index.js';
 export type { Envelope, Scope, ScopeElement, AnalyzedMessage, Location } from './message/types.js';
 export { LookupMap, MemoryStore, StaticLookupList } from './lookup/index.js';
 export type { LookupStore, LookupRegistry } from './lookup/types.js';
-export { createLookupStore, parseLookupStoreConfig, CachedLookupStore } from './lookup/index.js';
+export {
+  createLookupStore, parseLookupStoreConfig, CachedLookupStore, CircuitBreakerStore, resolveSecret, maskSecrets, shardOf, keySlot,
+  type CreateLookupStoreOptions, type CacheOptions, type BreakerOptions,
+} from './lookup/index.js';
+// Remote (`HttpLookup`) lists served from their on-disk cache, and the lookup map of a rule set's sources, as
+// SpamEnginePool's workers and `spamrule classify` build it (engineOptionsFromBundle uses it).
+export {
+  HttpListStore, ListDownloadError, defaultListCacheDir, buildLookupMap,
+  type HttpListOptions, type HttpLookupInput, type LookupSources, type LookupSourceOptions,
+} from './lookup/index.js';
 // Errors a caller can meet: bad store configurations and secrets, failed or unsupported lookups.
 export { LookupConfigError, LookupStoreError, LookupNotSupportedError } from './lookup/index.js';
 export { createJmapServer, loadManagedRuleSet, TokenStore, PERMISSIONS } from './jmap/index.js';

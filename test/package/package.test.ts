@@ -249,8 +249,8 @@ describe('the packed package', () => {
   it('the errors a caller can meet are exported classes, and are what the API throws', () => {
     const probe = `
       const sr = await import('spamrule');
-      const names = ['ExprParseError', 'ExprEvalError', 'SessionError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError',
-        'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError', 'DnsConfigError', 'ScanError'];
+      const names = ['ExprParseError', 'ExprEvalError', 'SessionError', 'RuleBundleError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError',
+        'ListDownloadError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError', 'DnsConfigError', 'ScanError'];
       const exported = names.filter((n) => typeof sr[n] === 'function' && sr[n].prototype instanceof Error);
       const thrown = [];
       try { sr.compileExpression('1 +'); } catch (e) { thrown.push(e instanceof sr.ExprParseError); }
@@ -258,14 +258,16 @@ describe('the packed package', () => {
       try { await new sr.JmapClient({ server: 'http://127.0.0.1:9', token: 't' }).accountId(); } catch (e) { thrown.push(e instanceof sr.JmapRequestError); }
       try { await new sr.StaticLookupList('l', []).keySet('a', 'b'); } catch (e) { thrown.push(e instanceof sr.LookupNotSupportedError); }
       try { await sr.classify('Subject: x\\r\\n\\r\\nhi\\r\\n', { session: { remoteIp: 'notanip' } }); } catch (e) { thrown.push(e instanceof sr.SessionError); }
+      try { sr.parseRuleBundle({ SpamRule: [{ '@type': 'Any' }] }); } catch (e) { thrown.push(e instanceof sr.RuleBundleError); }
+      try { sr.createResolver('nope'); } catch (e) { thrown.push(e instanceof sr.DnsConfigError); }
       console.log(JSON.stringify({ exported, thrown }));
     `;
     writeFileSync(join(app, 'errors.mjs'), probe);
     const r = run(NODE, ['errors.mjs'], app);
     expect({ status: r.status, out: r.status === 0 ? '' : r.out }).toEqual({ status: 0, out: '' });
     expect(JSON.parse(r.out.trim().split('\n').pop()!)).toEqual({
-      exported: ['ExprParseError', 'ExprEvalError', 'SessionError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError', 'DnsConfigError', 'ScanError'],
-      thrown: [true, true, true, true, true],
+      exported: ['ExprParseError', 'ExprEvalError', 'SessionError', 'RuleBundleError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError', 'ListDownloadError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError', 'DnsConfigError', 'ScanError'],
+      thrown: [true, true, true, true, true, true, true],
     });
   });
 

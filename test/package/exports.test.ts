@@ -1,0 +1,77 @@
+/**
+ * What README.md and docs/ show as importable from 'spamrule' is exported by the package index
+ * (src/index.ts; package.json `exports` allows no deep import): names imported from 'spamrule' in
+ * the examples, and the functions and classes of the parts that the text calls (`createResolver(…)`),
+ * constructs (`new SystemResolver`) or names as a class (`StaticResolver`). Type-only names are
+ * checked where the examples use them: test/package/package.test.ts type-checks those.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import * as index from '../../src/index.js';
+import { REPO_ROOT } from '../helpers/shared-data.js';
+
+const DOCS = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const text = (f: string): string => readFileSync(join(REPO_ROOT, f), 'utf8');
+
+/** Value names of `import { … } from 'spamrule'` lines, per file. */
+function importedNames(): { file: string; name: string }[] {
+  const out: { file: string; name: string }[] = [];
+  for (const file of DOCS) {
+    for (const m of text(file).matchAll(/import\s*\{([^}]*)\}\s*from\s*'spamrule'/g)) {
+      for (const part of m[1]!.split(',').map((s) => s.trim())) {
+        if (part === '' || part.startsWith('type ')) continue;
+        out.push({ file, name: part.split(/\s+as\s+/)[0]! });
+      }
+    }
+  }
+  return out;
+}
+
+/** Functions and classes exported by some part's index.ts (src/<part>/index.ts), by name. */
+async function partExports(): Promise<Set<string>> {
+  const src = join(REPO_ROOT, 'src');
+  const names = new Set<string>();
+  for (const part of readdirSync(src)) {
+    if (part === 'cli' || !statSync(join(src, part)).isDirectory()) continue;
+    const mod = (await import(join(src, part, 'index.ts'))) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(mod)) if (typeof v === 'function') names.add(k);
+  }
+  return names;
+}
+
+describe('the names the documentation shows as importable', () => {
+  it('every name imported from \'spamrule\' in README.md and docs/ is exported', () => {
+    const names = importedNames();
+    expect(names.length).toBeGreaterThan(15);
+    expect(names.filter(({ name }) => !(name in index))).toEqual([]);
+  });
+
+  it('every function or class of a part that the text calls, constructs or names as a class is exported', async () => {
+    const parts = await partExports();
+    const missing: string[] = [];
+    let seen = 0;
+    for (const file of DOCS) {
+      const t = text(file);
+      const shown = new Set<string>();
+      for (const m of t.matchAll(/(?<![.\w])(?:new\s+)?([A-Za-z_]\w*)\(/g)) shown.add(m[1]!); // called or constructed
+      for (const m of t.matchAll(/`(?:new\s+)?([A-Z]\w*)`/g)) shown.add(m[1]!); // a class named in code
+      for (const name of shown) {
+        if (!parts.has(name)) continue;
+        seen++;
+        if (!(name in index)) missing.push(`${file}: ${name}`);
+      }
+    }
+    expect(seen).toBeGreaterThan(20);
+    expect(missing).toEqual([]);
+  });
+
+  it('the README lists every exported error class', () => {
+    const errors = Object.entries(index)
+      .filter(([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Error)
+      .map(([k]) => k)
+      .sort();
+    const para = /The errors a caller can meet\s+are exported:([\s\S]*?)\n\n/.exec(text('README.md'))?.[1] ?? '';
+    expect(errors.filter((e) => !para.includes(`\`${e}\``))).toEqual([]);
+  });
+});
