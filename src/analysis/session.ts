@@ -48,7 +48,79 @@ function ipField(field: string, v: unknown): string {
   } catch {
     throw new SessionError(field, `${JSON.stringify(v)} is not an IP address`);
   }
-  return a.kind() === 'ipv6' ? (a as ipaddr.IPv6).toRFC5952String() : a.toString();
+  if (a.kind() === 'ipv4') return a.toString();
+  const v6 = a as ipaddr.IPv6;
+  // A dual-stack listener reports an IPv4 client as ::ffff:a.b.c.d (RFC 4291 §2.5.5.2): it is that IPv4 client,
+  // which the IPv4 DNSBLs and the private-range checks must see as such.
+  return v6.isIPv4MappedAddress() ? v6.toIPv4Address().toString() : v6.toRFC5952String();
+}
+
+/** The fields of {@link SessionInput}, and of its objects. */
+const FIELDS: readonly string[] = [
+  'remoteIp', 'localIp', 'hostname', 'heloDomain', 'mailFrom', 'smtputf8', 'eightBitMime', 'binaryMime', 'rcptTo',
+  'authenticatedAs', 'tls', 'iprev', 'spf', 'dkim', 'arc', 'dmarc', 'asn', 'country', 'now',
+];
+const OBJECT_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  iprev: ['result', 'ptr'], spf: ['mailFrom', 'ehlo'], arc: ['result'], dmarc: ['result', 'policy'],
+};
+const DKIM_FIELDS: readonly string[] = ['result', 'domain'];
+/** What other software calls a field (smtp-server's session, Stalwart's and rspamd's names), lowercased. */
+const ALIASES: Readonly<Record<string, string>> = {
+  helo: 'heloDomain', ehlo: 'heloDomain', hostnameappearsas: 'heloDomain', heloname: 'heloDomain',
+  ip: 'remoteIp', remoteaddress: 'remoteIp', clientip: 'remoteIp', localaddress: 'localIp',
+  from: 'mailFrom', sender: 'mailFrom', envfrom: 'mailFrom', to: 'rcptTo', rcpt: 'rcptTo', recipients: 'rcptTo',
+  envelope: 'mailFrom and rcptTo', user: 'authenticatedAs', authuser: 'authenticatedAs', secure: 'tls',
+  ehlospf: 'spf.ehlo', mailfromspf: 'spf.mailFrom', '8bitmime': 'eightBitMime',
+};
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/** The field a caller most likely meant by an unknown key, if any is close. */
+function suggest(key: string, known: readonly string[]): string | undefined {
+  const k = key.toLowerCase();
+  const alias = ALIASES[k];
+  if (alias !== undefined && known === FIELDS) return alias;
+  let best: string | undefined;
+  let bestD = k.length <= 4 ? 1 : 2;
+  for (const f of known) {
+    const d = f.toLowerCase() === k ? 0 : editDistance(k, f.toLowerCase());
+    if (d <= bestD && (best === undefined || d < bestD)) [best, bestD] = [f, d];
+  }
+  return best;
+}
+
+/**
+ * A copy of an object of the session without its `null`/`undefined` values (absent, for JSON callers).
+ * Throws SessionError for a key that is not one of `known`, suggesting the field meant.
+ */
+function present(v: unknown, known: readonly string[], path: string): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new SessionError(path, 'must be an object');
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (!known.includes(k)) {
+      const field = path === '' ? k : `${path}${path.startsWith('dkim/') ? '/' : '.'}${k}`;
+      const s = suggest(k, known);
+      throw new SessionError(field, s === undefined ? `unknown field (the fields are ${known.join(', ')})` : `unknown field (did you mean ${s}?)`);
+    }
+    if (x !== null && x !== undefined) out[k] = x;
+  }
+  return out;
+}
+
+/** The session input with unknown keys refused and `null` taken as absent, at every level. */
+function normalizeInput(input: unknown): SessionInput {
+  const i = present(input, FIELDS, '');
+  for (const [f, known] of Object.entries(OBJECT_FIELDS)) if (i[f] !== undefined) i[f] = present(i[f], known, f);
+  if (Array.isArray(i.dkim)) i.dkim = i.dkim.map((d: unknown, n) => (d === null || typeof d !== 'object' ? d : present(d, DKIM_FIELDS, `dkim/${n}`)));
+  return i as SessionInput;
 }
 
 function str(field: string, v: unknown): string {
@@ -82,11 +154,12 @@ function clock(v: unknown): number {
 /**
  * Validates a {@link SessionInput} and fills Stalwart's defaults (remote and local IP
  * `127.0.0.1`, host name `localhost`, no authentication results). Addresses are lowercased as
- * Stalwart does before the spam filter. Throws {@link SessionError} naming the bad field.
+ * Stalwart does before the spam filter; an IPv4-mapped IPv6 address (`::ffff:203.0.113.7`) becomes
+ * its IPv4 address. `null` is taken as absent. Throws {@link SessionError} naming the bad field: a
+ * wrong type or value, or a key that is no field (with the field meant, when one is close).
  */
 export function resolveSession(input: SessionInput = {}, opts: { train?: boolean } = {}): Session {
-  if (input === null || typeof input !== 'object') throw new SessionError('', 'must be an object');
-  const i = input;
+  const i = normalizeInput(input);
   const dkim = i.dkim ?? [];
   if (!Array.isArray(dkim)) throw new SessionError('dkim', 'must be an array of {result, domain}');
   const rcpt = i.rcptTo ?? [];

@@ -127,7 +127,9 @@ export function completeFromHeaders(given: SessionInput, raw: Uint8Array | strin
  */
 export function completeFromParsedHeaders(given: SessionInput, headers: readonly RawHeader[]): SessionInput {
   const stored = sessionFromHeaders(headers);
-  const merged: SessionInput = { ...stored, ...given };
-  if (merged.remoteIp !== undefined && given.remoteIp === undefined && !/^[0-9a-f:.]+$/i.test(merged.remoteIp)) delete merged.remoteIp;
+  const merged: SessionInput = { ...stored };
+  // A field given as null (JSON callers) is absent: the headers may still give it.
+  for (const [k, v] of Object.entries(given)) if (v !== null && v !== undefined) (merged as Record<string, unknown>)[k] = v;
+  if (merged.remoteIp !== undefined && (given.remoteIp ?? undefined) === undefined && !/^[0-9a-f:.]+$/i.test(merged.remoteIp)) delete merged.remoteIp;
   return merged;
 }

@@ -22,7 +22,9 @@ describe('ehlo module', () => {
   });
 
   it('treats an IPv4 address and its IPv4-mapped IPv6 form as different addresses', async () => {
-    expect(await tags({ heloDomain: '192.0.2.7', remoteIp: '::ffff:192.0.2.7' })).toEqual(['HELO_BAREIP', 'HELO_IP_A']);
+    expect(await tags({ heloDomain: '[IPv6:::ffff:192.0.2.7]', remoteIp: '192.0.2.7' })).toEqual(['HELO_BAREIP', 'HELO_IP_A']);
+    // The session's remoteIp is that IPv4 address already (a dual-stack listener's IPv4 client, src/analysis/session.ts).
+    expect(await tags({ heloDomain: '192.0.2.7', remoteIp: '::ffff:192.0.2.7' })).toEqual(['HELO_BAREIP']);
   });
 
   it('tags names without a registrable domain as HELO_NOT_FQDN, with RCVD_HELO_USER for "user" in them', async () => {

@@ -60,6 +60,63 @@ describe('resolveSession', () => {
     await expect(engine.classify(MSG, { session: { remoteIp: '999.1.1.1' } })).rejects.toBeInstanceOf(SessionError);
   });
 
+  it.each([
+    [{ remoteIP: '203.0.113.7' }, 'remoteIP', /did you mean remoteIp\?/],
+    [{ helo: 'mail.example.net' }, 'helo', /did you mean heloDomain\?/],
+    [{ remoteAddress: '203.0.113.7' }, 'remoteAddress', /did you mean remoteIp\?/],
+    [{ mailfrom: 'a@example.net' }, 'mailfrom', /did you mean mailFrom\?/],
+    [{ spf: { mailfrom: 'pass' } }, 'spf.mailfrom', /did you mean mailFrom\?/],
+    [{ dmarc: { result: 'pass', polcy: 'reject' } }, 'dmarc.polcy', /did you mean policy\?/],
+    [{ dkim: [{ result: 'pass', domian: 'example.net' }] }, 'dkim/0/domian', /did you mean domain\?/],
+    [{ id: 'abc' }, 'id', /unknown field \(the fields are remoteIp, localIp, /],
+  ])('refuses the unknown key of %j with a SessionError naming %s', (input, field, message) => {
+    let err: unknown;
+    try {
+      resolveSession(input as never);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(SessionError);
+    expect((err as SessionError).field).toBe(field);
+    expect((err as SessionError).message).toMatch(message);
+  });
+
+  it('classify refuses a session with an unknown key rather than classifying with a default session', async () => {
+    const engine = new SpamEngine();
+    await expect(engine.classify(MSG, { session: { remoteIP: '203.0.113.7', helo: 'mail.example.net' } as never })).rejects.toThrow(
+      /^session\.remoteIP: unknown field \(did you mean remoteIp\?\)$/,
+    );
+  });
+
+  it('takes null as absent, at every level (JSON callers)', () => {
+    const now = Date.UTC(2026, 10, 23);
+    const nulls = {
+      remoteIp: null, heloDomain: null, mailFrom: null, rcptTo: null, authenticatedAs: null, tls: null, asn: null, country: null,
+      iprev: { result: 'pass', ptr: null }, spf: { mailFrom: 'pass', ehlo: null }, dkim: null, arc: null, dmarc: { result: null, policy: 'reject' }, now,
+    };
+    expect(resolveSession(nulls as never)).toEqual(resolveSession({ iprev: { result: 'pass' }, spf: { mailFrom: 'pass' }, dmarc: { policy: 'reject' }, now }));
+  });
+
+  it.each([
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['::FFFF:10.1.2.3', '10.1.2.3'],
+    ['[::ffff:192.0.2.1]', '192.0.2.1'],
+    ['::ffff:cb00:7107', '203.0.113.7'],
+    ['2001:db8::ffff:203.0.113.7', '2001:db8::ffff:cb00:7107'],
+  ])('an IPv4-mapped IPv6 remoteIp (%s, a dual-stack listener\'s IPv4 client) is that IPv4 address', (ip, want) => {
+    expect(resolveSession({ remoteIp: ip, localIp: ip }).remoteIp).toBe(want);
+    expect(resolveSession({ localIp: ip }).localIp).toBe(want);
+  });
+
+  it('asks the IPv4 DNS blocklists about an IPv4-mapped remoteIp', async () => {
+    const engine = new SpamEngine({
+      analysis: { dnsblServers: [{ '@type': 'Ip', name: 'TEST_RBL', zone: { else: "ip_reverse + '.zen.example'" }, tag: { else: "'RBL_TEST_SBL'" } }] },
+      dns: new StaticResolver({ '7.113.0.203.zen.example': { A: ['127.0.0.2'] } }),
+    });
+    const r = await engine.classify(MSG, { session: { remoteIp: '::ffff:203.0.113.7' } });
+    expect(r.tags).toContain('RBL_TEST_SBL');
+  });
+
   it('keeps the older envelope option working', async () => {
     const engine = new SpamEngine({
       rules: [{ '@type': 'Any', name: 'IP', condition: { match: [{ if: "remote_ip == '192.0.2.9' && is_tls", then: "'ENV_OK'" }], else: 'false' } }],

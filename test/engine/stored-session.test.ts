@@ -42,6 +42,12 @@ describe('trustReceived session', () => {
     expect(a.score).toBe(b.score);
   });
 
+  it('a field given as null is absent: the headers give it', async () => {
+    const trusting = new SpamEngine({ rules: RULES, analysis: {}, trustReceived: true });
+    const r = await trusting.classify(STORED, { session: { remoteIp: null, heloDomain: null, mailFrom: null } as never });
+    expect(r.tags).toContain('FROM_HEADERS');
+  });
+
   it('an unusable given session still rejects with SessionError', async () => {
     const trusting = new SpamEngine({ rules: RULES, trustReceived: true });
     await expect(trusting.classify(STORED, { session: { remoteIp: 'not an ip' } })).rejects.toBeInstanceOf(SessionError);

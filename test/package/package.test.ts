@@ -90,7 +90,8 @@ function distIsFresh(): boolean {
 
 /** ES-module example → CommonJS script: imports become `require`, the body runs in an async function. */
 function toCommonJs(js: string): string {
-  const body = js.replace(/^import\s*\{([^}]*)\}\s*from\s*'([^']+)';?$/gm, (_m, names: string, mod: string) => {
+  // An example whose imports are all type-only compiles to a module marked by `export {};` alone.
+  const body = js.replace(/^export \{\};?$/gm, '').replace(/^import\s*\{([^}]*)\}\s*from\s*'([^']+)';?$/gm, (_m, names: string, mod: string) => {
     const parts = names
       .split(',')
       .map((s) => s.trim())
