@@ -137,6 +137,8 @@ export class SpamClassifier implements EngineClassifier {
   private readonly refreshMs: number;
   /** The first load of a long-running classifier ({@link startLoading}); classify waits for it once. */
   private loading: Promise<unknown> | undefined;
+  /** Set by {@link close}: no background refresh starts any more. */
+  private closed = false;
 
   constructor(
     readonly store: ClassifierStore,
@@ -192,7 +194,7 @@ export class SpamClassifier implements EngineClassifier {
   }
 
   private maybeRefresh(): void {
-    if (this.refreshMs <= 0 || this.refreshing !== undefined) return;
+    if (this.refreshMs <= 0 || this.refreshing !== undefined || this.closed) return;
     const now = Date.now();
     if (now - this.lastCheck < this.refreshMs) return;
     this.lastCheck = now;
@@ -277,5 +279,17 @@ export class SpamClassifier implements EngineClassifier {
   /** Waits for a running training run and a background refresh. */
   async idle(): Promise<void> {
     await Promise.allSettled([this.training, this.refreshing]);
+  }
+
+  /**
+   * Waits for a model load, a training run and a background refresh in progress, then closes the model
+   * store (its database file, or its server connections, which would otherwise keep the process
+   * alive). Idempotent. After it, `learn` and `train` reject, and `classify` answers with the model
+   * in use without looking for a newer one.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([this.loading, this.training, this.refreshing]);
+    await this.store.store.close();
   }
 }
