@@ -51,7 +51,8 @@ function ipField(field: string, v: unknown): string {
   if (a.kind() === 'ipv4') return a.toString();
   const v6 = a as ipaddr.IPv6;
   // A dual-stack listener reports an IPv4 client as ::ffff:a.b.c.d (RFC 4291 §2.5.5.2): it is that IPv4 client,
-  // which the IPv4 DNSBLs and the private-range checks must see as such.
+  // which the IPv4 DNSBLs and the private-range checks must see as such. Stalwart's listener converts it
+  // the same way before any session starts.
   return v6.isIPv4MappedAddress() ? v6.toIPv4Address().toString() : v6.toRFC5952String();
 }
 
