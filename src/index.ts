@@ -50,7 +50,7 @@ export { JmapClient, importRules, readStalwartBundle, formatSetError } from './c
 export { JmapError, JmapRequestError, JmapMethodError, JmapSetError } from './client/index.js';
 // Classification on worker threads (src/server/pool.ts); the protocol listeners run under `spamrule serve`.
 export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorReason } from './server/pool.js';
-export type { RuleSetSpec } from './server/ruleset.js';
+export { ruleSetSpecFromBundle, type RuleSetSpec } from './server/ruleset.js';
 // Stalwart's statistical classifier (docs/classifier.md): samples and model in a lookup store, PROB_* tags.
 export {
   SpamClassifier, ClassifierStore, openClassifier, liveClassifier, sqliteModelConfig, train, probTag,

@@ -19,6 +19,7 @@ import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRule
 import { canVerify } from './session-flags.js';
 import { createResolver } from '../dns/index.js';
 import { readServeConfig } from '../server/config.js';
+import { ruleSetSpecFromBundle } from '../server/ruleset.js';
 
 const USAGE = `usage: spamrule serve [--config FILE] [listeners] [rules] [options]
 
@@ -186,24 +187,23 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
   const a = c.analysis ?? {};
   const modules: Record<string, boolean> = {};
   for (const m of a.disabledModules ?? []) modules[m] = false;
-  const analysis: AnalysisConfig = { dnsblServers: set.dnsblServers, modules };
-  if (set.fileExtensions !== undefined) analysis.fileExtensions = set.fileExtensions;
-  if (a.followRedirects !== undefined) analysis.followRedirects = a.followRedirects;
-  if (a.dnsblLimits !== undefined) analysis.dnsblLimits = a.dnsblLimits;
-  if (a.allowedIps !== undefined) analysis.allowedIps = a.allowedIps;
-  if (a.blockedIps !== undefined) analysis.blockedIps = a.blockedIps;
+  const extra: AnalysisConfig = { modules };
+  if (a.followRedirects !== undefined) extra.followRedirects = a.followRedirects;
+  if (a.dnsblLimits !== undefined) extra.dnsblLimits = a.dnsblLimits;
+  if (a.allowedIps !== undefined) extra.allowedIps = a.allowedIps;
+  if (a.blockedIps !== undefined) extra.blockedIps = a.blockedIps;
+  // The rule file's material as a library user's pool gets it, plus what only the server configures.
+  const base = ruleSetSpecFromBundle(set, a.enabled === false ? false : extra);
   const spec: RuleSetSpec = {
-    rules: set.rules,
-    tags: set.tags,
+    ...base,
     thresholds: c.thresholds,
-    lists: [...set.lists],
     stores: Object.entries(c.stores ?? {}).map(([namespace, config]) => ({ namespace, config })),
     httpLookups: set.httpLookups ?? [],
     ...(c.listCacheDir !== undefined ? { listCacheDir: c.listCacheDir } : {}),
     ...(c.refreshLists !== undefined ? { refreshLists: c.refreshLists } : {}),
     ...(c.model !== undefined ? { classifier: { '@type': 'Sqlite', path: c.model } } : {}),
     engine: {
-      analysis: a.enabled === false ? false : analysis,
+      ...base.engine,
       authResults: { trustedAuthservIds: a.trustedAuthservIds ?? [], verify: a.verify ?? false },
       ...(a.timeBudgetMs !== undefined ? { timeBudgetMs: a.timeBudgetMs } : {}),
       ...(a.ruleWaitMs !== undefined ? { ruleWaitMs: a.ruleWaitMs } : {}),

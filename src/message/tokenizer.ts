@@ -237,13 +237,28 @@ export function tokenize(text: string, wantWords = false): TextTokens {
     while (s > pos && !isSep(text.charCodeAt(s - 1))) s--;
     let e = p + 1;
     while (e < n && !isSep(text.charCodeAt(e))) e++;
-    // Brackets are separators, except inside a scheme URL: a bracketed IPv6 host (`http://[2001:db8::1]/`)
-    // and balanced `()`, `[]`, `{}` in its path (`…/Foo_(bar)`) are part of it, as in Stalwart's tokenizer.
-    // (The test reads the chunk only: a search back through the text would be quadratic on hostile input.)
-    if (e < n && isOpenBracket(text.charCodeAt(e)) && text.slice(s, e).includes('://')) {
-      for (let close = bracketEnd(text, e, n); close > 0; close = e < n && isOpenBracket(text.charCodeAt(e)) ? bracketEnd(text, e, n) : -1) {
-        e = close;
-        while (e < n && !isSep(text.charCodeAt(e))) e++;
+    // Brackets are separators, except inside a scheme URL, as in Stalwart's tokenizer: an IPv6 host right
+    // after `://` (`http://[2001:db8::1]/`), and balanced `()`, `[]`, `{}` once its path or query has begun
+    // (`…/Foo_(bar)`). The chunk is read once for that, and what is added after it once more: a search
+    // back through the text per bracket would be quadratic on hostile input.
+    if (e < n && isOpenBracket(text.charCodeAt(e))) {
+      const scheme = text.slice(s, e).indexOf('://');
+      if (scheme >= 0) {
+        let pathAt = scheme + 3 + s;
+        while (pathAt < e && text.charCodeAt(pathAt) !== 47 && text.charCodeAt(pathAt) !== 63) pathAt++;
+        let path = pathAt < e;
+        for (;;) {
+          if (e >= n || !isOpenBracket(text.charCodeAt(e))) break;
+          const close = path ? bracketEnd(text, e, n) : e === s + scheme + 3 && text.charCodeAt(e) === 91 ? ipv6End(text, e, n) : -1;
+          if (close < 0) break;
+          const from = close;
+          e = close;
+          while (e < n && !isSep(text.charCodeAt(e))) {
+            if (!path && (text.charCodeAt(e) === 47 || text.charCodeAt(e) === 63)) path = true;
+            e++;
+          }
+          if (from === e && !path) break;
+        }
       }
     }
     if (wantWords && s > pos) c.words(text.slice(pos, s));
@@ -274,6 +289,36 @@ function bracketEnd(text: string, open: number, n: number): number {
       if (stack.pop() !== c) return -1;
       if (stack.length === 0) return k + 1;
     } else if (isSep(c)) return -1;
+  }
+  return -1;
+}
+
+/**
+ * The index after the `]` of a bracketed IPv6 host at `open`, as Stalwart's tokenizer reads one: runs of
+ * letters and digits that hold a digit (`2001`, `db8`), `:` (at least one; not after a `.`) and `.`
+ * (after a run), ending with a run. Else -1 (`[Unsubscribe]` is no host).
+ */
+function ipv6End(text: string, open: number, n: number): number {
+  let colon = false;
+  let last = -1; // 0 after a run, else the separator just read
+  for (let k = open + 1; k < n; ) {
+    const c = text.charCodeAt(k);
+    if (isAsciiAlnum(c)) {
+      let digit = false;
+      while (k < n && isAsciiAlnum(text.charCodeAt(k))) {
+        if (isDigit(text.charCodeAt(k))) digit = true;
+        k++;
+      }
+      if (!digit) return -1;
+      last = 0;
+      continue;
+    }
+    if (c === 58 /* : */ && last !== 46) {
+      colon = true;
+      last = 58;
+    } else if (c === 46 /* . */ && last === 0) last = 46;
+    else return c === 93 /* ] */ && colon && last === 0 ? k + 1 : -1;
+    k++;
   }
   return -1;
 }

@@ -3,7 +3,7 @@
  * HTTP, milter, spamd), classification in a pool of worker threads, limits, metrics and logs.
  */
 export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorReason } from './pool.js';
-export { buildEngineFromSpec, type RuleSetSpec } from './ruleset.js';
+export { buildEngineFromSpec, ruleSetSpecFromBundle, type RuleSetSpec } from './ruleset.js';
 export { startScanServer, parseListenAddress, type ScanServer, type ScanServerOptions, type ListenAddress } from './server.js';
 export { AbandonedError, BusyError, ScanGate, defaultLimits, parseSize, type ServerLimits } from './limits.js';
 export { createLogger, type Logger, type LogOptions } from './log.js';

@@ -6,7 +6,9 @@
  */
 import { createResolver } from '../dns/index.js';
 import { SpamEngine, type EngineOptions } from '../engine/engine.js';
+import type { RuleMaterial } from '../engine/from-bundle.js';
 import type { SpamRuleInput, SpamTagInput, SpamThresholds } from '../engine/types.js';
+import type { AnalysisConfig } from '../analysis/types.js';
 import type { HttpLookupInput } from '../lookup/http-list.js';
 import { buildLookupMap, type LookupSourceOptions, type StaticEntry } from '../lookup/index.js';
 import { liveClassifier } from '../classifier/index.js';
@@ -40,6 +42,27 @@ export interface RuleSetSpec {
    * (no functions, no store instances).
    */
   engine?: Omit<EngineOptions, 'rules' | 'tags' | 'thresholds' | 'lookups' | 'system' | 'dns'>;
+}
+
+/**
+ * A loaded rule bundle (`loadRuleFile`) as the {@link RuleSetSpec} of a `SpamEnginePool`, as
+ * `engineOptionsFromBundle` gives it for a `SpamEngine`: rules, scores, static and remote lists,
+ * stores, and the DNSBL servers and file-extension table for the analysis (`analysis`: further
+ * settings merged with those; `false` runs the rules alone). Add the rest (thresholds, `dns`, …):
+ * `new SpamEnginePool({ ...ruleSetSpecFromBundle(bundle), workers: 2 })`.
+ */
+export function ruleSetSpecFromBundle(bundle: RuleMaterial, analysis: Omit<AnalysisConfig, 'dnsblServers' | 'fileExtensions'> | false = {}): RuleSetSpec {
+  const spec: RuleSetSpec = { rules: bundle.rules ?? [], tags: bundle.tags ?? [] };
+  if (bundle.lists !== undefined) spec.lists = [...bundle.lists].map(([ns, entries]) => [ns, entries.map((e) => (typeof e === 'string' ? { key: e } : e))] as const);
+  if (bundle.httpLookups !== undefined) spec.httpLookups = bundle.httpLookups;
+  if (bundle.stores !== undefined) spec.stores = bundle.stores;
+  if (analysis === false) spec.engine = { analysis: false };
+  else {
+    const a: AnalysisConfig = { ...analysis, dnsblServers: bundle.dnsblServers ?? [] };
+    if (bundle.fileExtensions !== undefined) a.fileExtensions = bundle.fileExtensions;
+    spec.engine = { analysis: a };
+  }
+  return spec;
 }
 
 /** The lookup name of the classifier's store in an engine built here: no rule can spell it. */

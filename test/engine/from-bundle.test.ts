@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createResolver, engineOptionsFromBundle, loadRuleFile, parseRuleBundle, SpamEngine, type ClassifyResult } from '../../src/index.js';
+import { createResolver, engineOptionsFromBundle, loadRuleFile, parseRuleBundle, ruleSetSpecFromBundle, SpamEngine, SpamEnginePool, type ClassifyResult } from '../../src/index.js';
 import { run as classifyCli } from '../../src/cli/classify.js';
 import { capture } from '../helpers/capture.js';
 import { hasSharedData, sharedPath } from '../helpers/shared-data.js';
@@ -85,4 +85,22 @@ describe('engineOptionsFromBundle', () => {
     expect(lib.tags).toContain('MIME_BAD_EXTENSION');
     expect(lib).toEqual(await viaCli(rules, []));
   });
+});
+
+describe('ruleSetSpecFromBundle', () => {
+  it('gives a SpamEnginePool the verdict the CLI gives for the same rule file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spamrule-bundle-'));
+    const rules = join(dir, 'rules.json');
+    writeFileSync(rules, JSON.stringify(BUNDLE));
+    const zone = join(dir, 'zone.json');
+    writeFileSync(zone, JSON.stringify({ '9.113.0.203.rbl.example': { A: ['127.0.0.2'] } }));
+    const pool = new SpamEnginePool({ ...ruleSetSpecFromBundle(loadRuleFile(rules)), listCacheDir: dir, refreshLists: false, dns: `static:${zone}`, workers: 1 });
+    try {
+      const lib = summary(await pool.classify(MESSAGE, { session: SESSION }));
+      expect(lib.tags).toEqual(expect.arrayContaining(['MIME_BAD_EXTENSION', 'RBL_TEST_LISTED', 'INVOICE_SUBJECT']));
+      expect(lib).toEqual(await viaCli(rules, ['--dns', `static:${zone}`]));
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
 });

@@ -76,6 +76,9 @@ describe('TypesTokenizer stand-in', () => {
     expect(tokenize('x http://en.wikipedia.org/wiki/Foo_(bar) y, http://x.com/a[1]{2} (http://p.example.com)').urls).toEqual([
       'http://en.wikipedia.org/wiki/Foo_(bar)', 'http://x.com/a[1]{2}', 'http://p.example.com',
     ]);
+    // A bracketed host must be an IPv6 literal as Stalwart reads one; brackets right after the host (no path
+    // yet) end the URL.
+    expect(tokenize('http://[Unsubscribe]] http://x.com[abc] http://[::1]:8080/x').urls).toEqual(['http://x.com', 'http://[::1]:8080/x']);
     // Outside a scheme URL, and unbalanced, brackets still separate.
     expect(tokenize('a.b(c) http://x.com/a(b', true)).toMatchObject({ urls: ['http://x.com/a'], words: ['a', 'b', 'c', 'b'] });
   });
