@@ -2,6 +2,7 @@
  * Session input: validation, defaults and the mapping to the message's envelope variables.
  * Bad input is a typed {@link SessionError} raised before any message is read.
  */
+import { closestName } from '../util/suggest.js';
 import ipaddr from '../dns/ipaddr.js';
 import { ipv4Value } from '../message/hostname.js';
 import type { Envelope } from '../message/types.js';
@@ -74,28 +75,11 @@ const ALIASES: Readonly<Record<string, string>> = {
   ehlospf: 'spf.ehlo', mailfromspf: 'spf.mailFrom', '8bitmime': 'eightBitMime',
 };
 
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
-}
-
 /** The field a caller most likely meant by an unknown key, if any is close. */
 function suggest(key: string, known: readonly string[]): string | undefined {
-  const k = key.toLowerCase();
-  const alias = ALIASES[k];
+  const alias = ALIASES[key.toLowerCase()];
   if (alias !== undefined && known === FIELDS) return alias;
-  let best: string | undefined;
-  let bestD = k.length <= 4 ? 1 : 2;
-  for (const f of known) {
-    const d = f.toLowerCase() === k ? 0 : editDistance(k, f.toLowerCase());
-    if (d <= bestD && (best === undefined || d < bestD)) [best, bestD] = [f, d];
-  }
-  return best;
+  return closestName(key, known);
 }
 
 /**

@@ -2,6 +2,7 @@
  * `SpamEngine`: holds a compiled rule set, the SpamTag table, thresholds and lookup stores, and
  * classifies messages (docs/compiler.md; docs/message-analysis.md).
  */
+import { checkEngineOptions } from './options.js';
 import { WaitClock } from '../util/index.js';
 import { setFlagsFromString } from 'node:v8';
 import { ExprEvalError, type DnsResolver, type EvalContext, type IfResult } from '../expr/types.js';
@@ -136,7 +137,9 @@ export class SpamEngine {
   /** The statistical classifier of the `classify` step (undefined: the step does nothing). */
   classifier: EngineClassifier | undefined;
 
+  /** Throws `TypeError` for options it cannot use (an unknown key, a negative time, an unknown module). */
   constructor(opts: EngineOptions = {}) {
+    checkEngineOptions(opts);
     this.classifier = opts.classifier;
     this.analysis = opts.analysis === false ? undefined : (opts.analysis ?? {});
     this.dns = opts.dns ?? new OffResolver();

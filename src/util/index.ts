@@ -4,5 +4,6 @@ export { SmallMap, SMALL_MAP_LINEAR } from './small-map.js';
 export { prng } from './prng.js';
 export { isStackOverflow } from './stack.js';
 export { detach } from './strings.js';
+export { closestName, editDistance } from './suggest.js';
 export { VERSION } from './version.js';
 export { WaitClock } from './wait-clock.js';
