@@ -19,6 +19,7 @@ import type {
 import { loadIoredis, prefetch, type Ioredis } from './drivers.js';
 import { resolveSecret } from './secret.js';
 import type { PartitionedStore } from './breaker.js';
+import { LookupConfigError } from './config.js';
 import { LookupStoreError, type LookupStore } from './types.js';
 import { parseCounter, RequestRefusedError, withTimeout } from './util.js';
 
@@ -251,8 +252,27 @@ export class RedisLookupStore implements LookupStore, PartitionedStore {
   }
 }
 
+/**
+ * Checks a server address before any connection: ioredis takes `redis://` and `rediss://` URLs (or a bare
+ * `host:port` in a cluster or sentinel list, or a Unix socket path for `Redis`); anything else would
+ * only fail at the first lookup, with a connect error that names no URL. Throws `LookupConfigError`.
+ */
+function checkRedisUrl(namespace: string, field: string, url: string, bare: boolean): void {
+  if (url.startsWith('/') && !bare) return;
+  let u: URL;
+  try {
+    u = new URL(url.includes('://') || !bare ? url : `redis://${url}`);
+  } catch {
+    throw new LookupConfigError(namespace, `${field}: "${url}" is not a URL (redis://host:port, rediss:// for TLS)`);
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
+    throw new LookupConfigError(namespace, `${field}: "${url}" is not a Redis URL: the scheme is redis:// or rediss:// (TLS), not ${u.protocol}//`);
+  }
+}
+
 /** `Redis`: one server at `url` (`redis://[user:pass@]host:port[/db]`, `rediss://` for TLS). */
 export function createRedisStore(namespace: string, c: RedisStoreConfig): RedisLookupStore {
+  checkRedisUrl(namespace, 'url', c.url, false);
   const create = (io: Ioredis) => new io.Redis(c.url, { ...common(c.timeout, c.poolTimeoutCreate), protocol: 2 });
   let secret: string | undefined;
   try {
@@ -270,6 +290,7 @@ export function createRedisStore(namespace: string, c: RedisStoreConfig): RedisL
  * @throws LookupConfigError when the secret cannot be read.
  */
 export function createRedisClusterStore(namespace: string, c: RedisClusterStoreConfig): RedisLookupStore {
+  for (const u of c.urls) checkRedisUrl(namespace, 'urls', u, true);
   const minWait = c.minRetryWait ?? 100;
   const maxWait = Math.max(c.maxRetryWait ?? 1024, minWait);
   const password = resolveSecret(c.authSecret, namespace);
@@ -298,6 +319,7 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
  * @throws LookupConfigError when a secret cannot be read.
  */
 export function createRedisSentinelStore(namespace: string, c: RedisSentinelStoreConfig): RedisLookupStore {
+  for (const u of c.urls) checkRedisUrl(namespace, 'urls', u, true);
   const password = resolveSecret(c.authSecret, namespace);
   const sentinelPassword = resolveSecret(c.sentinelSecret, namespace);
   const create = (io: Ioredis) => new io.Redis({

@@ -178,3 +178,22 @@ describe('secrets', () => {
     expect(cfg.authSecret.secret).toBe('pw');
   });
 });
+
+describe('Redis server addresses', () => {
+  it('refuses at creation a URL ioredis cannot use, naming it (before, the first lookup failed with "connect ENOENT")', async () => {
+    const bad = [
+      [{ '@type': 'Redis', url: 'http://127.0.0.1:6379' }, /url: "http:\/\/127.0.0.1:6379" is not a Redis URL: the scheme is redis:\/\/ or rediss:\/\/ \(TLS\), not http:\/\//],
+      [{ '@type': 'Redis', url: 'not a url' }, /url: "not a url" is not a URL/],
+      [{ '@type': 'RedisCluster', urls: ['127.0.0.1:7000', 'http://127.0.0.1:7001'] }, /urls: "http:\/\/127.0.0.1:7001" is not a Redis URL/],
+      [{ '@type': 'RedisSentinel', urls: ['ftp://127.0.0.1:26379'] }, /urls: "ftp:\/\/127.0.0.1:26379" is not a Redis URL/],
+    ] as const;
+    for (const [config, message] of bad) {
+      expect(() => createLookupStore('r', config)).toThrow(LookupConfigError);
+      expect(() => createLookupStore('r', config)).toThrow(message);
+    }
+    // What ioredis takes: redis://, rediss://, a bare host:port in a node list, a Unix socket path.
+    for (const config of [{ '@type': 'Redis', url: 'rediss://u:p@127.0.0.1:6380/2' }, { '@type': 'Redis', url: '/run/redis/redis.sock' }, { '@type': 'RedisCluster', urls: ['127.0.0.1:7000', 'redis://127.0.0.1:7001'] }]) {
+      await createLookupStore('r', config).close();
+    }
+  });
+});
