@@ -134,13 +134,43 @@ function decoderFor(label: string): InstanceType<typeof TextDecoder> | null {
   return d;
 }
 
+/**
+ * How mail-parser's charset table reads the labels that the WHATWG Encoding Standard (and so
+ * `TextDecoder`) folds into windows-1252: the US-ASCII names are read as UTF-8, the ISO-8859-1 names
+ * as Latin-1 (byte = code point), `windows-1252` as code page 1252. The other labels of that group
+ * (`ascii`, `cp1252`, `x-cp1252`, `iso8859-1`, `iso88591`) are not in mail-parser's table: UTF-8.
+ */
+const WIN1252_GROUP: ReadonlyMap<string, 'utf8' | 'latin1' | 'cp1252'> = new Map([
+  ...['us-ascii', 'ansi_x3.4-1968'].map((l) => [l, 'utf8'] as const),
+  ...['iso-8859-1', 'iso_8859-1', 'iso_8859-1:1987', 'latin1', 'l1', 'ibm819', 'cp819', 'csisolatin1', 'iso-ir-100'].map((l) => [l, 'latin1'] as const),
+  ['windows-1252', 'cp1252'],
+]);
+
+/** Code page 1252 at 0x80–0x9F (the five unassigned bytes stay C1 controls, as the WHATWG table has them). */
+const CP1252_C1 = '€\x81‚ƒ„…†‡ˆ‰Š‹Œ\x8dŽ\x8f\x90‘’“”•–—˜™š›œ\x9džŸ';
+
+/**
+ * Code page 1252. Not `TextDecoder('windows-1252')`: Node 20 decodes that label as Latin-1, turning
+ * “ ” € … into C1 controls.
+ */
+function decodeCp1252(bytes: Uint8Array): string {
+  const s = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  return /[\x80-\x9f]/.test(s) ? s.replace(/[\x80-\x9f]/g, (c) => CP1252_C1[c.charCodeAt(0) - 0x80]!) : s;
+}
+
 /** Charset decoding as mail-parser does: the declared charset when known, else lossy UTF-8. */
 export function decodeText(bytes: Uint8Array, charset: string | undefined): string {
   if (charset !== undefined && charset.length > 0) {
     const label = charset.trim().toLowerCase();
     if (label !== 'utf-8' && label !== 'utf8') {
       const d = decoderFor(label);
-      if (d !== null && d.encoding !== 'utf-8') return d.decode(bytes);
+      if (d !== null && d.encoding === 'windows-1252') {
+        const kind = WIN1252_GROUP.get(label);
+        if (kind === 'latin1') return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+        if (kind === 'cp1252') return decodeCp1252(bytes);
+      } else if (d !== null && d.encoding !== 'utf-8') {
+        return d.decode(bytes);
+      }
     }
   }
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
