@@ -7,7 +7,7 @@
  */
 import { hostname } from '../message/hostname.js';
 import type { HtmlStartTag } from '../message/html-tokens.js';
-import { mimeView, type TextPartEntry } from '../message/text-parts.js';
+import { mimeView, type TextPart } from '../message/text-parts.js';
 import { tokenize } from '../message/tokenizer.js';
 import { urlParts, type UrlParts } from '../message/url.js';
 import type { AnalysisContext } from './types.js';
@@ -45,7 +45,7 @@ export function html(ctx: AnalysisContext): void {
   }
 }
 
-function htmlPart(ctx: AnalysisContext, part: TextPartEntry): void {
+function htmlPart(ctx: AnalysisContext, part: TextPart): void {
   const isBody = part.isBody;
   const { tokens, truncated } = part.htmlTokens();
   if (truncated) ctx.warn(`HTML part cut after ${tokens.length} tokens`);
@@ -150,7 +150,7 @@ function htmlPart(ctx: AnalysisContext, part: TextPartEntry): void {
 
   if (!isBody) return;
   if (inHead !== 0 || inBody !== 0) ctx.tag('HTML_UNBALANCED_TAG');
-  const tk = part.tokens();
+  const tk = part.tokens(true);
   let words = 0;
   let chars = 0;
   for (const w of tk.words) {

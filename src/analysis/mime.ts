@@ -9,7 +9,7 @@ import { isAscii as isAsciiBytes } from 'node:buffer';
 import { unfold } from '../message/headers.js';
 import { parseContentType as parseCt, type ContentType, type MimePart } from '../message/mime-tree.js';
 import { isMixedCharset, isObscured } from '../message/scripts.js';
-import { mimeView, type TextPartEntry } from '../message/text-parts.js';
+import { mimeView, type TextPart } from '../message/text-parts.js';
 import { urlParts } from '../message/url.js';
 import { sniffContentType } from './sniff.js';
 import type { AnalysisContext, FileExtensionInput } from './types.js';
@@ -66,8 +66,8 @@ const HAS_NON_NUMBER = /[^\p{N}.]/u;
 const SCHEME_URL = /^[A-Za-z0-9]{1,8}(?:\+[A-Za-z0-9]+)?:\/\//;
 
 /** Words and the number of distinct URL sites (`Url` tokens with a parsed host) of a text part. */
-function wordsAndUris(p: TextPartEntry): { words: string[]; uris: number } {
-  const t = p.tokens();
+function wordsAndUris(p: TextPart): { words: string[]; uris: number } {
+  const t = p.tokens(true);
   const words = t.words.filter((w) => HAS_NON_NUMBER.test(w));
   const sites = new Set<string>();
   for (const u of t.urls) {
@@ -80,7 +80,6 @@ function wordsAndUris(p: TextPartEntry): { words: string[]; uris: number } {
 
 export async function mime(ctx: AnalysisContext): Promise<void> {
   const view = mimeView(ctx.message);
-  for (const w of view.warnings) ctx.warn(w);
   const { message, textParts } = view;
   const root = message.parts[0];
   if (root === undefined) return;
@@ -217,9 +216,9 @@ export async function mime(ctx: AnalysisContext): Promise<void> {
 }
 
 /** multipart/alternative: the first plain and first HTML child compared (words, URL sites). */
-function alternative(ctx: AnalysisContext, part: MimePart, textParts: readonly (TextPartEntry | undefined)[]): void {
-  let plain: TextPartEntry | undefined;
-  let html: TextPartEntry | undefined;
+function alternative(ctx: AnalysisContext, part: MimePart, textParts: readonly (TextPart | undefined)[]): void {
+  let plain: TextPart | undefined;
+  let html: TextPart | undefined;
   for (const c of part.children) {
     const e = textParts[c];
     if (e === undefined) continue;

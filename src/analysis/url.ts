@@ -12,7 +12,7 @@ import { OffResolver } from '../dns/off.js';
 import type { Value } from '../expr/value.js';
 import { addUrl, extractUrls, type UrlElement } from '../message/elements.js';
 import { hostname, sldOrDefault } from '../message/hostname.js';
-import { htmlToTokens } from '../message/html-tokens.js';
+import type { HtmlToken } from '../message/html-tokens.js';
 import { confusableCureAvailable, cureConfusables, isMixedCharset, isObscured, isZeroWidth } from '../message/scripts.js';
 import type { Location } from '../message/types.js';
 import { urlParts } from '../message/url.js';
@@ -130,14 +130,14 @@ function bodyChecks(ctx: AnalysisContext): void {
     // A "single URL" part: one URL token, at most one word (e-mail tokens count as words), and for HTML
     // exactly one `<a>` start tag with an `href` attribute.
     if (tokens.urls.length === 1 && tokens.emails.length <= 1 && part.tokens(true).words.length + tokens.emails.length <= 1) {
-      if (!part.isHtml || anchorsWithHref(part.content) === 1) ctx.tag('URL_ONLY');
+      if (!part.isHtml || anchorsWithHref(part.htmlTokens().tokens) === 1) ctx.tag('URL_ONLY');
     }
   }
 }
 
-function anchorsWithHref(html: string): number {
+function anchorsWithHref(tokens: readonly HtmlToken[]): number {
   let n = 0;
-  for (const t of htmlToTokens(html).tokens) {
+  for (const t of tokens) {
     if (t.type === 'StartTag' && t.name === 'a' && t.attributes.some(([name]) => name === 'href')) n++;
   }
   return n;

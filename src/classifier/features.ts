@@ -12,7 +12,7 @@ import type { MessageContext } from '../message/context.js';
 import { extractEmails, extractHostDomains, extractUrls, type EmailElement, type UrlElement } from '../message/elements.js';
 import { emailAddress, hostname, sldOrDefault, type EmailAddress } from '../message/hostname.js';
 import { confusableCureAvailable } from '../message/scripts.js';
-import { mimeView, type TextPartEntry } from '../message/text-parts.js';
+import { mimeView, type TextPart } from '../message/text-parts.js';
 import { languageDetectorLoaded, loadLanguageDetector, preloadLanguageResources, WordStemTokenizer } from './language.js';
 import { xxh3, type ClassifierModel } from './model.js';
 import { compositeBudget, T, TypedTokens, type CompositeBudget } from './tokenizer.js';
@@ -261,7 +261,7 @@ function textTokens(m: MessageContext, map: TokCounter): void {
  * part also gives `_null` (no word) and its HTML `a`/`img` attributes into `map`. `budget`: the message's
  * look-ahead for composite tokens.
  */
-function partTokens(target: TokCounter, map: TokCounter, entry: TextPartEntry, isBody: boolean, budget: CompositeBudget): void {
+function partTokens(target: TokCounter, map: TokCounter, entry: TextPart, isBody: boolean, budget: CompositeBudget): void {
   const text = entry.text;
   const stems = new WordStemTokenizer(text);
   let alphabetic = false;

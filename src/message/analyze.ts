@@ -10,7 +10,7 @@ import {
   anyElement, extractBodies, extractDomains, extractEmails, extractEmailScope, extractHeaders, extractIps, extractUrls,
 } from './elements.js';
 import { headerTag, splitHeaders, type RawHeader } from './headers.js';
-import { parseBody, rawBody } from './parse.js';
+import { buildView } from './text-parts.js';
 import type { AnalysisTimings, AnalyzedMessage, Envelope, Scope, ScopeElement } from './types.js';
 
 /** Lines longer than this many bytes (RFC 5322 §2.1.1 limit, CRLF excluded) earn a warning. */
@@ -19,15 +19,15 @@ export const MAX_LINE_BYTES = 998;
 const utf8 = new TextDecoder('utf-8');
 const encoder = new TextEncoder();
 
-/** Offset of the blank line ending the header block (the body starts after it), or -1. */
-function headerEnd(raw: Uint8Array): { headerLen: number; bodyStart: number } {
+/** Length of the header block (up to the blank line that ends it), or -1 when there is no blank line. */
+function headerEnd(raw: Uint8Array): number {
   const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  if (b.length > 0 && (b[0] === 10 || (b[0] === 13 && b[1] === 10))) return { headerLen: 0, bodyStart: b[0] === 10 ? 1 : 2 };
+  if (b.length > 0 && (b[0] === 10 || (b[0] === 13 && b[1] === 10))) return 0;
   const crlf = b.indexOf('\n\r\n');
   const lf = b.indexOf('\n\n');
-  if (crlf < 0 && lf < 0) return { headerLen: -1, bodyStart: b.length };
-  if (lf >= 0 && (crlf < 0 || lf < crlf)) return { headerLen: lf + 1, bodyStart: lf + 2 };
-  return { headerLen: crlf + 1, bodyStart: crlf + 3 };
+  if (crlf < 0 && lf < 0) return -1;
+  if (lf >= 0 && (crlf < 0 || lf < crlf)) return lf + 1;
+  return crlf + 1;
 }
 
 function checkShape(raw: Uint8Array, headerText: string, warnings: string[]): void {
@@ -126,8 +126,9 @@ export function messageContextOf(m: AnalyzedMessage): MessageContext {
 }
 
 /**
- * Parses a raw RFC 5322 message (bytes, or a string taken as UTF-8) with postal-mime and returns
- * its per-scope elements (docs/message-analysis.md; Stalwart's rule evaluation for the scope order).
+ * Parses a raw RFC 5322 message (bytes, or a string taken as UTF-8) into mail-parser's part tree
+ * (src/message/mime-tree.ts, src/message/text-parts.ts) and returns its per-scope elements
+ * (docs/message-analysis.md; Stalwart's rule evaluation for the scope order).
  *
  * - `envelope`: SMTP facts (remote IP default 127.0.0.1, HELO default "unknown", TLS default on);
  *   or a function of the parsed top-level headers that returns them (stored mail, whose envelope
@@ -135,10 +136,11 @@ export function messageContextOf(m: AnalyzedMessage): MessageContext {
  *   analyzeMessage rejects with.
  * - `options.isTrustedDomain`: the `trusted-domains` namespace, consulted for Domain step 5.
  *
- * Never throws and never rejects: malformed MIME falls back to a raw header/body split, and
+ * Never throws and never rejects: malformed MIME is read as mail-parser reads it (a multipart
+ * without delimiters, a body its decoder rejects: a text attachment of the raw bytes), and
  * problems are listed in `warnings`. Limits: see MAX_HEADERS, MAX_ELEMENTS, MAX_TOKENIZE_CHARS,
- * MAX_HTML_CHARS, MAX_MIME_DEPTH. `timings.parseMs` covers the header split and postal-mime;
- * `timings.extractMs` grows as scopes are extracted and generic variables are first computed.
+ * MAX_HTML_TOKENS, MAX_HTML_LINKS, MAX_MIME_PARTS, MAX_MIME_PART_DEPTH. `timings.parseMs` covers the
+ * header split and the MIME parse; `timings.extractMs` grows as scopes are extracted and generic variables are first computed.
  */
 export async function analyzeMessage(
   input: Uint8Array | string,
@@ -176,7 +178,7 @@ async function analyze(input: Uint8Array | string, given: Envelope | EnvelopeFro
     raw = new Uint8Array(0);
     warnings.push('input could not be read as bytes');
   }
-  const { headerLen, bodyStart } = headerEnd(raw);
+  const headerLen = headerEnd(raw);
   if (headerLen < 0) warnings.push('no blank line between headers and body');
   const headerText = utf8.decode(raw.subarray(0, headerLen < 0 ? raw.length : headerLen));
   checkShape(raw, headerText, warnings);
@@ -192,8 +194,9 @@ async function analyze(input: Uint8Array | string, given: Envelope | EnvelopeFro
   } else {
     envelope = given;
   }
-  let body = await parseBody(raw, warnings);
-  if (body === undefined) body = rawBody(utf8.decode(raw.subarray(Math.min(bodyStart, raw.length))));
+  // mail-parser's part tree (mime-tree.ts), parsed once for the rules and the analysis modules.
+  const view = buildView(raw);
+  for (const w of view.warnings) warnings.push(w);
   const headerTags = headers.map((h) => headerTag(h.name));
   const tags: string[] = [];
   const seen = new Set<string>();
@@ -203,6 +206,6 @@ async function analyze(input: Uint8Array | string, given: Envelope | EnvelopeFro
       tags.push(t);
     }
   }
-  const ctx = new MessageContext(raw, headers, body, envelope, options, headerTags);
+  const ctx = new MessageContext(raw, headers, view, envelope, options, headerTags);
   return new Analyzed(ctx, tags, warnings, raw.byteLength, performance.now() - t0);
 }

@@ -9,7 +9,7 @@ import { canonicalName, headerTag, isNamed, type RawHeader } from './headers.js'
 import { mailboxesOf } from './addresses.js';
 import { parseUnstructured } from './rfc2047.js';
 import { threadName } from './thread.js';
-import type { ParsedBody } from './parse.js';
+import type { MimeView, ParsedBody } from './text-parts.js';
 import { tokenize } from './tokenizer.js';
 import type { Envelope } from './types.js';
 
@@ -70,7 +70,8 @@ export class MessageContext {
   constructor(
     readonly raw: Uint8Array,
     readonly headers: readonly RawHeader[],
-    readonly body: ParsedBody,
+    /** The MIME tree and text parts (src/message/text-parts.ts): one parse serves the rules and the modules. */
+    readonly view: MimeView,
     envelope: Envelope | undefined,
     readonly options: AnalyzeOptions,
     /** `X_HDR_<NAME>` of each header, in header order (computed once in analyzeMessage for the rules and the headers module). */
@@ -111,6 +112,11 @@ export class MessageContext {
       cc,
       bcc,
     });
+  }
+
+  /** The text parts as the element sets and the `body.*` variables read them. */
+  get body(): ParsedBody {
+    return this.view.body;
   }
 
   /** First address of the last From header; undefined without one. */
@@ -206,6 +212,7 @@ export class MessageContext {
       case 'body.html': return this.body.htmlBody?.isHtml === true ? this.body.htmlBody.text : '';
       case 'body.raw': return utf8.decode(this.raw);
       case 'body.words': {
+        // The first html_body part (not text_body), as Stalwart reads it.
         const p = this.body.htmlBody;
         return p === undefined ? [] : p.tokens(true).words;
       }

@@ -278,9 +278,9 @@ class ElementSet<E> {
   }
 }
 
-function bodyLocation(loc: Location): Location {
-  // URL and email tokens of a body part's text count as body_text unless the part is an attachment.
-  return loc === 'attachment' ? 'attachment' : 'body_text';
+/** Where tokens of a part's text go: `body_text` for a body part, else `attachment`. */
+function textLocation(isBody: boolean): Location {
+  return isBody ? 'body_text' : 'attachment';
 }
 
 /**
@@ -321,10 +321,10 @@ export function extractUrls(ctx: MessageContext, warn: (s: string) => void): Sco
   for (const u of ctx.subjectTokens().urls) addToken(u, 'subject');
   for (const part of ctx.body.parts) {
     if (part.isHtml) {
-      const loc: Location = part.location === 'attachment' ? 'attachment' : 'body_html';
-      for (const href of part.html().links) add(href, false, loc);
+      const loc: Location = part.isBody ? 'body_html' : 'attachment';
+      for (const href of part.links().links) add(href, false, loc);
     }
-    for (const u of part.tokens().urls) addToken(u, bodyLocation(part.location));
+    for (const u of part.tokens().urls) addToken(u, textLocation(part.isBody));
   }
   if (set.dropped > 0) warn(`URL limit: ${set.dropped} URLs beyond ${MAX_ELEMENTS} ignored`);
   return set.items;
@@ -347,8 +347,8 @@ export function extractEmails(ctx: MessageContext, warn: (s: string) => void): E
   add(ctx.envFrom, 'env_from', undefined);
   for (const part of ctx.body.parts) {
     if (part.isHtml) {
-      const loc: Location = part.location === 'attachment' ? 'attachment' : 'body_html';
-      for (const href of part.html().mailtos) {
+      const loc: Location = part.isBody ? 'body_html' : 'attachment';
+      for (const href of part.links().mailtos) {
         let a = href.slice(7);
         const q = a.indexOf('?');
         if (q >= 0) a = a.slice(0, q);
@@ -358,7 +358,7 @@ export function extractEmails(ctx: MessageContext, warn: (s: string) => void): E
     }
     for (const t of part.tokens().emails) {
       const e = emailAddress(t);
-      if (isValidEmail(e)) add(e, bodyLocation(part.location), undefined);
+      if (isValidEmail(e)) add(e, textLocation(part.isBody), undefined);
     }
   }
   if (set.dropped > 0) warn(`email limit: ${set.dropped} addresses beyond ${MAX_ELEMENTS} ignored`);
@@ -491,7 +491,7 @@ export function extractIps(ctx: MessageContext): ScopeElement[] {
     }
   }
   for (const part of ctx.body.parts) {
-    for (const ip of part.tokens().ips) add(ip, bodyLocation(part.location));
+    for (const ip of part.tokens().ips) add(ip, textLocation(part.isBody));
   }
   return set.items;
 }

@@ -400,3 +400,34 @@ export function htmlNameKey(name: string): bigint {
   for (let i = 0; i < name.length && i < 8; i++) k |= BigInt(name.charCodeAt(i)) << BigInt(8 * i);
   return k;
 }
+
+/** Links per HTML part kept at most (each list); the rest are ignored (bounds work on hostile input). */
+export const MAX_HTML_LINKS = 5_000;
+
+/** The links of an HTML part that the URL and e-mail sets read (docs/message-analysis.md). */
+export interface HtmlLinks {
+  /** The value of every `href` or `src` attribute that has one, on any start tag, trimmed, in order. */
+  readonly links: string[];
+  /**
+   * Per `a` start tag, its first `href` that has a value, when that value starts with `mailto:`
+   * (case-sensitively, untrimmed, as Stalwart reads it).
+   */
+  readonly mailtos: string[];
+}
+
+/** {@link HtmlLinks} of an HTML part's tokens. Values are raw (no entity decoding), as the tokenizer keeps them. */
+export function htmlLinks(tokens: readonly HtmlToken[]): HtmlLinks {
+  const links: string[] = [];
+  const mailtos: string[] = [];
+  for (const t of tokens) {
+    if (t.type !== 'StartTag') continue;
+    let href: string | undefined;
+    for (const [name, value] of t.attributes) {
+      if (value === null || (name !== 'href' && name !== 'src')) continue;
+      if (links.length < MAX_HTML_LINKS) links.push(value.trim());
+      if (name === 'href' && href === undefined) href = value;
+    }
+    if (t.name === 'a' && href !== undefined && href.startsWith('mailto:') && mailtos.length < MAX_HTML_LINKS) mailtos.push(href);
+  }
+  return { links, mailtos };
+}

@@ -29,7 +29,8 @@ export async function runContent(module: string, message: string | Uint8Array, c
     warnings: [],
   };
   if (!(await runModule(run, module))) throw new Error(`no module ${module}`);
-  return { tags: [...run.tags].sort(), warnings: run.warnings, errors: run.errors.map((e) => e.message) };
+  // The message's own warnings (MIME limits) and the module's, as classify reports them.
+  return { tags: [...run.tags].sort(), warnings: [...msg.warnings, ...run.warnings], errors: run.errors.map((e) => e.message) };
 }
 
 /** A small `SpamFileExtension` table of our own (same shape as Stalwart's). */

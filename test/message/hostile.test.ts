@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { analyzeMessage, messageContextOf, SCOPE_ORDER, type AnalyzedMessage } from '../../src/message/index.js';
+import { analyzeMessage, messageContextOf, MAX_MIME_PART_DEPTH, SCOPE_ORDER, type AnalyzedMessage } from '../../src/message/index.js';
 import { extractHostDomains, MAX_ELEMENTS } from '../../src/message/elements.js';
 import { MAX_HEADERS } from '../../src/message/headers.js';
 
@@ -65,13 +65,14 @@ describe('hostile and malformed mail never throws', () => {
     expect(m.elements('Header')[9999]!.variable('value')).toBe('v9999');
   });
 
-  it('deeply nested multiparts fall back to a raw header/body split', async () => {
+  it('deeply nested multiparts are not split past the nesting limit: the rest is one text attachment', async () => {
     let part = 'Content-Type: text/plain\r\n\r\ninner text http://deep.example.com/\r\n';
     for (let i = 299; i >= 0; i--) part = `Content-Type: multipart/mixed; boundary="b${i}"\r\n\r\n--b${i}\r\n${part}\r\n--b${i}--\r\n`;
     const m = await analyzeMessage(`From: a@example.com\r\n${part}`);
-    expect(m.warnings.some((w) => w.startsWith('MIME parsing failed'))).toBe(true);
-    expect(m.elements('Body').length).toBe(1);
-    expect(m.elements('Url').map((u) => u.variable('url'))).toEqual(['http://deep.example.com/']);
+    expect(m.warnings).toContain(`MIME nesting limit: parts deeper than ${MAX_MIME_PART_DEPTH} levels are not split`);
+    const texts = m.elements('Body').filter((e) => String(e.variable('value')).includes('inner text'));
+    expect(texts.map((e) => e.location)).toEqual(['attachment']);
+    expect(m.elements('Url').map((u) => [u.location, u.variable('url')])).toEqual([['attachment', 'http://deep.example.com/']]);
     exercise(m);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dateToRfc3339, firstId, headerTag, isNamed, parseContentType, parseIds, splitHeaders } from '../../src/message/headers.js';
-import { scanHtml } from '../../src/message/html.js';
+import { htmlLinks, htmlTextBody, htmlToTokens } from '../../src/message/html-tokens.js';
 import ipaddr from '../../src/dns/ipaddr.js';
 import { emailAddress, hostname, ipv4Value, parseIp } from '../../src/message/hostname.js';
 import { threadName } from '../../src/message/index.js';
@@ -124,23 +124,34 @@ describe('UrlParts', () => {
   });
 });
 
-describe('HTML scanning', () => {
-  it('collects href/src of any tag and text outside <head>, skipping script/style/comments', () => {
+/** Links and text of an HTML part, as the Url/Email sets and the Body scope read them. */
+function scanHtml(html: string): { links: string[]; mailtos: string[]; text: string } {
+  const tokens = htmlToTokens(html).tokens;
+  return { ...htmlLinks(tokens), text: htmlTextBody(tokens) };
+}
+
+describe('HTML links and text (Stalwart html_to_tokens)', () => {
+  it('collects href/src of any tag, raw; text outside <head>; script text kept, comments not', () => {
     const s = scanHtml('<HTML><Head><Title>T</Title><link href="s.css"></head><BODY background=bg.png>'
       + '<A HREF=\'mailto:A@B.com\'>Mail</a><!-- <a href="http://hidden/"> --><iframe src = " http://f.example/ "></iframe>'
       + '<script>x="<a href=http://js/>"</script>Tom &amp; Jerry&nbsp;&#x41;&#66;</body>');
-    expect(s.links).toEqual(['s.css', 'mailto:A@B.com', 'http://f.example/']);
-    expect(s.mailtos).toEqual(['mailto:A@B.com']);
-    expect(s.text).toBe('Mail Tom & Jerry AB');
+    // A single quote is no quote: the value keeps it, so it is not a mailto: link.
+    expect(s.links).toEqual(['s.css', "'mailto:A@B.com'", 'http://f.example/', 'http://js/']);
+    expect(s.mailtos).toEqual([]);
+    expect(s.text).toBe('Mail x=" " Tom & Jerry\u00a0AB');
   });
 
-  it("reads a link's first href for mailto:, which must start with mailto: as written (Stalwart)", () => {
-    // Before, MAILTO: and a blank before mailto: counted, and a later href replaced the first.
+  it("reads a link's first valued href for mailto:, which must start with mailto: as written (Stalwart)", () => {
     const s = scanHtml('<a href="MAILTO:up@example.com">a</a><a href=" mailto:sp@example.com">b</a>'
-      + '<a href="https://example.com/" href="mailto:second@example.com">c</a><a href="mailto:ok@example.com" href="x">d</a>');
-    expect(s.mailtos).toEqual(['mailto:ok@example.com']);
-    // Every href and src is still a link (trimmed).
-    expect(s.links).toEqual(['MAILTO:up@example.com', 'mailto:sp@example.com', 'https://example.com/', 'mailto:second@example.com', 'mailto:ok@example.com', 'x']);
+      + '<a href="https://example.com/" href="mailto:second@example.com">c</a><a href="mailto:ok@example.com" href="x">d</a>'
+      + '<a href href="mailto:v@example.com">e</a>');
+    expect(s.mailtos).toEqual(['mailto:ok@example.com', 'mailto:v@example.com']);
+    // Every valued href and src is a link (trimmed).
+    expect(s.links).toEqual(['MAILTO:up@example.com', 'mailto:sp@example.com', 'https://example.com/', 'mailto:second@example.com', 'mailto:ok@example.com', 'x', 'mailto:v@example.com']);
+  });
+
+  it('keeps attribute values raw: no entity decoding', () => {
+    expect(scanHtml('<a href="https&#58;//e.example.net/?a=1&amp;b=2">x</a>').links).toEqual(['https&#58;//e.example.net/?a=1&amp;b=2']);
   });
 
   it('leaves names that only Object.prototype has as written (&toString; is no character reference)', () => {
