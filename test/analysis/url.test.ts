@@ -57,6 +57,18 @@ describe('url module: body and URL checks', () => {
     expect(await tagsOf(mail(['Subject: x', 'Content-Type: text/plain; charset=utf-8'], 'Log in at www.paypal.com\u2003today please'))).toEqual([]);
   });
 
+  it('checks the URLs of an attached message and of a text/calendar part (SUSPICIOUS_URL for an IP host)', async () => {
+    const inner = ['From: m@phisher.example.net', 'Subject: Urgent', 'Content-Type: text/html; charset=utf-8', '', '<a href="http://198.51.100.23/login">Log in</a>'];
+    const attached = mail(['Subject: Fwd', 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="f1"'], [
+      '--f1', 'Content-Type: text/plain', '', 'Is this phishing?',
+      '--f1', 'Content-Type: message/rfc822', 'Content-Disposition: attachment; filename="Urgent.eml"', '', ...inner, '--f1--'].join('\r\n'));
+    expect(await tagsOf(attached)).toContain('SUSPICIOUS_URL');
+    const calendar = mail(['Subject: Invite', 'MIME-Version: 1.0', 'Content-Type: multipart/alternative; boundary="a1"'], [
+      '--a1', 'Content-Type: text/plain', '', 'Invitation',
+      '--a1', 'Content-Type: text/calendar; method=REQUEST', '', 'BEGIN:VCALENDAR', 'DESCRIPTION:Verify at http://198.51.100.23/login', 'END:VCALENDAR', '--a1--'].join('\r\n'));
+    expect(await tagsOf(calendar)).toContain('SUSPICIOUS_URL');
+  });
+
   it('a dotted quad with a path or query in text is a scheme-less URL with an IP host (SUSPICIOUS_URL)', async () => {
     for (const text of ['see 198.51.100.7/x now', 'see 198.51.100.7/ now', 'see 198.51.100.7?a=1 now', 'see 198.51.100.7:8080/x now']) {
       expect(await tagsOf(mail(['Subject: x'], text)), text).toEqual(['SUSPICIOUS_URL']);
