@@ -6,9 +6,9 @@
  * and `attachments` by mail-parser's rules. A `message/rfc822` (or `message/global`) part holds a
  * separate nested message whose parts are not in the parent's list.
  *
- * Why not postal-mime (which `parse.ts` uses for the rules): it keeps no raw offsets or raw header
- * names, classifies attachments differently from mail-parser, and gives up on deep nesting; the
- * mime/html modules need mail-parser's view exactly (docs/analysis.md, "mime").
+ * The rules' text parts (src/message/text-parts.ts), the mime/html modules and the classifier all
+ * read this one parse: Stalwart reads mail-parser's view (docs/message-analysis.md, "Text parts";
+ * docs/analysis.md, "mime").
  *
  * Limits: {@link MAX_MIME_PARTS} parts per message and {@link MAX_MIME_PART_DEPTH} levels of nesting;
  * past them the rest is not split further and `warnings` says so. Never throws.
