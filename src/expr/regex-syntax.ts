@@ -79,7 +79,9 @@ function unicodeProperty(raw: string): string {
     for (const v of loose(raw.slice(eq + 1))) candidates.push(`${keyName}=${v}`);
   } else {
     if (/^(any)$/i.test(raw.trim())) return 'Any';
-    for (const v of loose(raw)) candidates.push(v, `Script_Extensions=${v}`);
+    // A bare script name is Script= in Rust (`\p{Greek}` leaves out the marks Greek shares with
+    // other scripts); Script_Extensions only as scx=.
+    for (const v of loose(raw)) candidates.push(v, `Script=${v}`);
   }
   for (const c of candidates) if (tryProp(c)) return c;
   throw new RegexError(`unknown Unicode class \\p{${raw}}`);

@@ -79,7 +79,8 @@ function re2Property(src: string): string | undefined {
   if (m === null) return undefined;
   const [, pP, key, value] = m as unknown as [string, string, string | undefined, string];
   if (key === 'General_Category' || key === undefined) return RE2_CATEGORIES.has(value) ? `\\${pP}{${value}}` : undefined;
-  // A script: RE2 knows scripts, not script extensions (the difference is a few shared marks).
+  // RE2 knows scripts, not script extensions (which add the marks a script shares with others).
+  if (key === 'Script_Extensions') return undefined;
   let ok = re2Known.get(value);
   if (ok === undefined) {
     try {

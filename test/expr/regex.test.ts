@@ -127,6 +127,15 @@ describe('compileRustRegex: translations', () => {
     expect(caps('[[:^alpha:]]+', 'abc123')).toEqual(['123']);
     expect(caps('[[:digit:][:upper:]]+', 'aB1c')).toEqual(['B1']);
     expect(ok('^\\p{Greek}+$', 'αβγ')).toBe(true);
+    // A bare script name is the Script property, as in Rust; the extensions only as scx=.
+    expect(ok('[\\p{Greek}\\s]', '\u0301')).toBe(false);
+    expect(ok('[\\p{Han}\\s]', '\u3001')).toBe(false);
+    expect(ok('\\b\\p{Han}', '\u3001é')).toBe(false);
+    expect(ok('\\p{Greek}', '\u0342')).toBe(false);
+    expect(ok('\\p{sc=Greek}', '\u0342')).toBe(false);
+    expect(ok('\\p{scx=Greek}', '\u0342')).toBe(true);
+    expect(ok('[\\p{scx=Greek}\\s]', '\u0342')).toBe(true);
+    expect(ok('\\P{scx=Greek}', '\u0342')).toBe(false);
     expect(ok('^\\pL$', 'x')).toBe(true);
     expect(ok('^\\p{Lu}$', 'x')).toBe(false);
     expect(ok('^\\p{gc=Lu}$', 'X')).toBe(true);
