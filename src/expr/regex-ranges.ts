@@ -3,9 +3,15 @@
  * plain ranges: it lacks some of Rust's properties (`White_Space`, `Alphabetic`), nested classes and
  * the set operations `&&`, `--`, `~~`. Properties are read from V8's own Unicode tables.
  *
+ * Under `(?i)` the ranges are case-folded as Rust's `regex-syntax` folds them: each bracket, each
+ * operand of a set operation and each `\p{…}` is closed under simple case folding
+ * (`regex-fold.ts`) before it is negated or combined, so `(?i)[^a]` excludes `A` too and
+ * `(?i)[a-z--C]` excludes `c`.
+ *
  * A range list is a flat array `[lo0, hi0, lo1, hi1, …]`, sorted, disjoint, non-adjacent, of
  * Unicode scalar values (surrogates U+D800–U+DFFF never appear, as in Rust's `char`).
  */
+import { foldAdditions } from './regex-fold.js';
 import type { ClassItem, ClassSet } from './regex-syntax.js';
 
 export type Ranges = readonly number[];
@@ -84,25 +90,38 @@ function propertyRanges(src: string): number[] {
   return ranges;
 }
 
-function itemRanges(it: ClassItem): number[] {
+/** `r` closed under simple case folding (`regex-fold.ts`). */
+export function caseFold(r: Ranges): number[] {
+  const add = foldAdditions(r);
+  return add.length === 0 ? [...r] : normalize([...r, ...add]);
+}
+
+function itemRanges(it: ClassItem, ci: boolean): number[] {
   switch (it.k) {
     case 'cp': return normalize([it.cp, it.cp]);
     case 'range': return normalize([it.lo, it.hi]);
-    case 'prop': return propertyRanges(it.src);
-    case 'set': return classRanges(it.set);
+    case 'prop':
+      // Rust folds the property, then negates it: (?i)\P{Lu} excludes the lower-case letters too.
+      if (ci && it.src.startsWith('\\P')) return complement(caseFold(propertyRanges(`\\p${it.src.slice(2)}`)));
+      return propertyRanges(it.src);
+    case 'set': return classRanges(it.set, ci);
   }
 }
 
-/** The code points a parsed class matches (before any case folding). */
-export function classRanges(set: ClassSet): number[] {
+/**
+ * The code points a parsed class matches; under `ci` (`(?i)`) closed under simple case folding at
+ * each bracket and set operand before negation, as Rust's translator does.
+ */
+export function classRanges(set: ClassSet, ci = false): number[] {
   if (set.k === 'union') {
     const pairs: number[] = [];
-    for (const it of set.items) pairs.push(...itemRanges(it));
-    const r = normalize(pairs);
+    for (const it of set.items) pairs.push(...itemRanges(it, ci));
+    const r = ci ? caseFold(normalize(pairs)) : normalize(pairs);
     return set.negated ? complement(r) : r;
   }
-  const l = classRanges(set.left);
-  const r = classRanges(set.right);
+  // Both operands are already closed under folding, and so is what the operation makes of them.
+  const l = classRanges(set.left, ci);
+  const r = classRanges(set.right, ci);
   if (set.op === '&&') return intersect(l, r);
   if (set.op === '--') return subtract(l, r);
   return unite(subtract(l, r), subtract(r, l));

@@ -114,16 +114,20 @@ function re2Items(items: readonly ClassItem[]): string | undefined {
   return out;
 }
 
-/** A class in RE2 syntax: written directly when RE2 can read it, else as computed ranges. */
-function re2Class(set: ClassSet): string {
+/**
+ * A class in RE2 syntax: written directly when RE2 can read it, else as computed ranges. Under
+ * `ci`, RE2 folds a class it reads as Rust does (each range and property, then the negation); the
+ * computed ranges are folded already (`classRanges`).
+ */
+function re2Class(set: ClassSet, ci: boolean): string {
   if (set.k === 'union' && set.items.length > 0) {
     const items = re2Items(set.items);
-    if (items !== undefined) return `[${set.negated ? '^' : ''}${items}]`;
+    if (items !== undefined) return ci ? `(?i:[${set.negated ? '^' : ''}${items}])` : `[${set.negated ? '^' : ''}${items}]`;
   }
-  return re2Ranges(classRanges(set));
+  return re2Ranges(classRanges(set, ci));
 }
 
-const wordClass = (unicode: boolean): string => re2Class({ k: 'union', negated: false, items: unicode ? WORD_U : WORD_A });
+const wordClass = (unicode: boolean): string => re2Class({ k: 'union', negated: false, items: unicode ? WORD_U : WORD_A }, false);
 
 /** RE2 forms of Rust's assertions without marks: ASCII `\b`, look-behind for the half boundaries. */
 function re2Assert(kind: AssertKind, unicode: boolean, uses: Uses): string {
@@ -187,8 +191,7 @@ function re2(n: Node, uses: Uses, at: number): [string, number] {
       return [mark() + atomClass(n.s ? ALL : n.R ? NOT_LF_CR : NOT_LF, uses), B];
     }
     case 'class': {
-      const cls = uses.marks ? atomClass(classRanges(n.set), uses) : re2Class(n.set);
-      return [mark() + (n.ci ? `(?i:${cls})` : cls), B];
+      return [mark() + (uses.marks ? atomClass(classRanges(n.set, n.ci), uses) : re2Class(n.set, n.ci)), B];
     }
     case 'assert': {
       if (!uses.marks) return [uses.relax === true && isUnicodeWordAssert(n) ? '' : re2Assert(n.kind, n.unicode, uses), at];
