@@ -9,14 +9,22 @@
  * character), alternatives and concatenated atoms add up, a capture group copies the capture slots
  * at each of its two instructions. A plain alternation of literal words does not add up: it is
  * first factored into a trie (`(?:cat|car|dog)` → `(?:ca(?:t|r)|dog)`, see {@link factorLiterals}),
- * in which at most one node per depth can be live (two nodes of the same depth spell different
- * words), so it costs its widest fan-out per depth, not its length: 1,000 keywords cost a few hundred.
+ * in which the threads at one depth have all read the same characters, so below a fan-out only the
+ * branches whose first literals overlap (the same letter, or its other case under `(?i)`) can be under
+ * way together: a list of distinct words costs its widest fan-out per depth, not its length (1,000
+ * keywords: about 125). Branches the trie cannot merge without changing the priority (`a…|(?i:a)…`,
+ * alternating) count in full, each of them.
  */
+import { foldClass } from './regex-fold.js';
 import type { Node } from './regex-syntax.js';
 
 type Lit = Extract<Node, { t: 'lit' }>;
-/** An alternation that {@link factorLiterals} built: every branch a literal string, first literals pairwise exclusive. */
-export type TrieAlt = Extract<Node, { t: 'alt' }> & { trie?: true };
+/**
+ * An alternation that {@link factorLiterals} built: every branch a literal string. `keys[i]` is the
+ * fold class of branch i's first literal (undefined for an empty branch): branches with different
+ * keys start with exclusive literals; branches with the same key can all be under way at once.
+ */
+export type TrieAlt = Extract<Node, { t: 'alt' }> & { trie?: true; keys?: readonly (string | undefined)[] };
 
 /** The literals of a branch that is a plain string (literals in non-capturing groups), else undefined. */
 function literalString(n: Node): Lit[] | undefined {
@@ -32,56 +40,64 @@ function literalString(n: Node): Lit[] | undefined {
   return out;
 }
 
-const isAsciiLetter = (cp: number): boolean => (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a);
-
 /**
- * [exclusivity key, identity] of a first literal, or undefined when its case folding is not known
- * here (a case-insensitive non-ASCII literal; K and ſ, which fold to ASCII letters). Literals with
- * different keys match disjoint characters; with the same identity, the same characters.
+ * [exclusivity key, identity] of a literal: its fold class (`regex-fold.ts`), and which characters of
+ * it the literal matches. Literals with different keys match disjoint characters; with the same
+ * identity, the same characters (a case-insensitive `é` and `É`; `k` and `K` under `(?i)`, and
+ * U+212A KELVIN SIGN, which folds with them).
  */
-function litKey(l: Lit): [string, string] | undefined {
-  const { cp } = l;
-  if (cp === 0x212a || cp === 0x17f) return undefined;
-  if (cp >= 0x80) return l.ci ? undefined : [String(cp), `${cp}`];
-  if (!isAsciiLetter(cp)) return [String(cp), `${cp}`];
-  const lower = cp | 0x20;
-  return [String(lower), l.ci ? `${lower}i` : `${cp}`];
+function litKey(l: Lit): [string, string] {
+  const cls = foldClass(l.cp);
+  const key = String(cls[0]);
+  return [key, l.ci && cls.length > 1 ? `${key}i` : String(l.cp)];
 }
 
-const chain = (lits: Lit[]): Node => (lits.length === 1 ? lits[0]! : { t: 'concat', items: lits });
+const chain = (lits: Lit[]): Node => (lits.length === 0 ? { t: 'concat', items: [] } : lits.length === 1 ? lits[0]! : { t: 'concat', items: lits });
+
+/**
+ * Nested branching levels a trie may have; below, the branches stay a plain alternation (which costs
+ * its length). Keeps the recursion of the emitter and the cost shallow whatever the pattern.
+ */
+const MAX_TRIE_DEPTH = 64;
 
 /**
  * Branches grouped by first literal, keeping Rust's leftmost-first priority: a branch moves up to
  * an earlier branch with the same first literal only past branches whose first literal is
  * exclusive with it (they cannot match where it does); an empty branch or one whose first literal
- * is not understood stops the moves.
+ * overlaps without being equal stops the moves. The prefix all the branches of a group share is
+ * taken in one step (`a{900}b|a{900}c` is `a{900}(?:b|c)`, not 900 nested levels).
  */
-function trie(branches: Lit[][]): TrieAlt {
-  type Entry = { lit?: Lit; id?: string; members: Lit[][] };
+function trie(branches: Lit[][], depth: number): Node {
+  if (depth >= MAX_TRIE_DEPTH) return { t: 'alt', branches: branches.map(chain) };
+  type Entry = { key?: string; id?: string; members: Lit[][] };
   const entries: Entry[] = [];
   let open = new Map<string, Entry>();
   for (const b of branches) {
-    const k = b.length === 0 ? undefined : litKey(b[0]!);
-    if (k === undefined) {
+    if (b.length === 0) {
       entries.push({ members: [b] });
       open = new Map();
       continue;
     }
-    const e = open.get(k[0]);
-    if (e !== undefined && e.id === k[1]) {
+    const [key, id] = litKey(b[0]!);
+    const e = open.get(key);
+    if (e !== undefined && e.id === id) {
       e.members.push(b);
       continue;
     }
     if (e !== undefined) open = new Map(); // overlapping, not equal: keep the order from here
-    const ne: Entry = { lit: b[0]!, id: k[1], members: [b] };
+    const ne: Entry = { key, id, members: [b] };
     entries.push(ne);
-    open.set(k[0], ne);
+    open.set(key, ne);
   }
   const out: Node[] = entries.map((e) => {
-    if (e.members.length === 1 || e.lit === undefined) return e.members[0]!.length === 0 ? { t: 'concat', items: [] } : chain(e.members[0]!);
-    return { t: 'concat', items: [e.lit, trie(e.members.map((m) => m.slice(1)))] };
+    const first = e.members[0]!;
+    if (e.members.length === 1) return chain(first);
+    let n = 1;
+    while (n < first.length && e.members.every((m) => n < m.length && litKey(m[n]!)[1] === litKey(first[n]!)[1])) n++;
+    return { t: 'concat', items: [...first.slice(0, n), trie(e.members.map((m) => m.slice(n)), depth + 1)] };
   });
-  return { t: 'alt', branches: out, trie: true };
+  const alt: TrieAlt = { t: 'alt', branches: out, trie: true, keys: entries.map((e) => e.key) };
+  return alt;
 }
 
 /** The tree with every alternation of two or more plain strings factored into a trie. */
@@ -89,7 +105,7 @@ export function factorLiterals(n: Node): Node {
   switch (n.t) {
     case 'alt': {
       const strings = n.branches.map(literalString);
-      if (strings.every((s): s is Lit[] => s !== undefined)) return trie(strings);
+      if (strings.every((s): s is Lit[] => s !== undefined)) return trie(strings, 0);
       return { t: 'alt', branches: n.branches.map(factorLiterals) };
     }
     case 'concat': return { t: 'concat', items: n.items.map(factorLiterals) };
@@ -107,7 +123,11 @@ export interface CostWeights {
   slots: number;
 }
 
-/** Work per depth of a trie branch starting at depth `d`: sums at one depth, maxima across branches. */
+/**
+ * Work per depth of a trie branch starting at depth `d`: sums at one depth; below an alternation's
+ * heads, only the branches of one key can be under way (they share the character read at depth
+ * `d`), so the deeper work is the sum over the branches of a key, at most over the keys.
+ */
 function trieWork(n: Node, d: number, w: CostWeights, work: number[]): number {
   const add = (at: number, v: number): void => {
     work[at] = (work[at] ?? 0) + v;
@@ -124,17 +144,28 @@ function trieWork(n: Node, d: number, w: CostWeights, work: number[]): number {
     case 'group':
       return trieWork(n.body, d, w, work);
     case 'alt': {
-      // Every branch head is visited when the alternation is entered; below that, one node per depth.
+      const { keys } = n as TrieAlt;
+      if (keys === undefined) {
+        // Left unfactored (below MAX_TRIE_DEPTH): all of it may be under way.
+        add(d, patternCost(n, w));
+        return d + 1;
+      }
+      // Every branch head is visited when the alternation is entered.
       add(d, n.branches.length - 1);
-      const deeper: number[] = [];
+      const byKey = new Map<string, number[]>();
       let end = d;
-      for (const b of n.branches) {
+      n.branches.forEach((b, i) => {
         const own: number[] = [];
         end = Math.max(end, trieWork(b, d, w, own));
         add(d, own[d] ?? 0);
-        for (let i = d + 1; i < own.length; i++) deeper[i] = Math.max(deeper[i] ?? 0, own[i] ?? 0);
-      }
-      for (let i = d + 1; i < deeper.length; i++) add(i, deeper[i] ?? 0);
+        const k = keys[i] ?? `#${i}`;
+        const sum = byKey.get(k) ?? [];
+        for (let j = d + 1; j < own.length; j++) sum[j] = (sum[j] ?? 0) + (own[j] ?? 0);
+        byKey.set(k, sum);
+      });
+      const deeper: number[] = [];
+      for (const sum of byKey.values()) for (let j = d + 1; j < sum.length; j++) deeper[j] = Math.max(deeper[j] ?? 0, sum[j] ?? 0);
+      for (let j = d + 1; j < deeper.length; j++) add(j, deeper[j] ?? 0);
       return end;
     }
     default:

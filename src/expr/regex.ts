@@ -23,6 +23,7 @@
  * × the subject length; a pattern longer than {@link MAX_PATTERN_LENGTH} is refused.
  */
 import { RE2JS } from 're2js';
+import { isStackOverflow } from '../util/index.js';
 import { RegexError } from './regex-error.js';
 import { patternCost, factorLiterals, type CostWeights } from './regex-cost.js';
 import { ANY_MARK, MARK_RANGE, markClass, markSubject, markTest, unmark } from './regex-marks.js';
@@ -290,8 +291,8 @@ function countGroups(n: Node): number {
  * Largest accepted {@link patternCost} (`regex-cost.ts`): a search costs up to that × the subject
  * length. The fuzz campaign's `(?:(a)|b){1000}!` (cost 13,001) took 17–28 s on 100 KB, `(?:a*)` ×680
  * (1,360) 11 s; just under the limit `(?:a*)` ×499 still takes 2.5–4 s (the worst shape: every
- * instruction live at every character). A keyword list costs its trie's widest fan-out per depth
- * (1,000 words: a few hundred) and `a{1000}` 1,000.
+ * instruction live at every character; 1 MB: 18 s for `exec`). A keyword list costs its trie's
+ * widest fan-out per depth (1,000 words: about 125) and `a{1000}` 1,000.
  */
 export const MAX_PROGRAM_COST = 1000;
 
@@ -375,8 +376,15 @@ export function compileRustRegex(source: string): RustRegex {
   if (source.length > MAX_PATTERN_LENGTH) {
     throw new RegexError(`pattern is ${source.length} characters long; the limit is ${MAX_PATTERN_LENGTH}`);
   }
-  const p = new Parser(source);
-  const root = p.parseAlt({ i: false, m: false, s: false, x: false, U: false, u: true, R: false }, 0);
-  if (!p.eof()) p.fail('unopened group');
-  return re2Regex(source, root);
+  try {
+    const p = new Parser(source);
+    const root = p.parseAlt({ i: false, m: false, s: false, x: false, U: false, u: true, R: false }, 0);
+    if (!p.eof()) p.fail('unopened group');
+    return re2Regex(source, root);
+  } catch (err) {
+    // The tree is walked recursively (its depth is bounded: groups 100 deep, tries MAX_TRIE_DEPTH),
+    // so only a thread with a small stack gets here.
+    if (isStackOverflow(err)) throw new RegexError('pattern too deeply nested for the stack of this thread');
+    throw err;
+  }
 }
