@@ -22,6 +22,19 @@ const MSG = [
   '',
 ].join('\r\n');
 
+
+/** The SessionError resolveSession throws for `input` (the test fails if it throws none, or another error). */
+function refusal(input: unknown): SessionError {
+  let err: unknown;
+  try {
+    resolveSession(input as never);
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toBeInstanceOf(SessionError);
+  return err as SessionError;
+}
+
 describe('resolveSession', () => {
   it('fills Stalwart defaults and lowercases addresses', () => {
     const s = resolveSession({ mailFrom: '<Alice@Example.ORG>', rcptTo: ['Bob@Example.net'], remoteIp: '[2001:DB8::1]' });
@@ -45,14 +58,7 @@ describe('resolveSession', () => {
     [{ now: 'yesterday-ish' }, 'now'],
     [{ iprev: { result: 'ok' } }, 'iprev.result'],
   ])('refuses %j with a SessionError naming %s', (input, field) => {
-    let err: unknown;
-    try {
-      resolveSession(input as never);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(SessionError);
-    expect((err as SessionError).field).toBe(field);
+    expect(refusal(input).field).toBe(field);
   });
 
   it('classify rejects bad session input before reading the message', async () => {
@@ -70,15 +76,9 @@ describe('resolveSession', () => {
     [{ dkim: [{ result: 'pass', domian: 'example.net' }] }, 'dkim/0/domian', /did you mean domain\?/],
     [{ id: 'abc' }, 'id', /unknown field \(the fields are remoteIp, localIp, /],
   ])('refuses the unknown key of %j with a SessionError naming %s', (input, field, message) => {
-    let err: unknown;
-    try {
-      resolveSession(input as never);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(SessionError);
-    expect((err as SessionError).field).toBe(field);
-    expect((err as SessionError).message).toMatch(message);
+    const err = refusal(input);
+    expect(err.field).toBe(field);
+    expect(err.message).toMatch(message);
   });
 
   it('classify refuses a session with an unknown key rather than classifying with a default session', async () => {

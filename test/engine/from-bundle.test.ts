@@ -49,13 +49,19 @@ async function viaCli(rules: string, extra: string[]): Promise<{ action: string;
   return summary(JSON.parse(stdout.trim()) as ClassifyResult);
 }
 
+/** BUNDLE as a rule file, and a static DNS zone listing the session's IP on its DNSBL, in a new folder. */
+function bundleFiles(): { dir: string; rules: string; zone: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'spamrule-bundle-'));
+  const rules = join(dir, 'rules.json');
+  writeFileSync(rules, JSON.stringify(BUNDLE));
+  const zone = join(dir, 'zone.json');
+  writeFileSync(zone, JSON.stringify({ '9.113.0.203.rbl.example': { A: ['127.0.0.2'] } }));
+  return { dir, rules, zone };
+}
+
 describe('engineOptionsFromBundle', () => {
   it('gives the library the verdict the CLI gives for the same rule file (file extensions, DNSBLs, lists)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'spamrule-bundle-'));
-    const rules = join(dir, 'rules.json');
-    writeFileSync(rules, JSON.stringify(BUNDLE));
-    const zone = join(dir, 'zone.json');
-    writeFileSync(zone, JSON.stringify({ '9.113.0.203.rbl.example': { A: ['127.0.0.2'] } }));
+    const { dir, rules, zone } = bundleFiles();
 
     const engine = new SpamEngine({ ...engineOptionsFromBundle(loadRuleFile(rules), { listCacheDir: dir }), dns: createResolver(`static:${zone}`) });
     const lib = summary(await engine.classify(MESSAGE, { session: SESSION }));
@@ -89,11 +95,7 @@ describe('engineOptionsFromBundle', () => {
 
 describe('ruleSetSpecFromBundle', () => {
   it('gives a SpamEnginePool the verdict the CLI gives for the same rule file', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'spamrule-bundle-'));
-    const rules = join(dir, 'rules.json');
-    writeFileSync(rules, JSON.stringify(BUNDLE));
-    const zone = join(dir, 'zone.json');
-    writeFileSync(zone, JSON.stringify({ '9.113.0.203.rbl.example': { A: ['127.0.0.2'] } }));
+    const { dir, rules, zone } = bundleFiles();
     const pool = new SpamEnginePool({ ...ruleSetSpecFromBundle(loadRuleFile(rules)), listCacheDir: dir, refreshLists: false, dns: `static:${zone}`, workers: 1 });
     try {
       const lib = summary(await pool.classify(MESSAGE, { session: SESSION }));
