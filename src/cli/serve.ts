@@ -17,7 +17,6 @@ import type { ServerLimits } from '../server/limits.js';
 import { openError, optionError } from './errors.js';
 import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { canVerify } from './session-flags.js';
-import { createResolver } from '../dns/index.js';
 import { readServeConfig } from '../server/config.js';
 import { ruleSetSpecFromBundle } from '../server/ruleset.js';
 
@@ -209,15 +208,8 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
       ...(a.ruleWaitMs !== undefined ? { ruleWaitMs: a.ruleWaitMs } : {}),
     },
   };
-  if (a.dns !== undefined) {
-    // Checked here, in the main thread: a worker that cannot build its resolver has no engine.
-    try {
-      createResolver(a.dns);
-    } catch (e) {
-      throw new UsageError(`--dns ${a.dns}: ${(e as Error).message}`);
-    }
-    spec.dns = a.dns;
-  }
+  // A spec no resolver can be built from is refused by the pool, in this thread (SpamEnginePool checkSpec).
+  if (a.dns !== undefined) spec.dns = a.dns;
   return spec;
 }
 
@@ -318,7 +310,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     pool = new server.SpamEnginePool({ ...spec, workers: c.workers ?? availableParallelism(), timeoutMs: limits.scanTimeoutMs ?? 30_000, logLevel: level });
   } catch (e) {
-    // A store configuration (the config file's `stores`) the workers could not open.
+    // A `dns` spec no resolver can be built from, or a store configuration (the config file's `stores`)
+    // the workers could not open.
     return fail((e as Error).message);
   }
   // A rule that does not compile is left out, as Stalwart skips it; say which (classify and lint do too).
