@@ -51,6 +51,17 @@ export interface BundleEngineOptions {
   warn?: (message: string) => void;
 }
 
+/**
+ * The analysis settings of a bundle: `extra` (module switches, `followRedirects`, …) with the bundle's DNSBL
+ * servers and file-extension table; `false` (rules alone) when `extra` is `false`.
+ */
+export function bundleAnalysis(bundle: RuleMaterial, extra: Omit<AnalysisConfig, 'dnsblServers' | 'fileExtensions'> | false = {}): AnalysisConfig | false {
+  if (extra === false) return false;
+  const analysis: AnalysisConfig = { ...extra, dnsblServers: bundle.dnsblServers ?? [] };
+  if (bundle.fileExtensions !== undefined) analysis.fileExtensions = bundle.fileExtensions;
+  return analysis;
+}
+
 /** What {@link engineOptionsFromBundle} fills in. */
 export type BundleEngineFields = Required<Pick<EngineOptions, 'rules' | 'tags' | 'lookups' | 'analysis'>> & Pick<EngineOptions, 'ruleWaitMs'>;
 
@@ -67,12 +78,7 @@ export function engineOptionsFromBundle(bundle: RuleMaterial, opts: BundleEngine
   const lookupOpts: LookupSourceOptions = { autoRefresh: opts.refreshLists ?? false, warn };
   if (opts.listCacheDir !== undefined) lookupOpts.cacheDir = opts.listCacheDir;
   if (opts.ruleWaitMs !== undefined) lookupOpts.slowCallMs = opts.ruleWaitMs;
-  let analysis: AnalysisConfig | false = false;
-  if (opts.analysis !== false) {
-    analysis = { ...opts.analysis, dnsblServers: bundle.dnsblServers ?? [] };
-    if (bundle.fileExtensions !== undefined) analysis.fileExtensions = bundle.fileExtensions;
-  }
-  const out: BundleEngineFields = { rules: bundle.rules ?? [], tags: bundle.tags ?? [], lookups: buildLookupMap(bundle, lookupOpts), analysis };
+  const out: BundleEngineFields = { rules: bundle.rules ?? [], tags: bundle.tags ?? [], lookups: buildLookupMap(bundle, lookupOpts), analysis: bundleAnalysis(bundle, opts.analysis) };
   if (opts.ruleWaitMs !== undefined) out.ruleWaitMs = opts.ruleWaitMs;
   return out;
 }

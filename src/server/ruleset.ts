@@ -6,7 +6,7 @@
  */
 import { createResolver } from '../dns/index.js';
 import { SpamEngine, type EngineOptions } from '../engine/engine.js';
-import type { RuleMaterial } from '../engine/from-bundle.js';
+import { bundleAnalysis, type RuleMaterial } from '../engine/from-bundle.js';
 import type { SpamRuleInput, SpamTagInput, SpamThresholds } from '../engine/types.js';
 import type { AnalysisConfig } from '../analysis/types.js';
 import type { HttpLookupInput } from '../lookup/http-list.js';
@@ -56,12 +56,7 @@ export function ruleSetSpecFromBundle(bundle: RuleMaterial, analysis: Omit<Analy
   if (bundle.lists !== undefined) spec.lists = [...bundle.lists].map(([ns, entries]) => [ns, entries.map((e) => (typeof e === 'string' ? { key: e } : e))] as const);
   if (bundle.httpLookups !== undefined) spec.httpLookups = bundle.httpLookups;
   if (bundle.stores !== undefined) spec.stores = bundle.stores;
-  if (analysis === false) spec.engine = { analysis: false };
-  else {
-    const a: AnalysisConfig = { ...analysis, dnsblServers: bundle.dnsblServers ?? [] };
-    if (bundle.fileExtensions !== undefined) a.fileExtensions = bundle.fileExtensions;
-    spec.engine = { analysis: a };
-  }
+  spec.engine = { analysis: bundleAnalysis(bundle, analysis) };
   return spec;
 }
 
