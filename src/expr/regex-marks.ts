@@ -49,7 +49,7 @@ let lastIn: string | undefined;
 let lastOut = '';
 /** Reused for subjects up to this many code units of output; a larger one gets its own buffer. */
 const SHARED_UNITS = 1 << 16;
-const shared = new Uint16Array(SHARED_UNITS);
+let shared: Uint16Array | undefined;
 
 /**
  * The subject with a mark before each character and one at the end (the last result is cached). Built
@@ -61,7 +61,7 @@ export function markSubject(s: string): string {
   const table = (bmpBits ??= bmpTable());
   const n = s.length;
   const units = 2 * n + 1;
-  const buf = units <= SHARED_UNITS ? shared : new Uint16Array(units);
+  const buf = units <= SHARED_UNITS ? (shared ??= new Uint16Array(SHARED_UNITS)) : new Uint16Array(units);
   let o = 0;
   let prev = START; // the previous character's bits as PREV_*
   for (let i = 0; i < n; i++) {

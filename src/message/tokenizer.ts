@@ -247,17 +247,14 @@ export function tokenize(text: string, wantWords = false): TextTokens {
         let pathAt = scheme + 3 + s;
         while (pathAt < e && text.charCodeAt(pathAt) !== 47 && text.charCodeAt(pathAt) !== 63) pathAt++;
         let path = pathAt < e;
-        for (;;) {
-          if (e >= n || !isOpenBracket(text.charCodeAt(e))) break;
+        while (e < n && isOpenBracket(text.charCodeAt(e))) {
           const close = path ? bracketEnd(text, e, n) : e === s + scheme + 3 && text.charCodeAt(e) === 91 ? ipv6End(text, e, n) : -1;
           if (close < 0) break;
-          const from = close;
           e = close;
           while (e < n && !isSep(text.charCodeAt(e))) {
             if (!path && (text.charCodeAt(e) === 47 || text.charCodeAt(e) === 63)) path = true;
             e++;
           }
-          if (from === e && !path) break;
         }
       }
     }
