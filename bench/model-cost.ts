@@ -151,8 +151,10 @@ export async function coldPass(
  */
 export function coldPassInThread(modelFile: string, trustedDomains: readonly string[], order: ColdOrder, primed = false): Promise<PassTimes> {
   return new Promise((resolve, reject) => {
-    // A worker does not inherit tsx's loader: this entry registers it, then loads cold-pass-worker.ts.
-    const worker = new Worker(new URL('./cold-pass-worker.mjs', import.meta.url), { workerData: { modelFile, trustedDomains, order, primed } });
+    // Compiled (`npm run bench`), the worker is cold-pass-worker.js beside this file. Run from the TypeScript
+    // sources (tsx), a worker does not inherit tsx's loader: the .mjs entry registers it, then loads the .ts.
+    const entry = import.meta.url.endsWith('.ts') ? './cold-pass-worker.mjs' : './cold-pass-worker.js';
+    const worker = new Worker(new URL(entry, import.meta.url), { workerData: { modelFile, trustedDomains, order, primed } });
     let result: PassTimes | undefined;
     worker.on('message', (m: PassTimes) => {
       result = m;

@@ -20,15 +20,14 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { loadCorpus, printTable } from './common.js';
 import { startRspamd } from './rspamd-bench.js';
-import { sharedPath } from '../test/helpers/shared-data.js';
+import { REPO_ROOT, sharedPath } from '../test/helpers/shared-data.js';
 import { freePort } from '../test/servers/index.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = REPO_ROOT;
 const CLIENTS = 16;
 
 interface Target {

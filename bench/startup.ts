@@ -9,8 +9,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { alternatingPasses, printTable } from './common.js';
+import { REPO_ROOT } from '../test/helpers/shared-data.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = REPO_ROOT;
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const INDEX = join(ROOT, 'dist', 'src', 'index.js');
 const MESSAGE = join(ROOT, 'examples', 'mail', 'ham-meeting.eml');

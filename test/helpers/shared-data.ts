@@ -7,7 +7,21 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/**
+ * The checkout's root: the nearest folder above this file with a package.json. Found by walking up, not by a
+ * fixed `../..`, because `npm run bench` runs a compiled copy of this file from `.bench-build/test/helpers/`.
+ */
+function findRepoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}`);
+    dir = up;
+  }
+  return dir;
+}
+
+const repoRoot = findRepoRoot();
 
 export const SHARED_DATA = process.env.SPAMRULE_SHARED_DATA ?? resolve(repoRoot, '..', 'shared', 'data');
 
