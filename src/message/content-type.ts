@@ -5,7 +5,7 @@
  * character per byte, as the MIME tree keeps raw header values).
  */
 import { decodeWords } from 'postal-mime';
-import { decodeText } from './mime-decode.js';
+import { decodeCharset } from './charsets.js';
 
 const utf8 = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
 
@@ -132,7 +132,7 @@ export function parseContentType(value: string): ContentType | undefined {
   }
   for (const [base, e] of cont) {
     const joined = [...e.parts.entries()].sort((a, b) => a[0] - b[0]).map((x) => x[1]).join('');
-    attributes.set(base, decodeText(new Uint8Array(Buffer.from(joined, 'latin1')), e.charset || undefined));
+    attributes.set(base, decodeCharset(new Uint8Array(Buffer.from(joined, 'latin1')), e.charset || undefined));
   }
   return { type: p.type, subtype: p.subtype, attributes };
 }

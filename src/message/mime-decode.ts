@@ -1,8 +1,9 @@
 /**
- * Transfer and charset decoding of MIME part bodies as mail-parser's MIME reader does it (the
- * reader Stalwart parses mail with; src/message/mime-tree.ts uses these). Where its reader rejects
- * a body (see {@link isCleanBase64}, {@link decodeQuotedPrintable}), the part tree keeps the raw
- * bytes instead. Bodies are given as latin1 strings (one character per byte) with a range.
+ * Transfer decoding of MIME part bodies as mail-parser's MIME reader does it (the reader Stalwart
+ * parses mail with; src/message/mime-tree.ts uses these; charsets are src/message/charsets.ts).
+ * Where its reader rejects a body (see {@link isCleanBase64}, {@link decodeQuotedPrintable}), the
+ * part tree keeps the raw bytes instead. Bodies are given as latin1 strings (one character per
+ * byte) with a range.
  */
 
 /** Base64 alphabet, `=`, white space and single `-`: what mail-parser's base64 reader accepts. */
@@ -115,63 +116,4 @@ export function decodeQuotedPrintable(bin: string, start: number, end: number): 
     }
   }
   return out.subarray(0, o);
-}
-
-const decoders = new Map<string, InstanceType<typeof TextDecoder> | null>();
-
-/** A decoder per charset label (null: not a label the engine knows), built once per process. */
-function decoderFor(label: string): InstanceType<typeof TextDecoder> | null {
-  let d = decoders.get(label);
-  if (d === undefined) {
-    try {
-      d = new TextDecoder(label);
-    } catch {
-      d = null;
-    }
-    // Labels come from messages: keep the map bounded.
-    if (decoders.size < 512) decoders.set(label, d);
-  }
-  return d;
-}
-
-/**
- * How mail-parser's charset table reads the labels that the WHATWG Encoding Standard (and so
- * `TextDecoder`) folds into windows-1252: the US-ASCII names are read as UTF-8, the ISO-8859-1 names
- * as Latin-1 (byte = code point), `windows-1252` as code page 1252. The other labels of that group
- * (`ascii`, `cp1252`, `x-cp1252`, `iso8859-1`, `iso88591`) are not in mail-parser's table: UTF-8.
- */
-const WIN1252_GROUP: ReadonlyMap<string, 'utf8' | 'latin1' | 'cp1252'> = new Map([
-  ...['us-ascii', 'ansi_x3.4-1968'].map((l) => [l, 'utf8'] as const),
-  ...['iso-8859-1', 'iso_8859-1', 'iso_8859-1:1987', 'latin1', 'l1', 'ibm819', 'cp819', 'csisolatin1', 'iso-ir-100'].map((l) => [l, 'latin1'] as const),
-  ['windows-1252', 'cp1252'],
-]);
-
-/** Code page 1252 at 0x80–0x9F (the five unassigned bytes stay C1 controls, as the WHATWG table has them). */
-const CP1252_C1 = '€\x81‚ƒ„…†‡ˆ‰Š‹Œ\x8dŽ\x8f\x90‘’“”•–—˜™š›œ\x9džŸ';
-
-/**
- * Code page 1252. Not `TextDecoder('windows-1252')`: Node 20 decodes that label as Latin-1, turning
- * “ ” € … into C1 controls.
- */
-function decodeCp1252(bytes: Uint8Array): string {
-  const s = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-  return /[\x80-\x9f]/.test(s) ? s.replace(/[\x80-\x9f]/g, (c) => CP1252_C1[c.charCodeAt(0) - 0x80]!) : s;
-}
-
-/** Charset decoding as mail-parser does: the declared charset when known, else lossy UTF-8. */
-export function decodeText(bytes: Uint8Array, charset: string | undefined): string {
-  if (charset !== undefined && charset.length > 0) {
-    const label = charset.trim().toLowerCase();
-    if (label !== 'utf-8' && label !== 'utf8') {
-      const d = decoderFor(label);
-      if (d !== null && d.encoding === 'windows-1252') {
-        const kind = WIN1252_GROUP.get(label);
-        if (kind === 'latin1') return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-        if (kind === 'cp1252') return decodeCp1252(bytes);
-      } else if (d !== null && d.encoding !== 'utf-8') {
-        return d.decode(bytes);
-      }
-    }
-  }
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }

@@ -14,10 +14,10 @@
  * past them the rest is not split further and `warnings` says so. Never throws.
  */
 import { parseContentType, rawAttribute, type ContentType } from './content-type.js';
-import { decodeBase64, decodeQuotedPrintable, decodeText, isCleanBase64 } from './mime-decode.js';
+import { decodeCharset } from './charsets.js';
+import { decodeBase64, decodeQuotedPrintable, isCleanBase64 } from './mime-decode.js';
 
 export { parseContentType, type ContentType } from './content-type.js';
-export { decodeText } from './mime-decode.js';
 
 /** One header of a part: the name as written (up to the colon) and the raw value after the colon. */
 export interface PartHeader {
@@ -368,7 +368,7 @@ function entity(b: Builder, depth: number, start: number, end: number, st: State
   }
   if (text) {
     const isHtml = mime === 'html';
-    const t = decodeText(decoded, ct?.attributes.get('charset'));
+    const t = decodeCharset(decoded, ct?.attributes.get('charset')?.trim());
     if (addHtml && !isHtml) b.htmlBody.push(id);
     else if (addText && isHtml) b.textBody.push(id);
     if (addHtml && isHtml) b.htmlBody.push(id);
