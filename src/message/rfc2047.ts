@@ -2,29 +2,12 @@
  * RFC 2047 encoded words and unstructured header text, decoded the way mail-parser (the Rust MIME
  * parser Stalwart uses) decodes them: an encoded word is recognised wherever `=?` starts one (no
  * white-space rule around it), charset `*language` suffixes are ignored, folded white space inside
- * a Q word is skipped, and an unknown charset falls back to UTF-8. Works on header text already
+ * a Q word is skipped, and the charset is read with the table bodies use (src/message/charsets.ts,
+ * mail-parser's `charset_decoder`: an unknown charset is UTF-8). Works on header text already
  * decoded as (lossy) UTF-8; delimiters are ASCII, so offsets need no byte mapping.
  */
 
-import { TextDecoder } from 'node:util';
-
-const decoders = new Map<string, TextDecoder | null>();
-const utf8 = new TextDecoder('utf-8');
-
-/** A TextDecoder for a MIME charset label, or null when the label is unknown (cached, bounded). */
-function decoderFor(label: string): TextDecoder | null {
-  const key = label.toLowerCase();
-  let d = decoders.get(key);
-  if (d === undefined) {
-    try {
-      d = new TextDecoder(key);
-    } catch {
-      d = null;
-    }
-    if (decoders.size < 256) decoders.set(key, d);
-  }
-  return d;
-}
+import { decodeCharset } from './charsets.js';
 
 function hexVal(c: number): number {
   if (c >= 48 && c <= 57) return c - 48;
@@ -140,8 +123,9 @@ function bWord(s: string, i: number): { bytes: number[]; end: number } | undefin
 
 /**
  * Decodes the encoded word starting at `s[i] === '='` (followed by `?`). Returns the decoded text
- * and the index just after its closing `?=`, or undefined when it is not a well-formed encoded word
- * (charset shorter than 2 characters, encoding other than Q/B, line end inside the charset, bad data).
+ * (its charset read by {@link decodeCharset}, as bodies are) and the index just after its closing
+ * `?=`, or undefined when it is not a well-formed encoded word (charset shorter than 2 characters,
+ * encoding other than Q/B, line end inside the charset, bad data).
  */
 export function decodeEncodedWord(s: string, i: number): { text: string; end: number } | undefined {
   if (s.charCodeAt(i) !== 61 || s.charCodeAt(i + 1) !== 63) return undefined;
@@ -162,7 +146,7 @@ export function decodeEncodedWord(s: string, i: number): { text: string; end: nu
   if (csEnd - csStart < 2) return undefined;
   const enc = s.charCodeAt(j + 1);
   if (s.charCodeAt(j + 2) !== 63) return undefined;
-  let bytes: Uint8Array | number[];
+  let bytes: number[];
   let end: number;
   if (enc === 81 || enc === 113) {
     const r = qWord(s, j + 3);
@@ -175,15 +159,7 @@ export function decodeEncodedWord(s: string, i: number): { text: string; end: nu
   } else {
     return undefined;
   }
-  const buf = bytes instanceof Uint8Array ? bytes : Uint8Array.from(bytes);
-  const d = decoderFor(s.slice(csStart, csEnd)) ?? utf8;
-  let text: string;
-  try {
-    text = d.decode(buf);
-  } catch {
-    text = utf8.decode(buf);
-  }
-  return { text, end };
+  return { text: decodeCharset(Uint8Array.from(bytes), s.slice(csStart, csEnd)), end };
 }
 
 /**

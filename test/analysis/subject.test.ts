@@ -46,6 +46,14 @@ describe('subject module', () => {
     expect(await tags([FROM, 'Subject: =?utf-8?Q?Only_9=E2=82=AC?='])).toEqual(['SUBJECT_HAS_CURRENCY']);
   });
 
+  it('reads encoded words with the body charset table: € in a windows-1252 or iso-8859-1 word makes SUBJECT_HAS_CURRENCY', async () => {
+    expect(await tags([FROM, 'Subject: =?windows-1252?Q?=93Only=94_9=80?='])).toEqual(['SUBJECT_HAS_CURRENCY']);
+    // mail-parser 0.11.5+ reads iso-8859-1 as windows-1252, so 0x80 is € there too.
+    expect(await tags([FROM, 'Subject: =?iso-8859-1?B?NYAgb2Zm?='])).toEqual(['SUBJECT_HAS_CURRENCY']);
+    expect(await tags([FROM, 'Subject: =?iso-8859-15?Q?5=A4_off?='])).toEqual(['SUBJECT_HAS_CURRENCY']);
+    expect(await tags([FROM, 'Subject: =?iso-8859-7?Q?5=A4_off?='])).toEqual([]); // the 1987 table has no €
+  });
+
   it('tags URL_IN_SUBJECT for a URL with a scheme, and RCPT_DOMAIN_IN_SUBJECT for a recipient domain', async () => {
     expect(await tags([FROM, 'Subject: see https://example.net/offer'])).toEqual(['URL_IN_SUBJECT']);
     expect(await tags([FROM, 'To: bob@example.net', 'Subject: see https://www.example.net/offer'])).toEqual([

@@ -79,7 +79,7 @@ describe('bodies: labels mail-parser does not know are read as UTF-8', () => {
     expect(await bodyText(plain('x-unknown-charset', Buffer.from('Café au lait')))).toBe('Café au lait\r\n');
   });
 
-  it('labels TextDecoder knows as windows-1252 but mail-parser\'s table lacks (csascii, us, iso646-us, cp367)', async () => {
+  it('labels the WHATWG standard files under windows-1252 but mail-parser\'s table lacks (csascii, us, iso646-us, cp367, …)', async () => {
     for (const label of ['csascii', 'us', 'iso646-us', 'cp367', 'ibm367', 'iso-ir-6']) {
       expect(await bodyText(plain(label, Buffer.from('Grüße')))).toBe('Grüße\r\n');
     }
@@ -101,5 +101,47 @@ describe('RFC 2231 parameter values use the same table', () => {
       parseMimeTree(new TextEncoder().encode([...HEAD, 'Content-Type: application/pdf', `Content-Disposition: ${cd}`, '', 'x', ''].join('\r\n'))).message.parts[0]!.attachmentName;
     expect(tree("attachment; filename*0*=iso-8859-1''%93A; filename*1*=%94.pdf")).toBe('\u201cA\u201d.pdf');
     expect(tree("attachment; filename*=x-unknown''caf%C3%A9.pdf")).toBe('café.pdf');
+  });
+});
+
+/** The Header scope's value of the first header called `name` (Subject: text; From: display names). */
+async function headerValue(headers: string[], name: string): Promise<unknown> {
+  const m = await analyzeMessage([...headers, '', 'body', ''].join('\r\n'));
+  return m.elements('Header').find((e) => e.variable('name') === name)!.variable('value');
+}
+
+describe('encoded words in headers use the same table (RFC 2047)', () => {
+  const subject = (value: string): Promise<unknown> => headerValue(['From: a@example.org', `Subject: ${value}`], 'Subject');
+
+  it('windows-1252 smart quotes and euro sign in a Q word and in a B word', async () => {
+    expect(await subject('=?windows-1252?Q?=93Hi=94_for_5=80?=')).toBe('\u201cHi\u201d for 5\u20ac');
+    const b = Buffer.from('\x93Sale\x94 \x80 9,99 \x85', 'latin1').toString('base64');
+    expect(await subject(`=?Windows-1252?B?${b}?=`)).toBe('\u201cSale\u201d \u20ac 9,99 \u2026');
+  });
+
+  it('the same words in a From display name', async () => {
+    expect(await headerValue(['From: =?windows-1252?Q?=93Caf=E9=94?= <cafe@example.org>'], 'From')).toEqual(['\u201cCafé\u201d']);
+  });
+
+  it('us-ascii with 8-bit bytes is read as windows-1252, as a body is', async () => {
+    expect(await subject('=?us-ascii?Q?caf=C3=A9_=93ok=94?=')).toBe('caf\u00c3\u00a9 \u201cok\u201d');
+    expect(await subject('=?iso-8859-1?Q?=80uro?=')).toBe('\u20acuro');
+  });
+
+  it('an unknown label, a WHATWG label mail-parser lacks (csascii) and a UTF-8 label it lacks are read as UTF-8', async () => {
+    expect(await subject('=?x-unknown?Q?caf=C3=A9?=')).toBe('café');
+    expect(await subject('=?csascii?Q?caf=C3=A9?=')).toBe('café');
+    expect(await subject('=?unicode-1-1-utf-8?Q?caf=C3=A9_=FF?=')).toBe('café \ufffd');
+  });
+
+  it('ISO-2022-JP, Shift_JIS, GB2312 and KOI8-R words', async () => {
+    expect(await subject('=?ISO-2022-JP?B?GyRCJU8lbSE8ISYlbyE8JWslSRsoQg==?=')).toBe('ハロー・ワールド');
+    expect(await subject('=?shift_jis?B?g26DjYFbgUWDj4Fbg4uDaA==?=')).toBe('ハロー・ワールド');
+    expect(await subject('=?gb2312?B?xOO6w6OsysC95w==?=')).toBe('你好，世界');
+    expect(await subject('=?koi8-r?Q?=F0=D2=C9=D7=C5=D4?=')).toBe('Привет');
+  });
+
+  it('a charset with a language suffix and a cp1250 label', async () => {
+    expect(await subject('=?cp1250*cs?Q?sla=9A=E8i=E8arna?=')).toBe('slaščičarna');
   });
 });
