@@ -4,8 +4,8 @@
  * and charsets and RFC 2047 encoded words decoded. Values are given as latin1 strings (one
  * character per byte, as the MIME tree keeps raw header values).
  */
-import { decodeWords } from 'postal-mime';
 import { decodeCharset } from './charsets.js';
+import { decodeWords } from './rfc2047.js';
 
 const utf8 = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
 
@@ -111,7 +111,7 @@ export function parseContentType(value: string): ContentType | undefined {
   for (const [k, v] of p.params) {
     const m = /^([^*]+)\*(?:(\d{1,3})\*?)?$/.exec(k);
     if (m === null) {
-      attributes.set(k, decodeHeaderWords(utf8(v))); // a repeated name: the last one wins, as in mail-parser
+      attributes.set(k, decodeWords(utf8(v))); // a repeated name: the last one wins, as in mail-parser
       continue;
     }
     const base = m[1]!;
@@ -135,13 +135,4 @@ export function parseContentType(value: string): ContentType | undefined {
     attributes.set(base, decodeCharset(new Uint8Array(Buffer.from(joined, 'latin1')), e.charset || undefined));
   }
   return { type: p.type, subtype: p.subtype, attributes };
-}
-
-function decodeHeaderWords(s: string): string {
-  if (!s.includes('=?')) return s;
-  try {
-    return decodeWords(s);
-  } catch {
-    return s;
-  }
 }

@@ -2,8 +2,9 @@
  * Top-level header handling (docs/message-analysis.md): the raw split that keeps each
  * header's exact bytes, mail-parser's canonical names and value types, Date and Received parsing.
  */
-import { addressParser, decodeWords } from 'postal-mime';
+import { addressParser } from 'postal-mime';
 import { MemoSlot } from '../util/index.js';
+import { decodeWords } from './rfc2047.js';
 
 export interface RawHeader {
   /** The name as written. */
@@ -208,14 +209,9 @@ export function headerAddresses(h: RawHeader): readonly Mailbox[] {
   return m;
 }
 
-/** RFC 2047-decoded, unfolded, trimmed text. Never throws. */
+/** RFC 2047-decoded ({@link decodeWords}: the body charset table), unfolded, trimmed text. Never throws. */
 export function decodeText(raw: string): string {
-  const u = unfold(raw);
-  try {
-    return decodeWords(u).trim();
-  } catch {
-    return u.trim();
-  }
+  return decodeWords(unfold(raw)).trim();
 }
 
 const MONTHS: Record<string, number> = { jan: 1, feb: 2, mar: 3, apr: 4, may: 5, jun: 6, jul: 7, aug: 8, sep: 9, oct: 10, nov: 11, dec: 12 };

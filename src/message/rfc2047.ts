@@ -163,6 +163,33 @@ export function decodeEncodedWord(s: string, i: number): { text: string; end: nu
 }
 
 /**
+ * Encoded words decoded where they stand in other text (parameter values, comma lists): each word
+ * decoded on its own with {@link decodeEncodedWord} (as mail-parser decodes words: bytes are never
+ * joined across words), white space between two encoded words dropped (RFC 2047 §6.2), all other
+ * text kept as written. Reads the first 65,536 characters of `raw`, like {@link parseUnstructured}.
+ */
+export function decodeWords(raw: string): string {
+  const s = raw.length > 65_536 ? raw.slice(0, 65_536) : raw;
+  let out = '';
+  let from = 0;
+  let afterWord = false;
+  for (let i = s.indexOf('=?'); i >= 0; ) {
+    const w = decodeEncodedWord(s, i);
+    if (w === undefined) {
+      i = s.indexOf('=?', i + 1);
+      continue;
+    }
+    const between = s.slice(from, i);
+    if (!(afterWord && /^[ \t\r\n]*$/.test(between))) out += between;
+    out += w.text;
+    from = w.end;
+    afterWord = true;
+    i = s.indexOf('=?', from);
+  }
+  return out + s.slice(from);
+}
+
+/**
  * mail-parser's unstructured text (Subject, Comments): each line's text from its first to its last
  * non-blank character, lines joined with one space; encoded words decoded, a space put between
  * plain text and a following encoded word but not between two encoded words. White space produced

@@ -145,3 +145,18 @@ describe('encoded words in headers use the same table (RFC 2047)', () => {
     expect(await subject('=?cp1250*cs?Q?sla=9A=E8i=E8arna?=')).toBe('slaščičarna');
   });
 });
+
+describe('encoded words in parameter values and comma lists use the same table', () => {
+  const name = (ct: string): string | undefined =>
+    parseMimeTree(new TextEncoder().encode([...HEAD, `Content-Type: ${ct}`, '', 'x', ''].join('\r\n'))).message.parts[0]!.attachmentName;
+
+  it('a windows-1252 word in a quoted name=, and adjacent words with the blank between them dropped', () => {
+    expect(name('application/pdf; name="=?windows-1252?Q?=93Price=94_=80.pdf?="')).toBe('\u201cPrice\u201d \u20ac.pdf');
+    expect(name('application/pdf; name="=?utf-8?Q?Gr=C3=BC?= =?iso-8859-1?Q?=DFe.pdf?="')).toBe('Grüße.pdf');
+    expect(name('application/pdf; name="Offer =?windows-1252?Q?=80?= 2024.pdf"')).toBe('Offer € 2024.pdf');
+  });
+
+  it('Keywords (a comma list) in the Header scope', async () => {
+    expect(await headerValue(['From: a@example.org', 'Keywords: =?windows-1252?Q?=80uro?=, sale'], 'Keywords')).toEqual(['€uro', 'sale']);
+  });
+});
