@@ -148,7 +148,10 @@ function windowsTable(label: string, patch: Readonly<Record<number, number>> = {
  */
 const CP1252_HIGH = '€\ufffd‚ƒ„…†‡ˆ‰Š‹Œ\ufffdŽ\ufffd\ufffd‘’“”•–—˜™š›œ\ufffdžŸ';
 
-/** ISO-8859-16 from 0xA0 (Node's ICU has no such decoder). mail-parser's table has „ at 0xAB and « at 0xA5, the standard the other way round; mail-parser's is kept. */
+/**
+ * ISO-8859-16 from 0xA0 (Node's ICU has no such decoder). mail-parser's table has « at 0xA5 and „
+ * at 0xAB, the standard the other way round; mail-parser's is kept.
+ */
 const ISO_8859_16_HIGH =
   '\u00a0ĄąŁ€«Š§š©Ș„Ź\u00adźŻ°±ČłŽ”¶·žčș»ŒœŸżÀÁÂĂÄĆÆÇÈÉÊËÌÍÎÏĐŃÒÓÔŐÖŚŰÙÚÛÜĘȚßàáâăäćæçèéêëìíîïđńòóôőöśűùúûüęțÿ';
 
@@ -186,9 +189,9 @@ for (let i = 0; i < 64; i++) B64['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 
 /**
  * UTF-7 (RFC 2152) as mail-parser's reader decodes it (utf.rs), quirks included: the character
- * that ends a base64 run is dropped whatever it is (not only `-`); `+-` stays `+-`; a run that
- * carries a partial character gives U+FFFD; a run still open at the end gives nothing; other
- * bytes are read as Latin-1.
+ * that ends a base64 run is dropped whatever it is (not only `-`); `+-` stays `+-`; a run of less
+ * than one UTF-16 unit gives U+FFFD, an odd byte after whole units is dropped; a run still open at
+ * the end gives nothing; bytes outside runs are read as Latin-1.
  */
 function decodeUtf7(bytes: Uint8Array): string {
   let out = '';
