@@ -15,6 +15,7 @@ import { mime } from './mime.js';
 import { received } from './received.js';
 import { recipient } from './recipient.js';
 import { replyto } from './replyto.js';
+import { spamtrap } from './spamtrap.js';
 import { subject } from './subject.js';
 import type { AnalysisModule } from './types.js';
 import { url } from './url.js';
@@ -36,6 +37,8 @@ export const MODULES: ReadonlyArray<readonly [string, AnalysisModule]> = [
   ['url', url],
   ['mime', mime],
   ['html', html],
+  // Stalwart's `llm` step (enterprise builds) would come here.
+  ['spamtrap', spamtrap],
 ];
 
 export const MODULE_NAMES: readonly string[] = MODULES.map(([n]) => n);

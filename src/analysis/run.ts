@@ -18,7 +18,7 @@ export interface ModuleError {
 }
 
 /** Module names as Stalwart's harness names its steps (`message_id`, `reply_to`) → ours. */
-const STEP_ALIASES: Readonly<Record<string, string>> = { message_id: 'messageid', reply_to: 'replyto', helo: 'ehlo' };
+const STEP_ALIASES: Readonly<Record<string, string>> = { message_id: 'messageid', reply_to: 'replyto', helo: 'ehlo', spam_trap: 'spamtrap' };
 
 /** Step name (ours and the harness's aliases) → module: one lookup per module and message. */
 const BY_STEP = new Map<string, readonly [string, AnalysisModule]>(MODULES.map((m) => [m[0], m]));

@@ -178,7 +178,8 @@ export interface AnalysisContext {
   /** Reports a problem (capped input, failed lookup) in the verdict's warnings. */
   warn(message: string): void;
   /**
-   * Awaits a network answer other than DNS (a redirect hop, bounded by its own timeout). The time is
+   * Awaits a network answer other than DNS (a redirect hop, a `spam-traps` store lookup, each bounded by its
+   * own timeout). The time is
    * left out of the classify time budget, as DNS waits are, so a slow web server cannot get the
    * modules and rules after it skipped.
    */

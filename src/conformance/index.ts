@@ -17,7 +17,7 @@ import { caseSession, parseSuite, SuiteList, SuiteResolver, type SuiteCase, type
 export { parseSuite, SuiteList, SuiteResolver, caseSession, type SuiteCase, type SuiteFile } from './suite.js';
 
 /** Steps of the harness that are not built here; a case naming them lists them as skipped. */
-export const UNBUILT_STEPS: ReadonlySet<string> = new Set(['llm', 'spam_trap', 'pyzor']);
+export const UNBUILT_STEPS: ReadonlySet<string> = new Set(['llm', 'pyzor']);
 /** The classifier file's pseudo-step: the `PROB_*` tag of the verdict is already among the result's tags. */
 const PROB_TAGS_STEP = 'addProbTagsFromHeaders';
 

@@ -10,7 +10,7 @@ import { hasSharedData, sharedPath } from '../helpers/shared-data.js';
 /** Suite files whose every public case must pass (issues #8 and #9). */
 const FILES = [
   'dmarc', 'helo', 'headers', 'received', 'messageid', 'date', 'subject', 'from', 'replyto', 'recipient',
-  'url', 'html', 'mime', 'bounce', 'rbl', 'ip', 'combined',
+  'url', 'html', 'mime', 'bounce', 'rbl', 'ip', 'spamtrap', 'combined',
 ];
 
 /** Cases known not to pass yet, with the reason (kept empty when everything passes). */
