@@ -6,3 +6,4 @@ export { startPostgres, type PostgresServer } from './postgres.js';
 export { startMariaDb, type MariaDbServer } from './mariadb.js';
 export { startRedis, startRedisCluster, startRedisSentinel, redisCli, type RedisServer, type RedisClusterServer, type RedisSentinelServer } from './redis.js';
 export { freePort, waitFor } from './common.js';
+export { startPyzord, runPyzor, freeUdpPort, type PyzorServer } from './pyzord.js';
