@@ -17,7 +17,7 @@ export type { CompiledExpression, CompiledIfBlock, EvalContext, ExpressionObject
 export { ExprParseError, ExprEvalError } from './expr/types.js';
 // `SpamEngine.classify` rejects with SessionError for an unusable `session` (before reading the message).
 export { SessionError } from './analysis/session.js';
-export type { SessionInput, SpfResult, DkimResult, DmarcResult, DmarcPolicy, IprevResult } from './analysis/types.js';
+export type { SessionInput, SpfResult, DkimResult, DmarcResult, DmarcPolicy, IprevResult, PyzorSettings } from './analysis/types.js';
 // DNS for the analysis modules and DNSBLs (docs/dns.md): `new SpamEngine({ dns: createResolver('system') })`.
 // A bad spec (createResolver, SpamEnginePool's `dns`, `--dns`) is refused with DnsConfigError.
 export {

@@ -12,6 +12,7 @@ import { html } from './html.js';
 import { ip } from './ip.js';
 import { messageid } from './messageid.js';
 import { mime } from './mime.js';
+import { pyzor } from './pyzor.js';
 import { received } from './received.js';
 import { recipient } from './recipient.js';
 import { replyto } from './replyto.js';
@@ -39,6 +40,7 @@ export const MODULES: ReadonlyArray<readonly [string, AnalysisModule]> = [
   ['html', html],
   // Stalwart's `llm` step (enterprise builds) would come here.
   ['spamtrap', spamtrap],
+  ['pyzor', pyzor],
 ];
 
 export const MODULE_NAMES: readonly string[] = MODULES.map(([n]) => n);

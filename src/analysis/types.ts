@@ -11,6 +11,11 @@ import type { Resolver } from '../dns/types.js';
 import type { LookupRegistry } from '../lookup/types.js';
 import type { MessageContext } from '../message/context.js';
 import type { Scope } from '../message/types.js';
+import type { PyzorResponse } from './pyzor/client.js';
+import type { PyzorSettings } from './pyzor/settings.js';
+
+export type { PyzorResponse } from './pyzor/client.js';
+export type { PyzorSettings } from './pyzor/settings.js';
 
 /** An expression as Stalwart writes one: `match` branches (an array or index-keyed object) and `else`. */
 export interface ExpressionInput {
@@ -123,6 +128,11 @@ export interface TestMode {
   dnsbl?: boolean;
   /** A URL containing `redirect.` "redirects" to the text after its first `/?` (`testMode.httpHeader`). */
   httpRedirect?: boolean;
+  /**
+   * Canned Pyzor answers by digest (the suite's `testMode.pyzor.responses`): with it, the pyzor module sends
+   * nothing, answers the digests listed and gives every other digest no answer.
+   */
+  pyzor?: readonly (PyzorResponse & { digest: string })[];
 }
 
 /** A `SpamFileExtension` object: an attachment extension and what the mime module makes of it. */
@@ -155,6 +165,12 @@ export interface AnalysisConfig {
   fileExtensions?: readonly FileExtensionInput[];
   /** Follow URL redirects over HTTP for hosts in `url-redirectors` (off by default; docs/message-analysis.md). */
   followRedirects?: boolean | { maxHops?: number; timeoutMs?: number };
+  /**
+   * Check each message's Pyzor digest with a Pyzor server over UDP (the pyzor module, docs/analysis.md): `true`
+   * for Stalwart's defaults (`public.pyzor.org:24441`, 5,000 ms, blockCount 5, allowCount 10, ratio 0.2), or
+   * the settings to change. Off by default (absent or `false`).
+   */
+  pyzor?: boolean | PyzorSettings;
   /** Stalwart test-mode behaviours (conformance runs only). */
   testMode?: TestMode;
   /** Per-module switches: `{ html: false }` turns the html module off. */
@@ -178,10 +194,9 @@ export interface AnalysisContext {
   /** Reports a problem (capped input, failed lookup) in the verdict's warnings. */
   warn(message: string): void;
   /**
-   * Awaits a network answer other than DNS (a redirect hop, a `spam-traps` store lookup, each bounded by its
-   * own timeout). The time is
-   * left out of the classify time budget, as DNS waits are, so a slow web server cannot get the
-   * modules and rules after it skipped.
+   * Awaits a network answer other than DNS (a redirect hop, a Pyzor answer, a `spam-traps` store lookup,
+   * each bounded by its own timeout). The time is left out of the classify time budget, as DNS waits are,
+   * so a slow server cannot get the modules and rules after it skipped.
    */
   networkWait<T>(p: Promise<T>): Promise<T>;
 }

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { FileExtensionInput } from '../analysis/types.js';
+import type { FileExtensionInput, TestMode } from '../analysis/types.js';
 import { SpamEngine } from '../engine/engine.js';
 import { parseRuleBundle, type RuleBundle } from '../engine/load.js';
 import { LookupMap, MemoryStore, StaticLookupList } from '../lookup/memory.js';
@@ -16,8 +16,10 @@ import { caseSession, parseSuite, SuiteList, SuiteResolver, type SuiteCase, type
 
 export { parseSuite, SuiteList, SuiteResolver, caseSession, type SuiteCase, type SuiteFile } from './suite.js';
 
+type PyzorTestAnswer = NonNullable<TestMode['pyzor']>[number];
+
 /** Steps of the harness that are not built here; a case naming them lists them as skipped. */
-export const UNBUILT_STEPS: ReadonlySet<string> = new Set(['llm', 'pyzor']);
+export const UNBUILT_STEPS: ReadonlySet<string> = new Set(['llm']);
 /** The classifier file's pseudo-step: the `PROB_*` tag of the verdict is already among the result's tags. */
 const PROB_TAGS_STEP = 'addProbTagsFromHeaders';
 
@@ -73,7 +75,24 @@ export function collapse(s: string): string {
   return s.replace(/\s+/g, ' ').replace(/^ /, '').trimEnd();
 }
 
-/** Builds the engine a suite file implies: the rule set, its scores and lists, the file's lists and DNS, test mode. */
+/**
+ * The suite's canned Pyzor answers (`testMode.pyzor.responses`: `{digest, code, count, wlCount}`), those
+ * that are well formed; none when the file has none.
+ */
+export function suitePyzorResponses(suite: SuiteFile): PyzorTestAnswer[] {
+  const p = suite.testMode?.pyzor as { responses?: unknown } | undefined;
+  const list = Array.isArray(p?.responses) ? (p.responses as Record<string, unknown>[]) : [];
+  const num = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+  return list
+    .filter((r) => r !== null && typeof r === 'object' && typeof r.digest === 'string' && num(r.code) && num(r.count) && num(r.wlCount))
+    .map((r) => ({ digest: (r.digest as string).toLowerCase(), code: r.code as number, count: r.count as number, wlCount: r.wlCount as number }));
+}
+
+/**
+ * Builds the engine a suite file implies: the rule set, its scores and lists, the file's lists and DNS, test
+ * mode (DNSBL answers, redirects, Pyzor answers: no network), and Pyzor on with Stalwart's defaults, as the
+ * harness configures it.
+ */
 export function suiteEngine(suite: SuiteFile, bundle: RuleBundle, fileExtensions: readonly FileExtensionInput[]): SpamEngine {
   const lookups = new LookupMap();
   for (const [ns, entries] of bundle.lists) lookups.set(ns, new StaticLookupList(ns, entries));
@@ -90,7 +109,8 @@ export function suiteEngine(suite: SuiteFile, bundle: RuleBundle, fileExtensions
     analysis: {
       dnsblServers: bundle.dnsblServers,
       fileExtensions,
-      testMode: { dnsbl: true, httpRedirect: true },
+      pyzor: true,
+      testMode: { dnsbl: true, httpRedirect: true, pyzor: suitePyzorResponses(suite) },
     },
   });
 }

@@ -63,7 +63,8 @@ export interface EngineOptions {
   system?: Record<string, string | number>;
   /**
    * Built-in analysis (Stalwart's modules, docs/analysis.md): module switches, DNSBL servers, file
-   * extensions, redirect following. `false` runs the SpamRules alone. Default: every module on.
+   * extensions, redirect following, the Pyzor server. `false` runs the SpamRules alone. Default: every
+   * module on (the network ones, redirects and Pyzor, only once configured).
    */
   analysis?: AnalysisConfig | false;
   /** DNS for the analysis modules and DNSBLs (src/dns). Default: off (no query is made). */

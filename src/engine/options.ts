@@ -4,12 +4,13 @@
  * `{ threshold: … }`, `timeBudgetMs: -5`, `analysis.modules.htlm`.
  */
 import { MODULE_NAMES } from '../analysis/index.js';
+import { pyzorSettingsProblem } from '../analysis/pyzor/settings.js';
 import { closestName } from '../util/suggest.js';
 
 const ENGINE_KEYS = [
   'rules', 'tags', 'thresholds', 'lookups', 'system', 'analysis', 'dns', 'dnsBudget', 'authResults', 'trustReceived', 'timeBudgetMs', 'ruleWaitMs', 'classifier',
 ] as const;
-const ANALYSIS_KEYS = ['dnsblServers', 'dnsblLimits', 'allowedIps', 'blockedIps', 'fileExtensions', 'followRedirects', 'testMode', 'modules'] as const;
+const ANALYSIS_KEYS = ['dnsblServers', 'dnsblLimits', 'allowedIps', 'blockedIps', 'fileExtensions', 'followRedirects', 'pyzor', 'testMode', 'modules'] as const;
 const THRESHOLD_KEYS = ['scoreSpam', 'scoreReject', 'scoreDiscard'] as const;
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -31,7 +32,8 @@ function milliseconds(where: string, v: unknown): void {
 
 /**
  * Throws `TypeError` naming the option for an unknown key (with the one meant, when close), a wrong
- * type, a negative time, a threshold that is no number, or an unknown analysis module.
+ * type, a negative time, a threshold that is no number, an unknown analysis module, or unusable
+ * `analysis.pyzor` settings (an unknown field, a port out of range, …).
  */
 export function checkEngineOptions(opts: unknown): void {
   if (opts === undefined) return;
@@ -54,6 +56,8 @@ export function checkEngineOptions(opts: unknown): void {
   if (a !== undefined && a !== false) {
     if (!isObject(a)) throw new TypeError('SpamEngine: "analysis" must be an object or false');
     unknownKeys('SpamEngine: analysis', a, ANALYSIS_KEYS);
+    const pyzor = pyzorSettingsProblem(a.pyzor);
+    if (pyzor !== undefined) throw new TypeError(`SpamEngine: analysis.pyzor: ${pyzor}`);
     const m = a.modules;
     if (m !== undefined) {
       if (!isObject(m)) throw new TypeError('SpamEngine: "analysis.modules" must be an object ({ html: false })');

@@ -16,6 +16,12 @@ describe('SpamEngine options', () => {
     [{ rules: 'x' }, 'SpamEngine: "rules" must be an array'],
     [{ analysis: { modules: { htlm: false } } }, 'SpamEngine: analysis.modules: unknown module "htlm" (did you mean "html"?)'],
     [{ analysis: { followRedirect: true } }, 'SpamEngine: analysis: unknown option "followRedirect" (did you mean "followRedirects"?)'],
+    [{ analysis: { pyzor: 'public.pyzor.org' } }, 'SpamEngine: analysis.pyzor: expected true, false or an object ({ host, port, timeoutMs, blockCount, allowCount, ratio })'],
+    [{ analysis: { pyzor: { server: 'x' } } }, 'SpamEngine: analysis.pyzor: unknown field "server" (the fields are host, port, timeoutMs, blockCount, allowCount, ratio)'],
+    [{ analysis: { pyzor: { port: 70000 } } }, 'SpamEngine: analysis.pyzor: "port" must be an integer from 1 to 65535, got 70000'],
+    [{ analysis: { pyzor: { timeoutMs: 0 } } }, 'SpamEngine: analysis.pyzor: "timeoutMs" must be milliseconds (a number > 0), got 0'],
+    [{ analysis: { pyzor: { blockCount: 0 } } }, 'SpamEngine: analysis.pyzor: "blockCount" must be an integer from 1 to 1000, got 0'],
+    [{ analysis: { pyzor: { ratio: 1.5 } } }, 'SpamEngine: analysis.pyzor: "ratio" must be a number from 0 to 1, got 1.5'],
   ])('refuses %j', (opts, message) => {
     // Before, each was ignored: the engine ran with its defaults.
     expect(() => new SpamEngine(opts as never)).toThrow(new TypeError(message).message);
@@ -25,5 +31,7 @@ describe('SpamEngine options', () => {
     const e = new SpamEngine({ thresholds: { scoreSpam: 3 }, timeBudgetMs: 0, ruleWaitMs: Infinity, analysis: { modules: { html: false } }, dns: undefined });
     expect(e.getThresholds().scoreSpam).toBe(3);
     expect(() => new SpamEngine({ analysis: false })).not.toThrow();
+    expect(() => new SpamEngine({ analysis: { pyzor: true } })).not.toThrow();
+    expect(() => new SpamEngine({ analysis: { pyzor: { host: '::1', port: 24441, timeoutMs: 2500, blockCount: 10, allowCount: 1, ratio: 0 } } })).not.toThrow();
   });
 });

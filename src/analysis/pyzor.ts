@@ -1,0 +1,54 @@
+/**
+ * Stalwart's Pyzor step (`stalwart:crates/spam-filter/src/analysis/pyzor.rs`, `spam_filter_analyze_pyzor`):
+ * when `analysis.pyzor` is set, the message's Pyzor digest (src/analysis/pyzor/digest.ts) is checked
+ * against a Pyzor server over UDP (src/analysis/pyzor/client.ts), and **PYZOR** is set when the server
+ * answers code 200 with a report count above `blockCount` and a whitelist count below `allowCount` or
+ * below `ratio` × the report count. A message without a `text/*` part is not checked. No answer (a
+ * timeout, a network error, a reply that does not parse) sets nothing, as in Stalwart, and is reported in
+ * the result's warnings. The wait is a network wait: the classify time budget leaves it out, as it does
+ * DNS waits; `timeoutMs` bounds it.
+ *
+ * `testMode.pyzor` (conformance runs) answers the digests it lists without any network, and every other
+ * digest gets no answer, as Stalwart's test build answers three fixed digests (its harness cannot reach
+ * the public server).
+ */
+import { mimeView } from '../message/text-parts.js';
+import { pyzorCheck, PyzorError, type PyzorResponse } from './pyzor/client.js';
+import { pyzorDigest } from './pyzor/digest.js';
+import { resolvePyzorSettings, type ResolvedPyzorSettings } from './pyzor/settings.js';
+import type { AnalysisContext } from './types.js';
+
+/**
+ * Stalwart's verdict on an answer: code 200, more than `blockCount` reports, and fewer than `allowCount`
+ * whitelistings or a whitelist share (`wlCount / count`) under `ratio`.
+ */
+export function pyzorIsSpam(r: PyzorResponse, s: Pick<ResolvedPyzorSettings, 'blockCount' | 'allowCount' | 'ratio'>): boolean {
+  return r.code === 200 && r.count > s.blockCount && (r.wlCount < s.allowCount || r.wlCount / r.count < s.ratio);
+}
+
+/** The module: nothing when `config.pyzor` is off, a promise when it waits for the server. Never throws. */
+export function pyzor(ctx: AnalysisContext): void | Promise<void> {
+  const settings = resolvePyzorSettings(ctx.config.pyzor);
+  // Training reads the message, it does not judge it: no request (as the other network checks).
+  if (settings === undefined || ctx.session.train) return;
+  const digest = pyzorDigest(mimeView(ctx.message).message);
+  if (digest === undefined) return;
+  const canned = ctx.config.testMode?.pyzor;
+  if (canned !== undefined) {
+    const r = canned.find((c) => c.digest === digest);
+    if (r !== undefined && pyzorIsSpam(r, settings)) ctx.tag('PYZOR');
+    return;
+  }
+  return check(ctx, digest, settings);
+}
+
+async function check(ctx: AnalysisContext, digest: string, settings: ResolvedPyzorSettings): Promise<void> {
+  let r: PyzorResponse;
+  try {
+    r = await ctx.networkWait(pyzorCheck(digest, settings));
+  } catch (e) {
+    ctx.warn(`${e instanceof PyzorError ? e.message : `check failed: ${String(e)}`}; PYZOR not checked`);
+    return;
+  }
+  if (pyzorIsSpam(r, settings)) ctx.tag('PYZOR');
+}

@@ -1,0 +1,90 @@
+/**
+ * The Pyzor check's settings: Stalwart's `SpamPyzor` object (its public reference,
+ * https://stalw.art/docs/ref/object/spam-pyzor), with the timeout in milliseconds. Stalwart's defaults and
+ * bounds; unlike Stalwart, the check is off until configured (README, "Compatibility", A19).
+ */
+
+/** `AnalysisConfig.pyzor` as given: `true` for every default, or the fields to change. */
+export interface PyzorSettings {
+  /** The Pyzor server's host name or IP address (default `public.pyzor.org`), resolved by the system (`getaddrinfo`). */
+  host?: string;
+  /** Its UDP port (default 24441). */
+  port?: number;
+  /** Milliseconds the whole exchange (name lookup, request, answer) may take (default 5,000). */
+  timeoutMs?: number;
+  /** The digest must have been reported more than this many times (Stalwart's `blockCount`, 1–1,000, default 5). */
+  blockCount?: number;
+  /** …and whitelisted fewer than this many times (`allowCount`, 1–1,000, default 10)… */
+  allowCount?: number;
+  /** …or whitelisted less than this fraction of its reports (`ratio`, 0–1, default 0.2). */
+  ratio?: number;
+}
+
+/** The settings with every default filled in. */
+export type ResolvedPyzorSettings = Required<PyzorSettings>;
+
+/** Stalwart's `SpamPyzor` defaults. */
+export const PYZOR_DEFAULTS: Readonly<ResolvedPyzorSettings> = Object.freeze({
+  host: 'public.pyzor.org',
+  port: 24441,
+  timeoutMs: 5_000,
+  blockCount: 5,
+  allowCount: 10,
+  ratio: 0.2,
+});
+
+const KEYS = Object.keys(PYZOR_DEFAULTS) as (keyof PyzorSettings)[];
+
+function isInt(v: unknown, min: number, max: number): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+}
+
+/**
+ * What is wrong with a `pyzor` setting (`false`, `true` or a {@link PyzorSettings} object), in words that
+ * name the field, or `undefined` when it is usable. The one check of these settings, shared by
+ * `new SpamEngine` (src/engine/options.ts) and `spamrule serve`'s configuration file (src/server/config.ts).
+ */
+export function pyzorSettingsProblem(v: unknown): string | undefined {
+  if (v === undefined || typeof v === 'boolean') return undefined;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'expected true, false or an object ({ host, port, timeoutMs, blockCount, allowCount, ratio })';
+  const o = v as Record<string, unknown>;
+  for (const k of Object.keys(o)) {
+    if (!(KEYS as string[]).includes(k) && o[k] !== undefined) return `unknown field "${k}" (the fields are ${KEYS.join(', ')})`;
+  }
+  if (o.host !== undefined && (typeof o.host !== 'string' || o.host.trim() === '')) return '"host" must be a non-empty string';
+  if (o.port !== undefined && !isInt(o.port, 1, 65535)) return `"port" must be an integer from 1 to 65535, got ${JSON.stringify(o.port)}`;
+  if (o.timeoutMs !== undefined && !(typeof o.timeoutMs === 'number' && Number.isFinite(o.timeoutMs) && o.timeoutMs > 0)) {
+    return `"timeoutMs" must be milliseconds (a number > 0), got ${JSON.stringify(o.timeoutMs)}`;
+  }
+  for (const k of ['blockCount', 'allowCount'] as const) {
+    if (o[k] !== undefined && !isInt(o[k], 1, 1000)) return `"${k}" must be an integer from 1 to 1000, got ${JSON.stringify(o[k])}`;
+  }
+  if (o.ratio !== undefined && !(typeof o.ratio === 'number' && o.ratio >= 0 && o.ratio <= 1)) return `"ratio" must be a number from 0 to 1, got ${JSON.stringify(o.ratio)}`;
+  return undefined;
+}
+
+/** The settings in force for a `pyzor` setting, or `undefined` when the check is off (`false`, absent). */
+export function resolvePyzorSettings(v: boolean | PyzorSettings | undefined): ResolvedPyzorSettings | undefined {
+  if (v === undefined || v === false) return undefined;
+  if (v === true) return { ...PYZOR_DEFAULTS };
+  const out: ResolvedPyzorSettings = { ...PYZOR_DEFAULTS };
+  for (const k of KEYS) if (v[k] !== undefined) (out as Record<string, unknown>)[k] = v[k];
+  return out;
+}
+
+/**
+ * Parses `HOST[:PORT]` (`[IPv6]:PORT` for an IPv6 address; a bare IPv6 address is a host without a port), as
+ * the CLI's `--pyzor` takes it. Throws `Error` for anything else.
+ */
+export function parsePyzorServer(s: string): { host: string; port?: number } {
+  const t = s.trim();
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(t) ?? /^([^:[\]]+)(?::(\d+))?$/.exec(t);
+  if (m === null) {
+    if (/^[0-9A-Fa-f:.]+$/.test(t) && t.split(':').length > 2) return { host: t }; // a bare IPv6 address
+    throw new Error(`expected HOST[:PORT], got "${s}"`);
+  }
+  if (m[2] === undefined) return { host: m[1]! };
+  const port = Number(m[2]);
+  if (!isInt(port, 1, 65535)) throw new Error(`port must be from 1 to 65535, got "${m[2]}"`);
+  return { host: m[1]!, port };
+}
