@@ -17,7 +17,7 @@ import {
   type SpamThresholds,
   type BundleEngineOptions,
 } from '../engine/index.js';
-import type { FileExtensionInput } from '../analysis/types.js';
+import type { FileExtensionInput, PyzorSettings } from '../analysis/types.js';
 import { RuleBundleError, type BundleProblem } from '../engine/load.js';
 import type { Resolver } from '../dns/types.js';
 import { SystemResolver } from '../dns/system.js';
@@ -61,6 +61,8 @@ export interface AnalysisFlags {
   refreshLists?: boolean;
   /** Follow redirector URLs over HTTP (`AnalysisConfig.followRedirects`). */
   followRedirects?: boolean;
+  /** The Pyzor check's settings (`AnalysisConfig.pyzor`); undefined: off. */
+  pyzor?: PyzorSettings;
   /** Complete sessions from each message's own Received/Return-Path headers. */
   trustReceived?: boolean;
   /** `EngineOptions.timeBudgetMs` (ms; 0 = none). */
@@ -186,7 +188,10 @@ export function buildEngine(
   const bundleOpts: BundleEngineOptions = {
     warn,
     refreshLists: analysis.refreshLists ?? false,
-    analysis: analysis.analysis === false ? false : { modules, ...(analysis.followRedirects === true ? { followRedirects: true } : {}) },
+    analysis:
+      analysis.analysis === false
+        ? false
+        : { modules, ...(analysis.followRedirects === true ? { followRedirects: true } : {}), ...(analysis.pyzor !== undefined ? { pyzor: analysis.pyzor } : {}) },
   };
   if (analysis.listCacheDir !== undefined) bundleOpts.listCacheDir = analysis.listCacheDir;
   if (analysis.ruleWaitMs !== undefined) bundleOpts.ruleWaitMs = analysis.ruleWaitMs;

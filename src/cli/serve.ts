@@ -16,7 +16,7 @@ import type { ServeConfig } from '../server/config.js';
 import type { ServerLimits } from '../server/limits.js';
 import { openError, optionError } from './errors.js';
 import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
-import { canVerify } from './session-flags.js';
+import { canVerify, pyzorServerFlag, pyzorTimeoutFlag } from './session-flags.js';
 import { readServeConfig } from '../server/config.js';
 import { ruleSetSpecFromBundle } from '../server/ruleset.js';
 
@@ -45,6 +45,9 @@ Rules:
   --follow-redirects    follow the HTTP redirects of url-redirectors URLs (3 hops of 5 s; the config file's
                         analysis.followRedirects sets both); analysis.dnsblLimits, .allowedIps and
                         .blockedIps are set in the config file (docs/deployment.md)
+  --pyzor HOST[:PORT]   check each message's Pyzor digest with this server over UDP (port 24441 by default;
+                        the config file's analysis.pyzor also takes timeoutMs, blockCount, allowCount, ratio)
+  --pyzor-timeout MS    how long to wait for the Pyzor server's answer (default 5000)
   --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
   --no-refresh-lists    serve remote lists from the cache only (default: refresh stale ones in the background)
   --allow-tell          with --model and --spamd: spamc -L spam|ham adds samples, -L forget removes them
@@ -102,6 +105,8 @@ const OPTIONS = {
   'no-analysis': { type: 'boolean' },
   'trust-authserv': { type: 'string', multiple: true },
   'follow-redirects': { type: 'boolean' },
+  pyzor: { type: 'string' },
+  'pyzor-timeout': { type: 'string' },
   'cache-dir': { type: 'string' },
   'no-refresh-lists': { type: 'boolean' },
   model: { type: 'string' },
@@ -154,6 +159,16 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (v['no-analysis']) a.enabled = false;
   if (v['trust-authserv'] !== undefined) a.trustedAuthservIds = v['trust-authserv'];
   if (v['follow-redirects']) a.followRedirects = true;
+  if (v.pyzor !== undefined || v['pyzor-timeout'] !== undefined) {
+    // The flags name the server and the timeout; what else the config file's analysis.pyzor sets is kept.
+    const base = typeof a.pyzor === 'object' ? a.pyzor : a.pyzor === true ? {} : undefined;
+    if (v.pyzor === undefined && base === undefined) throw new Error('--pyzor-timeout needs --pyzor HOST[:PORT] or analysis.pyzor in the config file');
+    a.pyzor = {
+      ...base,
+      ...(v.pyzor !== undefined ? pyzorServerFlag(v.pyzor) : {}),
+      ...(v['pyzor-timeout'] !== undefined ? { timeoutMs: pyzorTimeoutFlag(v['pyzor-timeout']) } : {}),
+    };
+  }
   out.analysis = a;
   const l = { ...c.limits };
   if (v['max-size'] !== undefined) l.maxSize = v['max-size'];
@@ -188,6 +203,7 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
   for (const m of a.disabledModules ?? []) modules[m] = false;
   const extra: AnalysisConfig = { modules };
   if (a.followRedirects !== undefined) extra.followRedirects = a.followRedirects;
+  if (a.pyzor !== undefined) extra.pyzor = a.pyzor;
   if (a.dnsblLimits !== undefined) extra.dnsblLimits = a.dnsblLimits;
   if (a.allowedIps !== undefined) extra.allowedIps = a.allowedIps;
   if (a.blockedIps !== undefined) extra.blockedIps = a.blockedIps;

@@ -4,6 +4,7 @@
  * validated `SessionInput` before any message is read; a bad value is a clear error.
  */
 import { MODULE_NAMES } from '../analysis/index.js';
+import { parsePyzorServer, type PyzorSettings } from '../analysis/pyzor/settings.js';
 import { resolveSession, SessionError } from '../analysis/session.js';
 import type { SessionInput } from '../analysis/types.js';
 import { createResolver } from '../dns/index.js';
@@ -37,6 +38,8 @@ export const SESSION_OPTIONS = {
   verify: { type: 'boolean' },
   'trust-received': { type: 'boolean' },
   'follow-redirects': { type: 'boolean' },
+  pyzor: { type: 'string' },
+  'pyzor-timeout': { type: 'string' },
   'time-budget': { type: 'string' },
   'rule-wait': { type: 'string' },
 } as const;
@@ -65,6 +68,9 @@ Analysis:
   --no-analysis     run the SpamRules alone
   --follow-redirects  follow the HTTP redirects of URLs whose host is in url-redirectors (3 hops of 5 s;
                     the targets are checked too, and URL_REDIRECTOR_NESTED set past the last hop)
+  --pyzor HOST[:PORT]  check each message's Pyzor digest with this server over UDP (port 24441 by default;
+                    e.g. public.pyzor.org): PYZOR when it has more than 5 reports and few whitelistings
+  --pyzor-timeout MS  how long to wait for the Pyzor server's answer (default 5000)
   --time-budget MS  per message: the modules, classifier and rules not started within MS milliseconds
                     (not counting waits for DNS) are skipped and reported (default 5000; 0 = no budget)
   --rule-wait MS    per message: how long the rules may wait for lookup stores in all; past it, a rule
@@ -84,6 +90,8 @@ export interface SessionFlags {
   trustReceived: boolean;
   /** `AnalysisConfig.followRedirects`: follow redirector URLs over HTTP. */
   followRedirects: boolean;
+  /** `AnalysisConfig.pyzor` (`--pyzor`, `--pyzor-timeout`); undefined: no Pyzor check. */
+  pyzor?: PyzorSettings;
   /** `EngineOptions.timeBudgetMs` (ms; 0 = none); undefined: the engine's default. */
   timeBudgetMs?: number;
   /** `EngineOptions.ruleWaitMs` (ms; 0 = no limit); undefined: the engine's default. */
@@ -142,6 +150,36 @@ function split(v: string, flag: string): [string, string | undefined] {
   const i = v.indexOf(':');
   if (i === 0) throw new Error(`--${flag} expects RESULT[:…], got "${v}"`);
   return i < 0 ? [v, undefined] : [v.slice(0, i), v.slice(i + 1)];
+}
+
+/** `--pyzor HOST[:PORT]` as `{ host, port? }`. Throws `Error` naming the flag for a bad value. */
+export function pyzorServerFlag(server: string): PyzorSettings {
+  try {
+    return parsePyzorServer(server);
+  } catch (e) {
+    throw new Error(`--pyzor: ${(e as Error).message}`);
+  }
+}
+
+/** `--pyzor-timeout MS` in milliseconds. Throws `Error` naming the flag for a bad value. */
+export function pyzorTimeoutFlag(text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isInteger(n) || n <= 0) throw new Error(`--pyzor-timeout expects milliseconds (an integer > 0), got "${text}"`);
+  return n;
+}
+
+/**
+ * `--pyzor HOST[:PORT]` and `--pyzor-timeout MS` as `AnalysisConfig.pyzor` settings (undefined without
+ * `--pyzor`). Throws `Error` naming the flag for a bad value, and for `--pyzor-timeout` alone.
+ */
+export function pyzorFlags(server: string | undefined, timeout: string | undefined): PyzorSettings | undefined {
+  if (server === undefined) {
+    if (timeout !== undefined) throw new Error('--pyzor-timeout needs --pyzor HOST[:PORT] (the server to ask)');
+    return undefined;
+  }
+  const out = pyzorServerFlag(server);
+  if (timeout !== undefined) out.timeoutMs = pyzorTimeoutFlag(timeout);
+  return out;
 }
 
 /**
@@ -209,7 +247,9 @@ export function parseSessionFlags(v: Values): SessionFlags {
   };
   const timeBudgetMs = ms('time-budget');
   const ruleWaitMs = ms('rule-wait');
+  const pyzor = pyzorFlags(v.pyzor, v['pyzor-timeout']);
   return {
+    ...(pyzor !== undefined ? { pyzor } : {}),
     ...(timeBudgetMs !== undefined ? { timeBudgetMs } : {}),
     ...(ruleWaitMs !== undefined ? { ruleWaitMs } : {}),
     session: s,

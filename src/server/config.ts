@@ -9,6 +9,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import ipaddr from '../dns/ipaddr.js';
+import { pyzorSettingsProblem, type PyzorSettings } from '../analysis/pyzor/settings.js';
 
 const size = z.union([z.number().positive(), z.string()]);
 const count = z.number().int().nonnegative();
@@ -21,6 +22,11 @@ const ipOrRange = z.string().refine((v) => {
   if (!ipaddr.IPv4.isValidFourPartDecimal(addr) && !ipaddr.IPv6.isValid(addr)) return false;
   return slash < 0 || ipaddr.isValidCIDR(t);
 }, 'not an IP address or CIDR range (192.0.2.0/24, 2001:db8::1)');
+/** `analysis.pyzor`: true, false or the settings to change (checked as `new SpamEngine` checks them). */
+const pyzor = z.custom<boolean | PyzorSettings>().superRefine((v, ctx) => {
+  const problem = pyzorSettingsProblem(v);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
 const strings = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
 
 export const ServeConfigSchema = z
@@ -66,6 +72,8 @@ export const ServeConfigSchema = z
         followRedirects: z
           .union([z.boolean(), z.object({ maxHops: z.number().int().positive().optional(), timeoutMs: z.number().int().positive().optional() }).strict()])
           .optional(),
+        /** The Pyzor check (docs/analysis.md, "pyzor"): `true` for Stalwart's defaults, or `{ host, port, timeoutMs, … }`. */
+        pyzor: pyzor.optional(),
         /** Per-message DNSBL query limits per scope (default 50 each). */
         dnsblLimits: z
           .object({ ip: count.optional(), domain: count.optional(), email: count.optional(), url: count.optional() })

@@ -1,14 +1,19 @@
 /**
  * The pyzor module against a real Pyzor server: a private `pyzord` (Debian's `pyzor` package) on loopback,
- * fed with the real `pyzor` client's `report` and `whitelist`, then `SpamEngine.classify`. Also what happens
- * when no usable answer comes: a frozen server (timeout), a closed port, a reply that is not Pyzor's, a
- * refusal (code 403).
+ * fed with the real `pyzor` client's `report` and `whitelist`, then `SpamEngine.classify` and `spamrule
+ * classify --pyzor`. Also what happens when no usable answer comes: a frozen server (timeout), a closed
+ * port, a reply that is not Pyzor's, a refusal (code 403).
  */
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PyzorSettings } from '../../src/analysis/index.js';
+import { run as classifyCli } from '../../src/cli/classify.js';
 import { SpamEngine, type EngineOptions, type SpamRuleInput } from '../../src/engine/index.js';
+import { capture } from '../helpers/capture.js';
+import { tempDir } from '../servers/common.js';
 import { freeUdpPort, startPyzord, type PyzorServer } from '../servers/index.js';
 
 let server: PyzorServer;
@@ -81,6 +86,18 @@ describe('pyzor module with a real pyzord', () => {
     } finally {
       server.resume();
     }
+  });
+
+  it('spamrule classify --pyzor HOST:PORT tags it and names the module', async () => {
+    const msg = freshMessage();
+    for (let i = 0; i < 6; i++) server.pyzor('report', msg);
+    const file = join(tempDir('pyzor-cli'), 'm.eml');
+    writeFileSync(file, msg);
+    const { result, stdout } = await capture(() => classifyCli(['--json', '--no-progress', '--pyzor', `${server.host}:${server.port}`, '--pyzor-timeout', '3000', file]));
+    expect(result).toBe(0);
+    const rec = JSON.parse(stdout.trim()) as { tags: string[]; matches: { module?: string; tag: string }[] };
+    expect(rec.tags).toContain('PYZOR');
+    expect(rec.matches).toContainEqual({ module: 'pyzor', tag: 'PYZOR' });
   });
 });
 

@@ -42,6 +42,10 @@ describe('classify session flags', () => {
     [['--time-budget', '1.5s'], /--time-budget expects milliseconds/],
     [['--rule-wait=-5'], /--rule-wait expects milliseconds/],
     [['--rule-wait', ''], /--rule-wait expects milliseconds/],
+    [['--pyzor', 'host:port'], /^spamrule classify: --pyzor: expected HOST\[:PORT\], got "host:port"\n$/],
+    [['--pyzor', 'pyzor.example:0'], /^spamrule classify: --pyzor: port must be from 1 to 65535, got "0"\n$/],
+    [['--pyzor', '127.0.0.1', '--pyzor-timeout', '5s'], /--pyzor-timeout expects milliseconds \(an integer > 0\), got "5s"/],
+    [['--pyzor-timeout', '500'], /^spamrule classify: --pyzor-timeout needs --pyzor HOST\[:PORT\]/],
   ])('%j is an error before any message is read', async (flags, message) => {
     const { result, stdout, stderr } = await capture(() => classify([...flags, join(dir, 'missing.eml')]));
     expect(result).toBe(2);
@@ -105,6 +109,16 @@ describe('classify session flags', () => {
     const r = await engine.classify('From: a@example.org\r\nSubject: x\r\n\r\nhi\r\n');
     expect(r.tags).toContain('AFTER');
     expect(r.errors).toEqual([expect.objectContaining({ source: 'stuck', message: expect.stringContaining('(300 ms in all)') })]);
+  });
+
+  it('--pyzor HOST[:PORT] and --pyzor-timeout MS reach the engine\'s analysis.pyzor; without them Pyzor is off', () => {
+    const set: LoadedRuleSet = { rules: [], tags: [], lists: new Map(), dnsblServers: [], isDefault: false };
+    const on = parseSessionFlags({ pyzor: '[2001:db8::7]:2444', 'pyzor-timeout': '700' });
+    expect(on.pyzor).toEqual({ host: '2001:db8::7', port: 2444, timeoutMs: 700 });
+    expect(buildEngine(set, {}, () => {}, on).analysis?.pyzor).toEqual({ host: '2001:db8::7', port: 2444, timeoutMs: 700 });
+    expect(parseSessionFlags({ pyzor: 'public.pyzor.org' }).pyzor).toEqual({ host: 'public.pyzor.org' });
+    expect(parseSessionFlags({ pyzor: '::1' }).pyzor).toEqual({ host: '::1' });
+    expect(buildEngine(set, {}, () => {}, parseSessionFlags({})).analysis?.pyzor).toBeUndefined();
   });
 
   it('--time-budget MS skips the rules not started in time and reports them; 0 lifts the budget', async () => {

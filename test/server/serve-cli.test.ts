@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, TokenStore } from '../../src/jmap/index.js';
 import { readServeConfig } from '../../src/server/config.js';
 import { parseListenAddress, parseSize } from '../../src/server/index.js';
+import { startPyzord } from '../servers/index.js';
 import { http } from './harness.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -304,14 +305,37 @@ describe('spamrule serve --config FILE.toml', () => {
 
   it("reads the analysis module settings, and refuses an IP list entry that is no address or range, naming it", () => {
     const file = join(dir, 'analysis.json');
-    const analysis = { followRedirects: { maxHops: 2, timeoutMs: 1000 }, dnsblLimits: { ip: 10, url: 0 }, allowedIps: ['198.51.100.0/24', '2001:db8::1'], blockedIps: ['203.0.113.9'] };
+    const analysis = {
+      followRedirects: { maxHops: 2, timeoutMs: 1000 }, dnsblLimits: { ip: 10, url: 0 }, allowedIps: ['198.51.100.0/24', '2001:db8::1'], blockedIps: ['203.0.113.9'],
+      pyzor: { host: 'pyzor.example.net', blockCount: 10, ratio: 0.5 },
+    };
     writeFileSync(file, JSON.stringify({ analysis }));
     expect(readServeConfig(file).analysis).toEqual(analysis);
-    for (const [bad, where] of [[{ allowedIps: ['10.1'] }, 'analysis.allowedIps.0'], [{ blockedIps: ['192.0.2.0/33'] }, 'analysis.blockedIps.0'], [{ dnsblLimits: { ipp: 1 } }, 'analysis.dnsblLimits']] as const) {
+    for (const [bad, where] of [
+      [{ allowedIps: ['10.1'] }, 'analysis.allowedIps.0'], [{ blockedIps: ['192.0.2.0/33'] }, 'analysis.blockedIps.0'], [{ dnsblLimits: { ipp: 1 } }, 'analysis.dnsblLimits'],
+      [{ pyzor: { port: 'udp' } }, 'analysis.pyzor: "port" must be an integer from 1 to 65535'], [{ pyzor: { servers: [] } }, 'analysis.pyzor: unknown field "servers"'],
+    ] as const) {
       writeFileSync(file, JSON.stringify({ analysis: bad }));
       expect(() => readServeConfig(file)).toThrow(where);
     }
   });
+
+  it('analysis.pyzor in the file and --pyzor-timeout reach the workers: a message reported to a real pyzord gets PYZOR', async () => {
+    const pyzord = await startPyzord();
+    try {
+      const msg = 'From: a@example.org\r\nTo: b@example.com\r\nSubject: serve pyzor\r\n\r\nplease buy these fine serve pyzor goods\r\n';
+      pyzord.pyzor('report', msg);
+      pyzord.pyzor('report', msg);
+      writeFileSync(join(dir, 'pyzor.json'), JSON.stringify({ analysis: { pyzor: { host: pyzord.host, port: pyzord.port, blockCount: 1 } } }));
+      const s = await serve(['--config', join(dir, 'pyzor.json'), '--rspamd', '127.0.0.1:0', '--workers', '1', '--pyzor-timeout', '3000', '--cache-dir', join(dir, 'lists')]);
+      const r = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: msg });
+      expect(Object.keys(JSON.parse(r.body).symbols)).toContain('PYZOR');
+      s.child.kill('SIGTERM');
+      expect(await s.exit).toBe(0);
+    } finally {
+      await pyzord.stop();
+    }
+  }, 120_000);
 
   it('refuses a configuration file with an unknown key, naming it', async () => {
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ rspamd: '127.0.0.1:0', limits: { maxSise: 5 } }));
