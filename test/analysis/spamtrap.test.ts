@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClassifierStore, DEFAULT_SETTINGS, SpamClassifier } from '../../src/classifier/index.js';
-import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
+import { DEFAULT_RULES, DEFAULT_TAGS, SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
 import { createLookupStore, LookupMap, MemoryStore, StaticLookupList, type LookupStore } from '../../src/lookup/index.js';
 import { hamMessage, spamMessage } from '../classifier/helpers.js';
 import { tempDir } from '../servers/common.js';
@@ -51,6 +51,15 @@ describe('spam-trap step', () => {
     expect((await engine.classify(MSG.replace('someone@', 'trap@'), { session: { rcptTo: ['someone@example.org'] } })).tags).not.toContain('SPAM_TRAP');
     const none = await new SpamEngine({ lookups: new LookupMap() }).classify(MSG, { session: { rcptTo: ['trap@example.org'] } });
     expect(none.tags).not.toContain('SPAM_TRAP');
+  });
+
+  it('with the default rule set (the CLI\'s when no rules are given), a trapped message scores 15 and is spam; the same message to another recipient is not', async () => {
+    const e = new SpamEngine({ rules: DEFAULT_RULES, tags: DEFAULT_TAGS, lookups: new LookupMap().set('spam-traps', traps) });
+    const trapped = await e.classify(MSG, { session: { rcptTo: ['trap@example.org'] } });
+    expect(trapped.scores['SPAM_TRAP']).toBe(15);
+    expect(trapped.action).not.toBe('allow');
+    const clean = await e.classify(MSG, { session: { rcptTo: ['someone@example.org'] } });
+    expect(clean.action).toBe('allow');
   });
 
   it('reads a static list with glob keys (the MemoryLookupKey spamtrap@* of Stalwart\'s suite)', async () => {
