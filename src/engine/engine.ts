@@ -2,7 +2,7 @@
  * `SpamEngine`: holds a compiled rule set, the SpamTag table, thresholds and lookup stores, and
  * classifies messages (docs/compiler.md; docs/message-analysis.md).
  */
-import { checkEngineOptions } from './options.js';
+import { checkEngineOptions, DEFAULT_TIME_BUDGET_MS, type EngineOptions } from './options.js';
 import { WaitClock } from '../util/index.js';
 import { setFlagsFromString } from 'node:v8';
 import { ExprEvalError, type DnsResolver, type EvalContext, type IfResult } from '../expr/types.js';
@@ -50,68 +50,7 @@ try {
   /* flag unavailable on this V8 */
 }
 
-/** Default of `EngineOptions.timeBudgetMs`. */
-export const DEFAULT_TIME_BUDGET_MS = 5_000;
-
-export interface EngineOptions {
-  rules?: readonly SpamRuleInput[];
-  tags?: readonly SpamTagInput[];
-  thresholds?: SpamThresholds;
-  /** Namespace → store (static lists, database adapters). The default store serves `""`/`"*"`. */
-  lookups?: LookupMap;
-  /** Values for `system('hostname')` etc. */
-  system?: Record<string, string | number>;
-  /**
-   * Built-in analysis (Stalwart's modules, docs/analysis.md): module switches, DNSBL servers, file
-   * extensions, redirect following, the Pyzor server. `false` runs the SpamRules alone. Default: every
-   * module on (the network ones, redirects and Pyzor, only once configured).
-   */
-  analysis?: AnalysisConfig | false;
-  /** DNS for the analysis modules and DNSBLs (src/dns). Default: off (no query is made). */
-  dns?: Resolver;
-  /**
-   * DNS budget per message: at most `maxQueries` queries (default 256: the DNSBL limits are 50
-   * per scope), and no query answered later
-   * than `deadlineMs` (default 5,000 ms) after the message's analysis starts; past either, queries
-   * answer `error`, which sets no tag.
-   */
-  dnsBudget?: DnsBudget;
-  /**
-   * Where authentication results come from when the session has none (in this order):
-   * `trustedAuthservIds`, the topmost `Authentication-Results` header (RFC 8601) of one of these
-   * authserv-ids; `verify: true`, SPF/DKIM/ARC/DMARC verification with mailauth over `dns`.
-   */
-  authResults?: { trustedAuthservIds?: readonly string[]; verify?: boolean };
-  /**
-   * Complete each message's session from its own headers (stored mail, mass-checks): remote IP,
-   * HELO, PTR, TLS and arrival time from the topmost `Received`, MAIL FROM from `Return-Path`,
-   * RCPT TO from `Delivered-To`. Fields the caller gives win. Default off (an MTA passes the session).
-   */
-  trustReceived?: boolean;
-  /**
-   * Time budget of one `classify`, in ms from its start (default {@link DEFAULT_TIME_BUDGET_MS}),
-   * not counting the time spent waiting for DNS answers (which `dnsBudget.deadlineMs` bounds) or the
-   * rules' waits for stores (`ruleWaitMs`), so that a sender whose DNS is silent, or a frozen store,
-   * cannot get the rules skipped: past it, the analysis modules and the classifier not yet run are
-   * skipped (source `module:NAME`, `classifier`), the rules not yet evaluated too (source: the rule
-   * name), each reported in `errors`. A module that has started runs to its end. `0` or `Infinity`:
-   * no budget.
-   */
-  timeBudgetMs?: number;
-  /**
-   * Per message, how long its rules may wait for lookup stores and `dns_query` answers in all (ms,
-   * default 2,000), not counted in `timeBudgetMs`: past it, a rule still waiting fails with an error
-   * and the rules that need no wait run on. `0` or `Infinity`: no limit but each store's timeout.
-   */
-  ruleWaitMs?: number;
-  /**
-   * Stalwart's statistical classifier (src/classifier, docs/classifier.md): when set, the default
-   * pipeline runs its `classify` step after the analysis modules and before the rules, and its
-   * `PROB_*` tag joins the result after the rules (rules never see it, as in Stalwart).
-   */
-  classifier?: EngineClassifier;
-}
-
+export { DEFAULT_TIME_BUDGET_MS, type EngineOptions } from './options.js';
 
 const THRESHOLD_DEFAULTS: Required<SpamThresholds> = { scoreSpam: 5, scoreReject: 0, scoreDiscard: 0 };
 
