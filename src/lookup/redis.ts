@@ -21,7 +21,7 @@ import { resolveSecret } from './secret.js';
 import type { PartitionedStore } from './breaker.js';
 import { LookupConfigError } from './config.js';
 import { LookupStoreError, type LookupStore } from './types.js';
-import { parseCounter, RequestRefusedError, withTimeout } from './util.js';
+import { closedWithin, parseCounter, RequestRefusedError, socketClosed, withTimeout, type ClosingSocket } from './util.js';
 
 export const COUNTER_PREFIX = 'spamrule-counter:';
 
@@ -247,8 +247,15 @@ export class RedisLookupStore implements LookupStore, PartitionedStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const c = this.client;
+    if (c === undefined) return; // a connect under way disconnects by itself (see connect)
+    // disconnect() returns before the sockets have closed (a cluster even reports 'end' before its nodes'
+    // sockets have), so close() waits for the sockets themselves: one per node of a cluster.
+    const nodes: readonly (Redis | Cluster)[] = 'nodes' in c ? c.nodes('all') : [c];
+    const closes = nodes.map((n) => socketClosed((n as { stream?: ClosingSocket }).stream));
     // disconnect(), not quit(): quit waits for a reply a dead server never sends.
-    this.client?.disconnect();
+    c.disconnect();
+    await closedWithin(closes);
   }
 }
 

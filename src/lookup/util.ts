@@ -136,3 +136,31 @@ export async function endPool(end: Promise<unknown>, cut: () => void, graceMs = 
   }
   await ended;
 }
+
+/** A driver's socket, as far as {@link socketClosed} needs it (a `net.Socket`). */
+export interface ClosingSocket {
+  /** True once 'close' has been emitted (Node streams). */
+  readonly closed?: boolean;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/** Resolves when the socket has emitted 'close' (at once if it has, or when there is none). */
+export function socketClosed(socket: ClosingSocket | undefined): Promise<void> {
+  if (socket === undefined || socket.closed === true) return Promise.resolve();
+  return new Promise((resolve) => socket.once('close', resolve));
+}
+
+/**
+ * Waits for `closes` (sockets closing, a client's 'end'), for at most `graceMs`. A driver's `end()` or
+ * `disconnect()` may return once it has asked its connections to end (pg-pool's does, ioredis' too),
+ * their sockets closing a few milliseconds later: a store's `close()` waits for them so that, once it
+ * resolves, no handle of the store is left in the process (a test runner's open-handle check sees
+ * none). Never rejects.
+ */
+export async function closedWithin(closes: readonly Promise<void>[], graceMs = CLOSE_GRACE_MS): Promise<void> {
+  if (closes.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  await Promise.race([Promise.all(closes), late]);
+  clearTimeout(timer);
+}

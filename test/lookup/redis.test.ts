@@ -70,6 +70,16 @@ describe('Redis Cluster store', () => {
     expect(keySlot('123456789')).toBe(12739);
   });
 
+  it('close() resolves once the sockets to every node have closed (ioredis reports the end before)', async () => {
+    const sockets = () => process.getActiveResourcesInfo().filter((r) => r.startsWith('TCP')).length;
+    const before = sockets();
+    const s = createLookupStore('cluster-close', { '@type': 'RedisCluster', urls: cluster.urls, authUsername: null }, { cache: { enabled: false } });
+    await Promise.all(Array.from({ length: 30 }, (_, i) => s.keySet(`close-${i}`, '1'))); // keys on every master
+    expect(sockets()).toBeGreaterThan(before);
+    await s.close();
+    expect(sockets()).toBe(before);
+  });
+
   it('speaks RESP3 when asked', async () => {
     const s = open('cluster-resp3', { '@type': 'RedisCluster', urls: cluster.urls, authUsername: null, protocolVersion: 'resp3', minRetryWait: 10, maxRetryWait: 500, maxRetries: 5 });
     await s.keySet('resp3', 'yes');
