@@ -43,6 +43,11 @@ export interface EngineClassifier {
    * reported in the classify result.
    */
   classify(input: ClassifierInput): ClassifierVerdict | undefined | Promise<ClassifierVerdict | undefined>;
+  /**
+   * Optional: releases what the classifier holds (`SpamClassifier`: its model store). `SpamEngine.close()`
+   * calls it, unless told to keep the classifier.
+   */
+  close?(): Promise<void>;
 }
 
 /** Stalwart's confidence → tag table (single-precision comparisons; NaN → uncertain). */

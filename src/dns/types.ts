@@ -37,4 +37,10 @@ export interface Resolver {
    * Implementations: the system resolver (timeouts, TTL cache, negative cache), a static map, `off`.
    */
   query<T extends DnsType>(name: string, type: T): Promise<DnsAnswer<T>>;
+  /**
+   * Optional: makes every query still in flight answer `error` at once, the resolver staying usable
+   * (`SystemResolver`: queries c-ares still retries, which keep the process alive up to the resolver's
+   * `timeoutMs`). `SpamEngine.close()` calls it.
+   */
+  cancel?(): void;
 }

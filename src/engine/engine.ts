@@ -31,6 +31,7 @@ import { scoreTags } from './scoring.js';
 import { missingNamespaces } from './namespaces.js';
 import { compileRuleSet, type RulesByScope } from './rules.js';
 import { SpamTagTable } from './tags.js';
+import { EngineClosedError, releaseParts, type CloseOptions } from './lifecycle.js';
 import type {
   ClassifyError,
   ClassifyOptions,
@@ -54,8 +55,17 @@ export { DEFAULT_TIME_BUDGET_MS, type EngineOptions } from './options.js';
 
 const THRESHOLD_DEFAULTS: Required<SpamThresholds> = { scoreSpam: 5, scoreReject: 0, scoreDiscard: 0 };
 
+/**
+ * A compiled rule set with its scores, thresholds, lookup stores, DNS resolver and classifier.
+ * `classify` may run concurrently. `close()` (or `await using`) releases the stores, the
+ * classifier and the DNS queries in flight; the engine owns what its options hand it
+ * (src/engine/lifecycle.ts).
+ */
 export class SpamEngine {
-  /** Lookup namespaces used by `key_*`, `counter_*` and `sql_query`; edit with `.set()`/`.delete()`. */
+  /**
+   * Lookup namespaces used by `key_*`, `counter_*` and `sql_query`; edit with `.set()`/`.delete()`.
+   * Owned by the engine: `close()` closes every store in it.
+   */
   readonly lookups: LookupMap;
   private byScope: RulesByScope;
   private report: RuleLoadReport;
@@ -64,7 +74,7 @@ export class SpamEngine {
   private readonly system: Record<string, string | number>;
   /** Analysis configuration; `undefined` when analysis is off. */
   analysis: AnalysisConfig | undefined;
-  /** DNS used by the analysis modules. */
+  /** DNS used by the analysis modules; `close()` cancels its queries in flight (`Resolver.cancel`). */
   dns: Resolver;
   private readonly dnsBudget: DnsBudget;
   private ruleInputs: readonly SpamRuleInput[] = [];
@@ -74,8 +84,16 @@ export class SpamEngine {
   private readonly trustReceived: boolean;
   private readonly timeBudgetMs: number;
   private readonly ruleWaitMs: number;
-  /** The statistical classifier of the `classify` step (undefined: the step does nothing). */
+  /**
+   * The statistical classifier of the `classify` step (undefined: the step does nothing); `close()`
+   * closes it (`EngineClassifier.close`).
+   */
   classifier: EngineClassifier | undefined;
+  /** `classify` calls under way, which `close()` waits for. */
+  private inFlight = 0;
+  private drained: (() => void) | undefined;
+  /** Set by the first `close()`; every later call returns it. */
+  private closing: Promise<void> | undefined;
 
   /** Throws `TypeError` for options it cannot use (an unknown key, a negative time, an unknown module). */
   constructor(opts: EngineOptions = {}) {
@@ -126,8 +144,12 @@ export class SpamEngine {
     return { ...this.thresholds };
   }
 
-  /** Registers (or replaces) a lookup namespace. */
+  /**
+   * Registers (or replaces) a lookup namespace; the engine then owns the store (`close()` closes it).
+   * Throws `EngineClosedError` once the engine is closed (the store would never be closed).
+   */
   setLookup(namespace: string, store: LookupStore): void {
+    if (this.closing !== undefined) throw new EngineClosedError('setLookup');
     this.lookups.set(namespace, store);
     this.namespacesChecked = false;
   }
@@ -162,14 +184,54 @@ export class SpamEngine {
    * in `errors`/`warnings`, and the rest still runs. Tags from `opts.tags` (results the MTA
    * already has) are visible as `$TAG`.
    *
-   * Rejects with `SessionError` (before the message is read) when `opts.session` is unusable.
+   * Rejects with `SessionError` (before the message is read) when `opts.session` is unusable, and
+   * with `EngineClosedError` once `close()` has been called.
    */
   async classify(raw: Uint8Array | string, opts: ClassifyOptions = {}): Promise<ClassifyResult> {
+    if (this.closing !== undefined) throw new EngineClosedError('classify');
     const input = opts.session ?? (opts.envelope !== undefined ? sessionFromEnvelope(opts.envelope) : {});
     const session = resolveSession(input); // the caller's fields are checked before anything is read from the message
     const steps = opts.steps ?? this.defaultSteps();
-    // Stored mail: the session is completed from the headers of the message's own parse.
-    return this.runSteps(raw, session, opts, steps, this.trustReceived ? input : undefined);
+    this.inFlight++;
+    try {
+      // Stored mail: the session is completed from the headers of the message's own parse.
+      return await this.runSteps(raw, session, opts, steps, this.trustReceived ? input : undefined);
+    } finally {
+      if (--this.inFlight === 0) this.drained?.();
+    }
+  }
+
+  /** True once `close()` has been called. */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /**
+   * Stops the engine and releases what it owns: new `classify` calls reject with
+   * `EngineClosedError` at once; the calls under way finish normally (each is bounded by its time
+   * budget, its DNS deadline and its rule-wait budget); then the DNS resolver's queries still in
+   * flight are cancelled (`Resolver.cancel`, e.g. `SystemResolver`'s: the resolver stays usable),
+   * every store of `lookups` is closed (including stores passed in through `EngineOptions.lookups`
+   * or `setLookup`) and the classifier is closed (`EngineClassifier.close`). `keep` leaves parts
+   * another engine shares (a resolver kept across a reload for its cache) as they are.
+   *
+   * Idempotent: later calls return the first call's promise (their `keep` is not used). Rejects
+   * only when the classifier's `close()` fails, after everything else has been released; a store
+   * that fails to close does not make it reject.
+   */
+  close(opts: CloseOptions = {}): Promise<void> {
+    this.closing ??= this.release(opts.keep);
+    return this.closing;
+  }
+
+  /** `await using engine = new SpamEngine(…)`: `close()` at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  private async release(keep: CloseOptions['keep']): Promise<void> {
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    await releaseParts(this, keep);
   }
 
   /** The default pipeline: every enabled module in Stalwart's order, then the rules. */

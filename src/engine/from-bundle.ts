@@ -69,9 +69,9 @@ export type BundleEngineFields = Required<Pick<EngineOptions, 'rules' | 'tags' |
  * The `SpamEngine` options of a rule bundle, as `spamrule classify --rules` uses them: the rules and
  * scores, one `LookupMap` of its static lists, remote lists and stores (nothing connects until a
  * lookup), and the DNSBL servers and file-extension table for the analysis. Spread it and add the
- * rest: `new SpamEngine({ ...engineOptionsFromBundle(bundle), thresholds, dns })`. Close the map's
- * stores with `engine.lookups.close()`. Never throws: a store that cannot be created is told to
- * `warn` and left out (its lookups answer `""`, as an unknown namespace's).
+ * rest: `new SpamEngine({ ...engineOptionsFromBundle(bundle), thresholds, dns })`. The engine owns
+ * the map: `engine.close()` closes its stores. Never throws: a store that cannot be created is told
+ * to `warn` and left out (its lookups answer `""`, as an unknown namespace's).
  */
 export function engineOptionsFromBundle(bundle: RuleMaterial, opts: BundleEngineOptions = {}): BundleEngineFields {
   const warn = opts.warn ?? ((message: string) => process.emitWarning(message, 'SpamruleWarning'));

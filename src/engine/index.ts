@@ -4,6 +4,7 @@
  */
 export * from './types.js';
 export { SpamEngine, DEFAULT_TIME_BUDGET_MS, type EngineOptions } from './engine.js';
+export { EngineClosedError, type CloseOptions, type EnginePart } from './lifecycle.js';
 export { compileRuleSet, compileCondition, validateCondition, validateDnsblTag, normalizeCondition, DEFAULT_PRIORITY, type CompiledRule } from './rules.js';
 export { SpamTagTable, parseScoresTxt, type TagAction } from './tags.js';
 export { renderSpamHeaders } from './headers.js';

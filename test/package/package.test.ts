@@ -251,7 +251,7 @@ describe('the packed package', () => {
     const probe = `
       const sr = await import('spamrule');
       const names = ['ExprParseError', 'ExprEvalError', 'SessionError', 'RuleBundleError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError',
-        'ListDownloadError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError', 'DnsConfigError', 'ScanError'];
+        'ListDownloadError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError', 'DnsConfigError', 'EngineClosedError', 'ScanError'];
       const exported = names.filter((n) => typeof sr[n] === 'function' && sr[n].prototype instanceof Error);
       const thrown = [];
       try { sr.compileExpression('1 +'); } catch (e) { thrown.push(e instanceof sr.ExprParseError); }
@@ -261,14 +261,17 @@ describe('the packed package', () => {
       try { await sr.classify('Subject: x\\r\\n\\r\\nhi\\r\\n', { session: { remoteIp: 'notanip' } }); } catch (e) { thrown.push(e instanceof sr.SessionError); }
       try { sr.parseRuleBundle({ SpamRule: [{ '@type': 'Any' }] }); } catch (e) { thrown.push(e instanceof sr.RuleBundleError); }
       try { sr.createResolver('nope'); } catch (e) { thrown.push(e instanceof sr.DnsConfigError); }
+      const closed = new sr.SpamEngine();
+      await closed.close();
+      try { await closed.classify('Subject: x\\r\\n\\r\\nhi\\r\\n'); } catch (e) { thrown.push(e instanceof sr.EngineClosedError); }
       console.log(JSON.stringify({ exported, thrown }));
     `;
     writeFileSync(join(app, 'errors.mjs'), probe);
     const r = run(NODE, ['errors.mjs'], app);
     expect({ status: r.status, out: r.status === 0 ? '' : r.out }).toEqual({ status: 0, out: '' });
     expect(JSON.parse(r.out.trim().split('\n').pop()!)).toEqual({
-      exported: ['ExprParseError', 'ExprEvalError', 'SessionError', 'RuleBundleError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError', 'ListDownloadError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError', 'DnsConfigError', 'ScanError'],
-      thrown: [true, true, true, true, true, true, true],
+      exported: ['ExprParseError', 'ExprEvalError', 'SessionError', 'RuleBundleError', 'LookupConfigError', 'LookupStoreError', 'LookupNotSupportedError', 'ListDownloadError', 'JmapError', 'JmapRequestError', 'JmapMethodError', 'JmapSetError', 'DnsConfigError', 'EngineClosedError', 'ScanError'],
+      thrown: [true, true, true, true, true, true, true, true],
     });
   });
 
