@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyResult } from '../engine/types.js';
 import { expandInputs, readMessages } from './inputs.js';
-import { buildEngine, closeEngine, readRuleSet, RULESET_OPTIONS, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
+import { buildEngine, readRuleSet, RULESET_OPTIONS, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { parseSessionFlags, SESSION_HELP, SESSION_OPTIONS, type SessionFlags } from './session-flags.js';
 import { openError, optionError } from './errors.js';
 
@@ -99,8 +99,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
 
-  let engine: SpamEngine;
-  let closeModel = async (): Promise<void> => {};
+  let engine: SpamEngine | undefined;
   try {
     let set: LoadedRuleSet;
     if (v.db !== undefined || v.server !== undefined) {
@@ -118,11 +117,13 @@ export async function run(argv: string[]): Promise<number> {
         // A model file that does not exist or is a folder says so already; other failures come from the store.
         throw /does not exist|is a folder/.test((e as Error).message) ? e : new Error(openError('the --model file', model, e));
       });
+      // The engine owns it from here: engine.close() closes its model store.
       engine.classifier = c;
-      closeModel = () => c.store.store.close();
     }
   } catch (e) {
     process.stderr.write(`spamrule classify: ${(e as Error).message}\n`);
+    // The stores of an engine built before the model failed to open.
+    await engine?.close().catch(() => undefined);
     return 2;
   }
 
@@ -168,8 +169,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   // Connections and DNS queries still in c-ares: without this, a run that met a silent DNS server exited about
   // a second after its last message.
-  await closeEngine(engine);
-  await closeModel();
+  await engine.close();
   if (progress) process.stderr.write('\r\x1b[K');
   process.stderr.write(summary.render());
   if (inputs.skipped > 0) process.stderr.write(`skipped ${inputs.skipped} ${inputs.skipped === 1 ? 'file that is' : 'files that are'} not mail\n`);

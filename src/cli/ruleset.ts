@@ -20,7 +20,6 @@ import {
 import type { FileExtensionInput, PyzorSettings } from '../analysis/types.js';
 import { RuleBundleError, type BundleProblem } from '../engine/load.js';
 import type { Resolver } from '../dns/types.js';
-import { SystemResolver } from '../dns/system.js';
 import type { HttpLookupInput } from '../lookup/http-list.js';
 import type { EngineOptions } from '../engine/engine.js';
 import type { StaticEntry } from '../lookup/index.js';
@@ -201,16 +200,4 @@ export function buildEngine(
   if (analysis.trustReceived) opts.trustReceived = true;
   if (analysis.timeBudgetMs !== undefined) opts.timeBudgetMs = analysis.timeBudgetMs;
   return new SpamEngine(opts);
-}
-
-/**
- * Releases what an engine built by `buildEngine` holds so that the process can exit at once: its
- * database and Redis connections, and the DNS queries still inside c-ares. c-ares keeps a query until
- * its own retries end (up to the resolver's `timeoutMs`, 2,000 ms by default), even after the
- * resolver's timeout or the message's DNS deadline has answered it; those are cancelled (they answer
- * an `ECANCELLED` error).
- */
-export async function closeEngine(engine: SpamEngine): Promise<void> {
-  if (engine.dns instanceof SystemResolver) engine.dns.cancel();
-  await engine.lookups.close();
 }

@@ -6,6 +6,7 @@
  */
 import { createResolver } from '../dns/index.js';
 import { SpamEngine, type EngineOptions } from '../engine/engine.js';
+import type { EnginePart } from '../engine/lifecycle.js';
 import { bundleAnalysis, type RuleMaterial } from '../engine/from-bundle.js';
 import type { SpamRuleInput, SpamTagInput, SpamThresholds } from '../engine/types.js';
 import type { AnalysisConfig } from '../analysis/types.js';
@@ -60,9 +61,6 @@ export function ruleSetSpecFromBundle(bundle: RuleMaterial, analysis: Omit<Analy
   return spec;
 }
 
-/** The lookup name of the classifier's store in an engine built here: no rule can spell it. */
-const CLASSIFIER_STORE = '\u0000classifier';
-
 /**
  * Builds an engine from a spec. A store whose configuration is refused or cannot be created is
  * reported through `warn` and left out (its lookups then answer `""`, as for an unknown namespace).
@@ -71,8 +69,9 @@ const CLASSIFIER_STORE = '\u0000classifier';
  * `previous`: the engine this one replaces (a rule-set change) and its spec. Its classifier is taken
  * over when the classifier's store configuration is the same, rather than opened again (a model
  * reload per JMAP change, and a first message waiting for it), and so is its DNS resolver (with its
- * cache) when the `dns` spec is the same and not a `static:` file, which may have been edited. What is
- * taken over is removed from `previous.engine`, so that closing it leaves it open.
+ * cache) when the `dns` spec is the same and not a `static:` file, which may have been edited. Close
+ * `previous.engine` with `keep: sharedParts(previous.engine, [engine])`, so that what was taken over
+ * stays open.
  */
 export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => void = () => {}, previous?: { spec: RuleSetSpec; engine: SpamEngine }): SpamEngine {
   const lookupOpts: LookupSourceOptions = { autoRefresh: spec.refreshLists ?? true, warn };
@@ -91,20 +90,30 @@ export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => vo
     ...(sameDns ? { dns: previous!.engine.dns } : spec.dns !== undefined ? { dns: createResolver(spec.dns) } : {}),
   });
   const kept = previous?.engine.classifier;
-  const keptStore = previous?.engine.lookups.get(CLASSIFIER_STORE);
-  if (spec.classifier !== undefined && kept !== undefined && keptStore !== undefined && JSON.stringify(spec.classifier) === JSON.stringify(previous!.spec.classifier)) {
+  if (spec.classifier !== undefined && kept !== undefined && JSON.stringify(spec.classifier) === JSON.stringify(previous!.spec.classifier)) {
     engine.classifier = kept;
-    lookups.set(CLASSIFIER_STORE, keptStore);
-    previous!.engine.lookups.delete(CLASSIFIER_STORE);
   } else if (spec.classifier !== undefined) {
     try {
-      const c = liveClassifier(spec.classifier, {}, (e) => warn(`classifier: ${e.message}`));
-      engine.classifier = c;
-      // Registered under a name no rule can spell, so that closing the engine's stores closes it too.
-      lookups.set(CLASSIFIER_STORE, c.store.store);
+      // The engine owns it: engine.close() closes its model store.
+      engine.classifier = liveClassifier(spec.classifier, {}, (e) => warn(`classifier: ${e.message}`));
     } catch (e) {
       warn(`classifier skipped: ${(e as Error).message}`);
     }
   }
   return engine;
+}
+
+/**
+ * The parts of `engine` that one of `others` uses too (a resolver or classifier taken over by
+ * {@link buildEngineFromSpec}): what `engine.close({ keep })` must leave open.
+ */
+export function sharedParts(engine: SpamEngine, others: Iterable<SpamEngine>): EnginePart[] {
+  const keep = new Set<EnginePart>();
+  for (const o of others) {
+    if (o === engine) continue;
+    if (o.dns === engine.dns) keep.add('dns');
+    if (engine.classifier !== undefined && o.classifier === engine.classifier) keep.add('classifier');
+    if (o.lookups === engine.lookups) keep.add('lookups');
+  }
+  return [...keep];
 }

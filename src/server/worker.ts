@@ -12,7 +12,7 @@ import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
 import { createLogger } from './log.js';
 import { rspamdReplyIn, type ReplyFormat } from './rspamd-reply.js';
-import { buildEngineFromSpec, type RuleSetSpec } from './ruleset.js';
+import { buildEngineFromSpec, sharedParts, type RuleSetSpec } from './ruleset.js';
 
 /** `workerData` of every thread. */
 export interface WorkerInit {
@@ -59,8 +59,6 @@ interface Installed {
   gen: number;
   spec: RuleSetSpec;
   engine: SpamEngine;
-  inFlight: number;
-  retired: boolean;
 }
 
 const init = workerData as WorkerInit;
@@ -71,11 +69,20 @@ const warn = (m: string): void => {
   if (logger !== undefined) logger.warn({ worker: threadId }, m);
   else process.stderr.write(`spamrule worker: ${m}\n`);
 };
-let current: Installed = { gen: init.gen, spec: init.spec, engine: buildEngineFromSpec(init.spec, warn), inFlight: 0, retired: false };
+let current: Installed = { gen: init.gen, spec: init.spec, engine: buildEngineFromSpec(init.spec, warn) };
+/** Engines installed and not yet closed: a retiring engine leaves open what one of them still uses. */
+const live = new Set<SpamEngine>([current.engine]);
 
-function closeWhenIdle(old: Installed): void {
-  old.retired = true;
-  if (old.inFlight === 0) void old.engine.lookups.close().catch(() => undefined);
+/**
+ * Closes a replaced engine. Scans already running finish with the engine (and the store connections)
+ * they started with: `close()` waits for them. The resolver and classifier taken over by a newer
+ * engine, or still used by an older one that is finishing its scans, stay open.
+ */
+function retire(old: SpamEngine): void {
+  void old
+    .close({ keep: sharedParts(old, live) })
+    .catch(() => undefined)
+    .finally(() => live.delete(old));
 }
 
 function install(gen: number, spec: RuleSetSpec): void {
@@ -93,9 +100,9 @@ function install(gen: number, spec: RuleSetSpec): void {
     old.gen = gen;
     return;
   }
-  current = { gen, spec, engine, inFlight: 0, retired: false };
-  // Scans already running keep the engine (and the store connections) they started with.
-  closeWhenIdle(old);
+  current = { gen, spec, engine };
+  live.add(engine);
+  retire(old.engine);
 }
 
 const channel = new BroadcastChannel(init.channel);
@@ -130,17 +137,13 @@ function withReply(result: ClassifyResult, reply: ReplyFormat, ms: number): Scan
 export default async function scan(task: ScanTask): Promise<ScanReply> {
   if (task.spec !== undefined) install(task.gen, task.spec);
   if (task.gen > current.gen) return { stale: true };
-  const mine = current;
-  mine.inFlight++;
   try {
     const t0 = performance.now();
-    const result = await mine.engine.classify(task.raw, task.opts);
+    // Called before any await, so the engine cannot have been retired (closed) in between.
+    const result = await current.engine.classify(task.raw, task.opts);
     if (task.reply === undefined) return { stale: false, result };
     return withReply(result, task.reply, performance.now() - t0);
   } catch (e) {
     return { stale: false, error: { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) } };
-  } finally {
-    mine.inFlight--;
-    if (mine.retired && mine.inFlight === 0) void mine.engine.lookups.close().catch(() => undefined);
   }
 }

@@ -11,7 +11,7 @@ import { run as classify } from '../../src/cli/classify.js';
 import { SpamEngine } from '../../src/engine/engine.js';
 import type { DnsAnswer, DnsType, Resolver } from '../../src/dns/types.js';
 import { capture } from '../helpers/capture.js';
-import { buildEngine, closeEngine, type LoadedRuleSet } from '../../src/cli/ruleset.js';
+import { buildEngine, type LoadedRuleSet } from '../../src/cli/ruleset.js';
 import { parseSessionFlags } from '../../src/cli/session-flags.js';
 import type { SpamRuleInput } from '../../src/engine/types.js';
 import { createResolver } from '../../src/dns/index.js';
@@ -81,7 +81,7 @@ describe('classify session flags', () => {
     }
   });
 
-  it('closeEngine cancels the DNS queries still in c-ares, so that the CLI exits after its last message', async () => {
+  it('closing the engine cancels the DNS queries still in c-ares, so that the CLI exits after its last message', async () => {
     const server = new TestDnsServer();
     server.mode = 'drop';
     const addr = await server.start();
@@ -89,7 +89,7 @@ describe('classify session flags', () => {
       const engine = buildEngine({ rules: [], tags: [], lists: new Map(), dnsblServers: [], isDefault: false } satisfies LoadedRuleSet, {}, () => {}, { dns: createResolver(`system:${addr}`) });
       const pending = engine.dns.query('silent.example', 'A');
       while (server.received.length === 0) await new Promise((r) => setTimeout(r, 5)); // sent, unanswered
-      await closeEngine(engine);
+      await engine.close();
       // Answered by the cancel, not by the resolver's 2,000 ms timeout.
       expect(await pending).toEqual({ status: 'error', error: 'ECANCELLED' });
     } finally {

@@ -1,7 +1,8 @@
 /**
  * `buildEngineFromSpec` with the engine it replaces (a worker's rule-set change): the classifier (its
  * model loaded once) and the DNS resolver (its cache) carry over when their configuration is the same,
- * and stay open when the old engine's stores are closed; anything changed is built anew. And the
+ * and stay open when the old engine is closed keeping its shared parts (as the worker threads close a
+ * replaced engine); anything changed is built anew. And the
  * spec's `ruleWaitMs` reaches the stores' circuit breakers.
  */
 import { mkdtempSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openClassifier, sqliteModelConfig } from '../../src/classifier/index.js';
-import { buildEngineFromSpec, type RuleSetSpec } from '../../src/server/ruleset.js';
+import { buildEngineFromSpec, sharedParts, type RuleSetSpec } from '../../src/server/ruleset.js';
 import type { SpamRuleInput } from '../../src/engine/types.js';
 import { hamMessage, spamMessage } from '../classifier/helpers.js';
 import { startRedis } from '../servers/index.js';
@@ -31,8 +32,9 @@ describe('an engine rebuilt for a new rule set', () => {
     const two = buildEngineFromSpec(spec2, () => {}, { spec: spec1, engine: one });
     expect(two.classifier).toBe(one.classifier);
     expect(two.dns).toBe(one.dns);
-    // The old engine retires: closing its stores leaves the classifier's store open for the new one.
-    await one.lookups.close();
+    // The old engine retires: closing it, keeping what the new one shares, leaves the classifier's store open.
+    expect(sharedParts(one, [one, two]).sort()).toEqual(['classifier', 'dns']);
+    await one.close({ keep: sharedParts(one, [two]) });
     const r = await two.classify(spamMessage(9));
     expect(r.tags).toContain('TWO');
     expect(r.errors).toEqual([]);
@@ -44,8 +46,9 @@ describe('an engine rebuilt for a new rule set', () => {
     const three = buildEngineFromSpec(spec3, () => {}, { spec: spec2, engine: two });
     expect(three.classifier).not.toBe(two.classifier);
     expect(three.dns).not.toBe(two.dns);
-    await two.lookups.close();
-    await three.lookups.close();
+    expect(sharedParts(two, [three])).toEqual([]);
+    await two.close();
+    await three.close();
   }, 60_000);
 });
 
@@ -80,7 +83,7 @@ describe('the stores of an engine built from a spec', () => {
       expect(errors.slice(4).every((e) => /store is down .*no answer within 300 ms/.test(e))).toBe(true);
     } finally {
       redis.resume();
-      await engine.lookups.close();
+      await engine.close();
       await redis.stop();
     }
   }, 60_000);
