@@ -5,7 +5,7 @@
  * branch by branch, both measured in this run after checking they give the same results.
  */
 import { Bench } from 'tinybench';
-import { compileCondition, normalizeCondition } from '../src/engine/index.js';
+import { compileCondition, normalizeCondition } from '../src/engine/rules.js';
 import { interpretExpression, SPAM_RULE_VARIABLES, type CompiledExpression, type EvalContext } from '../src/expr/index.js';
 import { analyzeMessage } from '../src/message/index.js';
 import { SCOPE_ORDER, type Scope, type ScopeElement } from '../src/message/types.js';

@@ -12,7 +12,8 @@ import { DEFAULT_RULES, DEFAULT_TAGS } from './engine/default-rules.js';
 import type { ClassifyOptions, ClassifyResult } from './engine/types.js';
 
 export * from './engine/index.js';
-export { compileExpression, compileIfBlock, parseExpression } from './expr/index.js';
+// The syntax tree of parseExpression (grammar/) is not a public shape: compileExpression checks and compiles.
+export { compileExpression, compileIfBlock } from './expr/index.js';
 export type { CompiledExpression, CompiledIfBlock, EvalContext, ExpressionObject } from './expr/types.js';
 export { ExprParseError, ExprEvalError } from './expr/types.js';
 // `SpamEngine.classify` rejects with SessionError for an unusable `session` (before reading the message).

@@ -9,7 +9,8 @@
  * catalogue, read from their own code.
  */
 import { parseArgs } from 'node:util';
-import { compileCondition, normalizeCondition, validateDnsblTag, type DnsblServerInput, type SpamRuleInput, type SpamTagInput } from '../engine/index.js';
+import { validateDnsblTag, type DnsblServerInput, type SpamRuleInput, type SpamTagInput } from '../engine/index.js';
+import { compileCondition, normalizeCondition } from '../engine/rules.js';
 import { missingNamespaces } from '../engine/namespaces.js';
 import { SpamTagTable } from '../engine/tags.js';
 import { Glob, isGlob, unescapeGlob } from '../lookup/glob.js';

@@ -5,9 +5,11 @@
 export * from './types.js';
 export { SpamEngine, DEFAULT_TIME_BUDGET_MS, type EngineOptions } from './engine.js';
 export { EngineClosedError, type CloseOptions, type EnginePart } from './lifecycle.js';
-export { compileRuleSet, compileCondition, validateCondition, validateDnsblTag, normalizeCondition, DEFAULT_PRIORITY, type CompiledRule } from './rules.js';
+// Compiling a rule set (compileRuleSet, compileCondition, normalizeCondition) and rendering the verdict
+// headers are the engine's own: `new SpamEngine`/`loadRules` compile, `classify` renders
+// (`result.headers`). Import them from their modules inside the package.
+export { validateCondition, validateDnsblTag, DEFAULT_PRIORITY } from './rules.js';
 export { SpamTagTable, parseScoresTxt, type TagAction } from './tags.js';
-export { renderSpamHeaders } from './headers.js';
 export {
   parseRuleBundle,
   loadRuleFile,
