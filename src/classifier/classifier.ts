@@ -133,6 +133,11 @@ export interface SpamClassifierOptions {
   preload?: boolean;
 }
 
+/**
+ * The classifier over one store (docs/classifier.md): `openClassifier`/`liveClassifier` build it from a
+ * store configuration, `new SpamClassifier(new ClassifierStore(store), opts)` from a store one has. It
+ * owns the store: `close()` closes it. An engine given it (`EngineOptions.classifier`) owns it in turn.
+ */
 export class SpamClassifier implements EngineClassifier {
   readonly settings: ClassifierSettings;
   private current: { generation: number; model: ClassifierModel } | undefined;

@@ -147,8 +147,14 @@ function copyOut<T extends Float32Array | Float64Array | Uint32Array>(ctor: new 
   return new ctor(ab);
 }
 
-/** The classifier's records in one lookup store. Every method may reject when the store fails. */
+/**
+ * The classifier's records in one lookup store. Every method may reject when the store fails. From
+ * outside the package it is built only to give a `SpamClassifier` a store one already has
+ * (`new SpamClassifier(new ClassifierStore(store))`; docs/classifier.md); the methods are the
+ * classifier's own.
+ */
 export class ClassifierStore {
+  /** `store`: any lookup store (SQLite, PostgreSQL, MySQL, Redis, a `MemoryStore`); the classifier that uses this closes it. */
   constructor(readonly store: LookupStore) {}
 
   /** Stores a sample; once this resolves the sample is acknowledged (durable in the store). Returns its id. */

@@ -52,7 +52,10 @@ export class RuleBundleError extends TypeError {
   }
 }
 
-/** `SpamRule[3] (NAME) priority: must be in -99999..99999`. */
+/**
+ * A problem as one line, as {@link RuleBundleError}'s message shows it (`{ lenient: true }` callers get
+ * the list): `SpamRule[3] (NAME) priority: must be in -99999..99999`.
+ */
 export function describeProblem(p: BundleProblem): string {
   return `${p.type}[${p.index}]${p.name !== undefined ? ` (${p.name})` : ''} ${p.path === '' ? '' : `${p.path}: `}${p.message}`;
 }
@@ -161,7 +164,9 @@ export function loadRuleFile(path: string, opts: ParseBundleOptions = {}): RuleB
 /**
  * Reads a score file: `scores.txt` (`TAG = number|reject|discard`) or JSON (an array of SpamTag
  * objects, or a bundle with `SpamTag`). Throws {@link RuleBundleError} for SpamTags that do not
- * validate (a score outside −999999..999999, an unknown `@type`, …).
+ * validate (a score outside −999999..999999, an unknown `@type`, …), the `fs` error for a file that
+ * cannot be read, a `SyntaxError` for JSON that does not parse, and `parseScoresTxt`'s `Error` (naming
+ * the line) for a malformed text line.
  */
 export function loadScoresFile(path: string): SpamTagInput[] {
   const text = readFileSync(path, 'utf8');
@@ -178,7 +183,10 @@ export function loadScoresFile(path: string): SpamTagInput[] {
   return parseScoresTxt(text);
 }
 
-/** Parses a list file: one key per line; blank lines and `#` comments skipped; `*`/`?` make globs. */
+/**
+ * Parses a list file (`--list NS=FILE`, a `lists` namespace): one key per line, trimmed; blank lines and
+ * `#` comments skipped; a key with `*`/`?` is a glob pattern (`StaticLookupList`). Never throws.
+ */
 export function parseListText(text: string): StaticEntry[] {
   const out: StaticEntry[] = [];
   for (const line of text.split(/\r?\n/)) {

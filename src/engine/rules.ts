@@ -91,8 +91,10 @@ export function compileCondition(
 }
 
 /**
- * Validates a SpamRule condition the way the JMAP facade needs it: `[]` when it compiles, else one
- * entry per failing branch with the path (`condition/match/0/if`) and the parse error with position.
+ * Validates a SpamRule condition the way the JMAP facade needs it: compiles it with the variables of
+ * `scope` (docs/expression-language.md). `[]` when it compiles, else one entry per failing branch
+ * with the path (`condition/match/0/if`, or `condition` for a shape that is no `{match, else}`) and
+ * the error with its `line:column`. Never throws.
  */
 export function validateCondition(scope: Scope, condition: unknown): { path: string; message: string }[] {
   return compileCondition(scope, condition as ConditionInput).errors;
@@ -100,7 +102,7 @@ export function validateCondition(scope: Scope, condition: unknown): { path: str
 
 /**
  * Validates a `SpamDnsblServer` `tag` expression (an if/then/else over the answer's Ip variables, as the
- * DNSBL module compiles it): `[]` when it compiles, else the errors with paths under `tag/`.
+ * DNSBL module compiles it): `[]` when it compiles, else the errors with paths under `tag/`. Never throws.
  */
 export function validateDnsblTag(tag: unknown): { path: string; message: string }[] {
   let obj: ExpressionObject;

@@ -24,7 +24,7 @@ export const SPAM_RULE_SCOPES = ['Any', 'Url', 'Domain', 'Email', 'Ip', 'Header'
 /** Scopes a SpamDnsblServer can query (Stalwart's DNSBL variants). */
 export const DNSBL_SCOPES = ['Ip', 'Domain', 'Email', 'Url', 'Header'] as const;
 
-/** Stalwart normalises SpamRule names: upper-cased, then all white space removed. */
+/** Stalwart normalises SpamRule names: upper-cased, then all (Unicode) white space removed; names are unique in this form. */
 export function normalizeRuleName(name: string): string {
   return name.toUpperCase().replace(/\s+/gu, '');
 }

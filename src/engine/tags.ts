@@ -5,8 +5,13 @@
 import { Glob, isGlob } from '../lookup/glob.js';
 import type { SpamTagInput } from './types.js';
 
+/** What a SpamTag does to a message carrying its tag: add `score` points, or reject / discard it. */
 export type TagAction = { kind: 'score'; score: number } | { kind: 'reject' } | { kind: 'discard' };
 
+/**
+ * The score table of an engine (`SpamEngine.tags`, docs/library.md): SpamTag objects by tag name.
+ * A tag no entry matches scores 0.
+ */
 export class SpamTagTable {
   private readonly exact = new Map<string, TagAction>();
   private readonly patterns: { text: string; glob: Glob; action: TagAction }[] = [];
@@ -14,7 +19,8 @@ export class SpamTagTable {
   /**
    * Adds SpamTag objects. A later entry for the same tag, exact or glob, replaces the earlier one
    * (so `--scores` given after a bundle overrides its scores); a replaced glob keeps its place in
-   * the load order.
+   * the load order. A `Score` without `score` scores 0. Throws `TypeError` for an entry whose `tag`
+   * is not a non-empty string (the entries before it stay added).
    */
   add(tags: Iterable<SpamTagInput>): this {
     for (const t of tags) {
@@ -30,6 +36,7 @@ export class SpamTagTable {
     return this;
   }
 
+  /** Entries: exact names and glob patterns. */
   get size(): number {
     return this.exact.size + this.patterns.length;
   }

@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { openSqlite } from './sqlite-file.js';
 
+/** The thirty-five registry permissions a token can carry (Stalwart's registry schema), per type: Get, Create, Update, Destroy, Query. */
 export const PERMISSIONS = [
   'sysSpamRuleGet',
   'sysSpamRuleCreate',
@@ -72,10 +73,14 @@ export function parsePermissions(list: string): Permission[] {
   return [...new Set(items)] as Permission[];
 }
 
-/** Token table in the server's SQLite database (`--db`), shared by `serve` and `spamrule token`. */
+/**
+ * Token table in the server's SQLite database (`--db`), shared by `serve` and `spamrule token`
+ * (`JmapServer.tokens`; docs/jmap.md, "Library use").
+ */
 export class TokenStore {
   private readonly db: Database.Database;
 
+  /** Opens (creating if needed) the table in the SQLite file at `path`; throws the driver's error for a file that is not a SQLite database. */
   constructor(path: string) {
     this.db = openSqlite(path);
     this.db.exec(SCHEMA);
@@ -99,6 +104,7 @@ export class TokenStore {
     return r && { ...r, permissions: r.permissions === '' ? [] : (r.permissions.split(',') as Permission[]) };
   }
 
+  /** Every token's record, by id. */
   list(): TokenInfo[] {
     const rows = this.db.prepare('SELECT id, name, permissions, created FROM jmap_token ORDER BY id').all() as {
       id: number;
@@ -116,6 +122,7 @@ export class TokenStore {
       : this.db.prepare('DELETE FROM jmap_token WHERE name = ?').run(idOrName).changes;
   }
 
+  /** Closes the database; the store is unusable afterwards. */
   close(): void {
     this.db.close();
   }

@@ -108,7 +108,11 @@ export class MemoryStore implements LookupStore {
   async close(): Promise<void> {}
 }
 
-/** A simple namespace → store map with a default writable in-memory store for `""` and `"*"`. */
+/**
+ * Namespace → store, with a default writable in-memory store for `""` and `"*"`: what `SpamEngine`'s
+ * `lookups` is. `get` answers `undefined` for an unknown namespace (its lookups answer `""`). Whoever
+ * holds the map closes its stores with `close()`; an engine owns the map it is given.
+ */
 export class LookupMap {
   private readonly stores = new Map<string, LookupStore>();
   constructor(readonly defaultStore: LookupStore = new MemoryStore('')) {}
@@ -126,6 +130,7 @@ export class LookupMap {
   namespaces(): string[] {
     return [...this.stores.keys()];
   }
+  /** Closes every store, the default one included, at once; a store that fails to close is ignored. Never rejects. */
   async close(): Promise<void> {
     await Promise.allSettled([...this.stores.values(), this.defaultStore].map((s) => s.close()));
   }
