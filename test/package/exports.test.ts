@@ -4,9 +4,14 @@
  * the examples, and the functions and classes of the parts that the text calls (`createResolver(…)`),
  * constructs (`new SystemResolver`) or names as a class (`StaticResolver`). Type-only names are
  * checked where the examples use them: test/package/package.test.ts type-checks those.
+ *
+ * And the other way round: every name the package exports, values and types alike, has its entry in
+ * docs/library.md's "Every export" index, and the index names nothing the package does not export, so
+ * an export cannot go undocumented again (nor an entry outlive its export).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import * as index from '../../src/index.js';
 import { REPO_ROOT } from '../helpers/shared-data.js';
@@ -38,6 +43,25 @@ async function partExports(): Promise<Set<string>> {
     for (const [k, v] of Object.entries(mod)) if (typeof v === 'function') names.add(k);
   }
   return names;
+}
+
+/** Every name `import … from 'spamrule'` can take: the exports of src/index.ts, followed through its re-exports. */
+function packageExports(): string[] {
+  const entry = join(REPO_ROOT, 'src', 'index.ts');
+  const program = ts.createProgram([entry], { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, types: [] });
+  const checker = program.getTypeChecker();
+  const module = checker.getSymbolAtLocation(program.getSourceFile(entry)!)!;
+  return checker.getExportsOfModule(module).map((s) => s.name).sort();
+}
+
+/** The names docs/library.md's "Every export" section lists: the code spans of each table row's first cell. */
+function indexedNames(): string[] {
+  const section = /\n## Every export\n([\s\S]*?)(?:\n## |$)/.exec(text('docs/library.md'))?.[1] ?? '';
+  const names: string[] = [];
+  for (const row of section.matchAll(/^\| ([^|]+) \|/gm)) {
+    for (const m of row[1]!.matchAll(/`([A-Za-z_]\w*)`/g)) names.push(m[1]!);
+  }
+  return names.sort();
 }
 
 describe('the names the documentation shows as importable', () => {
@@ -74,4 +98,17 @@ describe('the names the documentation shows as importable', () => {
     const para = /The errors a caller can meet\s+are exported:([\s\S]*?)\n\n/.exec(text('README.md'))?.[1] ?? '';
     expect(errors.filter((e) => !para.includes(`\`${e}\``))).toEqual([]);
   });
+});
+
+describe('every export is documented', () => {
+  it("docs/library.md's export index lists each name the package exports once, and nothing else", () => {
+    const exported = packageExports();
+    // The walk followed the re-exports (values, interfaces, type aliases), not only src/index.ts's own lines.
+    expect(exported.length).toBeGreaterThan(120);
+    expect(exported).toEqual(expect.arrayContaining(['SpamEngine', 'ClassifyResult', 'EngineOptions', 'Resolver', 'classify']));
+    const listed = indexedNames();
+    expect(listed.filter((n, i) => listed.indexOf(n) !== i)).toEqual([]); // listed twice
+    expect(exported.filter((n) => !listed.includes(n))).toEqual([]); // exported, undocumented
+    expect(listed.filter((n) => !exported.includes(n))).toEqual([]); // documented, not exported
+  }, 60_000);
 });
