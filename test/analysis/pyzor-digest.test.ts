@@ -82,7 +82,9 @@ describe("Stalwart's normalisation", () => {
 /** Corpus messages whose digests pyzor and Stalwart's normalisation agree on, one or more of each kind. */
 const AGREEING = {
   plain: 'easy-ham-1/00001.7c53336b37003a9286aba55d2945844c.txt',
-  'plain, 8-bit': 'easy-ham-1/00009.371eca25b0169ce5cb4f71d3e07b9e2d.txt',
+  // ISO-8859-1 with letters at 0xA0-0xFF only: bytes 0x80-0x9F are windows-1252 for mail-parser 0.11.7 (and
+  // Stalwart) but C1 controls for pyzor's Python codec, so a message with them cannot agree.
+  'plain, 8-bit': 'easy-ham-1/00023.e0e815ea1d7fd40e7e70b4c0035bef0c.txt',
   'multipart/mixed with a TNEF attachment': 'easy-ham-1/00067.23813c5ac6ce66fd892ee5501fd5dbd2.txt',
   'multipart/alternative, text and HTML': 'easy-ham-1/00849.5ff774a5add00c6739307f6950b4ddf5.txt',
   'multipart/alternative, 8-bit': 'spam-1/00208.369921416af87a0b70f133632131b184.txt',
