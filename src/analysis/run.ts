@@ -3,7 +3,7 @@
  * the modules in Stalwart's order (or the steps a caller names), and records which module set
  * which tag. A module that throws is reported and the others still run.
  */
-import type { WaitClock } from '../util/index.js';
+import { quoteTag, tagNameProblem, type WaitClock } from '../util/index.js';
 import type { Resolver } from '../dns/types.js';
 import type { LookupRegistry } from '../lookup/types.js';
 import type { MessageContext } from '../message/context.js';
@@ -66,6 +66,12 @@ class Context implements AnalysisContext {
   }
   tag(name: string): void {
     if (typeof name !== 'string' || name === '' || this.run.tags.has(name)) return;
+    // A DNSBL server's tag expression can build a tag from an answer or an element (README A21).
+    const problem = tagNameProblem(name);
+    if (problem !== undefined) {
+      this.warn(`tag ${quoteTag(name)} is not set: ${problem}`);
+      return;
+    }
     this.run.tags.add(name);
     this.run.matches.push({ module: this.module, tag: name });
   }

@@ -3,7 +3,8 @@
  * classifies messages (docs/compiler.md; docs/message-analysis.md).
  */
 import { checkEngineOptions, DEFAULT_TIME_BUDGET_MS, type EngineOptions } from './options.js';
-import { WaitClock } from '../util/index.js';
+import { quoteTag, tagNameProblem, WaitClock } from '../util/index.js';
+import { addUpstreamTags } from './upstream-tags.js';
 import { setFlagsFromString } from 'node:v8';
 import { ExprEvalError, type DnsResolver, type EvalContext, type IfResult } from '../expr/types.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
@@ -252,7 +253,7 @@ export class SpamEngine {
     const matches: RuleMatch[] = [];
     const analysisMatches: ModuleMatch[] = [];
     const skipped: string[] = [];
-    for (const t of opts.tags ?? []) if (typeof t === 'string' && t !== '') tags.add(t);
+    addUpstreamTags(opts.tags, tags, errors);
 
     let msg: AnalyzedMessage;
     let sessionError: unknown;
@@ -452,8 +453,14 @@ export class SpamEngine {
             errors.push(store === undefined ? { source: rule.name, scope, element: el.label, message } : { source: rule.name, store, scope, element: el.label, message });
             continue;
           }
-          // Only a String result is a tag (Stalwart: a non-string result sets nothing).
-          if (r !== undefined && typeof r.value === 'string') {
+          // Only a String result is a tag (Stalwart: a non-string result sets nothing); one that would break
+          // the verdict's header lines (a CR/LF from message text) is reported instead (README A21).
+          if (r !== undefined && typeof r.value === 'string' && r.value !== '') {
+            const problem = tagNameProblem(r.value);
+            if (problem !== undefined) {
+              errors.push({ source: rule.name, scope, element: el.label, message: `result ${quoteTag(r.value)} is not set as a tag: ${problem}` });
+              continue;
+            }
             tags.add(r.value);
             matches.push({ rule: rule.name, tag: r.value, scope, element: el.label, location: el.location, branch: r.branch });
           }

@@ -65,7 +65,7 @@ export interface RuleMatch {
 }
 
 export interface ClassifyError {
-  /** Rule name, `module:NAME`, `classifier`, or `message` for parse problems. */
+  /** Rule name, `module:NAME`, `classifier`, `message` for parse problems, or `tags` for a refused upstream tag. */
   source: string;
   /** For a rule that failed because its lookup store did: the store's namespace. */
   store?: string;
