@@ -21,9 +21,13 @@
  * may total at most 1000 (RE2's limit); a pattern whose cost (`regex-cost.ts`: the instructions one
  * search step can visit) is over {@link MAX_PROGRAM_COST} is refused, for a search costs up to that
  * × the subject length; a pattern longer than {@link MAX_PATTERN_LENGTH} is refused.
+ * A bound Rust does not have, for a rule set that is hostile or merely has many patterns: the DFA
+ * state caches re2js keeps per compiled program share one budget per thread, the least recently
+ * used dropped past it (`regex-cache.ts`), which never changes a result.
  */
 import { RE2JS } from 're2js';
 import { isStackOverflow } from '../util/index.js';
+import { BudgetedProgram } from './regex-cache.js';
 import { RegexError } from './regex-error.js';
 import { patternCost, factorLiterals, type CostWeights } from './regex-cost.js';
 import { ANY_MARK, MARK_RANGE, markClass, markSubject, markTest, unmark } from './regex-marks.js';
@@ -45,10 +49,15 @@ export type RustRegexMatch = readonly (string | null | undefined)[] & {
   readonly groups?: Record<string, string | null | undefined> | undefined;
 };
 
-/** A compiled Rust-syntax pattern; `exec`/`test` search the whole subject, statelessly. */
+/**
+ * A compiled Rust-syntax pattern; `exec`/`test` search the whole subject, statelessly (the DFA cache
+ * they fill is shared under the thread's budget, `regex-cache.ts`, and never changes a result).
+ */
 export interface RustRegex {
   /** The Rust source as written in the rule. */
   readonly source: string;
+  /** Bytes its programs' DFA caches hold now (re2js's estimate; `regex-cache.ts`), for inspection. */
+  readonly cacheBytes: number;
   exec(subject: string): RustRegexMatch | null;
   test(subject: string): boolean;
 }
@@ -318,43 +327,61 @@ function re2Regex(source: string, parsed: Node): RustRegex {
     throw new RegexError(`pattern too complex: its program costs ${cost} (limit ${MAX_PROGRAM_COST}); write fewer or smaller repetitions and capture groups`);
   }
   const [src] = re2(root, uses, B);
-  let re: RE2JS;
+  let re: BudgetedProgram;
   try {
-    re = RE2JS.compile(src, uses.lookbehind ? RE2JS.LOOKBEHINDS : 0);
+    re = new BudgetedProgram(RE2JS.compile(src, uses.lookbehind ? RE2JS.LOOKBEHINDS : 0));
   } catch (err) {
     throw new RegexError(`pattern too large or unsupported: ${(err as Error).message}`);
   }
   // `test` runs RE2's DFA (no captures), far cheaper than `exec` on a subject that does not match,
   // which is the common case of a spam rule.
   if (!uses.marks) {
-    return { source, exec: (s) => (re.test(s) ? (re.exec(s) as RustRegexMatch | null) : null), test: (s) => re.test(s) };
+    return {
+      source,
+      get cacheBytes() {
+        return re.cacheBytes;
+      },
+      test: (s) => searched(re, re.re.test(s)),
+      exec: (s) => searched(re, re.re.test(s) ? (re.re.exec(s) as RustRegexMatch | null) : null),
+    };
   }
   // On an ASCII subject, Unicode and ASCII word characters are the same: the pattern without marks
   // (RE2's ASCII `\b`) gives the same answers, on a subject half as long that needs no marking (most
   // mail is ASCII). Compiled on the first ASCII subject.
   // On another subject, the pattern without its word assertions first (on the unmarked subject): a
   // subject it does not match, most of them, is neither marked nor searched twice as long.
-  const unmarked = (relax: boolean): RE2JS => {
+  const unmarked = (relax: boolean): BudgetedProgram => {
     const u: Uses = { lookbehind: false, marks: false, sides: new Map(), relax };
     const [p] = re2(root, u, B);
-    return RE2JS.compile(p, u.lookbehind ? RE2JS.LOOKBEHINDS : 0);
+    return new BudgetedProgram(RE2JS.compile(p, u.lookbehind ? RE2JS.LOOKBEHINDS : 0));
   };
-  let plain: RE2JS | undefined;
-  let relaxed: RE2JS | undefined;
-  const ascii = (): RE2JS => (plain ??= unmarked(false));
-  const mayMatch = (s: string): boolean => (relaxed ??= unmarked(true)).test(s);
+  let plain: BudgetedProgram | undefined;
+  let relaxed: BudgetedProgram | undefined;
+  const ascii = (): BudgetedProgram => (plain ??= unmarked(false));
+  const mayMatch = (s: string): boolean => {
+    const r = (relaxed ??= unmarked(true));
+    return searched(r, r.re.test(s));
+  };
   return {
     source,
-    test: (s) => (isAscii(s) ? ascii().test(s) : mayMatch(s) && re.test(markSubject(s))),
+    get cacheBytes() {
+      return re.cacheBytes + (plain?.cacheBytes ?? 0) + (relaxed?.cacheBytes ?? 0);
+    },
+    test: (s) => {
+      if (isAscii(s)) {
+        const a = ascii();
+        return searched(a, a.re.test(s));
+      }
+      return mayMatch(s) && searched(re, re.re.test(markSubject(s)));
+    },
     exec: (s) => {
       if (isAscii(s)) {
         const a = ascii();
-        return a.test(s) ? (a.exec(s) as RustRegexMatch | null) : null;
+        return searched(a, a.re.test(s) ? (a.re.exec(s) as RustRegexMatch | null) : null);
       }
       if (!mayMatch(s)) return null;
       const marked = markSubject(s);
-      if (!re.test(marked)) return null;
-      const m = re.exec(marked) as (RustRegexMatch & { groups?: Record<string, string | null | undefined> }) | null;
+      const m = searched(re, re.re.test(marked) ? (re.re.exec(marked) as (RustRegexMatch & { groups?: Record<string, string | null | undefined> }) | null) : null);
       if (m === null) return null;
       const out = Array.from(m, (g) => (typeof g === 'string' ? unmark(g) : g)) as (string | null | undefined)[] & { groups?: Record<string, string | null | undefined> };
       if (m.groups !== undefined) {
@@ -364,6 +391,12 @@ function re2Regex(source: string, parsed: Node): RustRegex {
       return out;
     },
   };
+}
+
+/** Accounts the DFA cache growth of the search that gave `result` (`regex-cache.ts`) and returns it. */
+function searched<T>(p: BudgetedProgram, result: T): T {
+  p.searched();
+  return result;
 }
 
 /**
