@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,regex,rules,classify,masscheck,classify-redis,startup,lookup,learn,step-floor,server,segment`.
+ * `npm run bench`: every benchmark suite, printed as tables. Select with `--only expr,regex,regex-memory,rules,classify,masscheck,classify-redis,startup,lookup,learn,step-floor,server,segment`.
  * Figures are reported as ratios against a baseline measured in the same run (shared, noisy machines).
  */
 import { runClassifyBench } from './classify.js';
@@ -19,6 +19,10 @@ async function main(): Promise<void> {
   if (want('regex')) {
     const { runRegexBench } = await import('./regex.js');
     await runRegexBench();
+  }
+  if (want('regex-memory')) {
+    const { runRegexMemoryBench } = await import('./regex-memory.js');
+    await runRegexMemoryBench();
   }
   if (want('rules')) {
     const { runRulesBench } = await import('./rules.js');
