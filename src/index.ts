@@ -16,9 +16,13 @@ export * from './engine/index.js';
 export { compileExpression, compileIfBlock } from './expr/index.js';
 export type { CompiledExpression, CompiledIfBlock, EvalContext, ExpressionObject } from './expr/types.js';
 export { ExprParseError, ExprEvalError } from './expr/types.js';
-// The thread's budget for the DFA caches of compiled `matches` patterns, and its counters
-// (docs/expression-language.md, "Memory").
-export { DEFAULT_REGEX_CACHE_BYTES, setRegexCacheBudget, regexCacheStats, clearRegexCaches, type RegexCacheStats } from './expr/index.js';
+// What one `matches` search may cost (RegexWorkError: over `regexWorkLimit`), and the thread's budget for the
+// DFA caches of compiled patterns (`regexCacheBytes`), with its counters (docs/expression-language.md, "Work per
+// search" and "Memory").
+export {
+  RegexWorkError, DEFAULT_REGEX_WORK_LIMIT, DEFAULT_REGEX_CACHE_BYTES, setRegexCacheBudget, regexCacheStats, clearRegexCaches,
+  type RegexCacheStats,
+} from './expr/index.js';
 // `SpamEngine.classify` rejects with SessionError for an unusable `session` (before reading the message).
 export { SessionError } from './analysis/session.js';
 export type { SessionInput, SpfResult, DkimResult, DmarcResult, DmarcPolicy, IprevResult, PyzorSettings } from './analysis/types.js';

@@ -12,7 +12,7 @@ import { BINARY_OPS, opNeg, opNot } from './ops.js';
 import { flattenChain, optimizeTree } from './optimize.js';
 import { stackSafe } from './nesting.js';
 import { resolveExpression, type Expr } from './resolve.js';
-import type { RustRegex } from './regex.js';
+import { DEFAULT_REGEX_WORK_LIMIT, type RustRegex } from './regex.js';
 import { isSyncTree, slotScopeFor, usesCaptures, type SlotScope } from './slots.js';
 import { specializeKeyExists, specializeSyncCall, type AsyncFn, type Captures, type SyncFn } from './specialize.js';
 import type { CompiledExpression, CompileOptions, EvalContext } from './types.js';
@@ -68,11 +68,16 @@ function fold(c: Compiled, children: Compiled[]): Compiled {
 }
 const asyncC = (f: AsyncFn): Compiled => ({ sync: false, f });
 
-/** `$N` / system / metric / matches helpers shared with the interpreter. */
-export function runMatches(regex: RustRegex, subject: Value, caps: Captures): Value {
+/**
+ * `$N` / system / metric / matches helpers shared with the interpreter.
+ * `matches`: throws RegexWorkError (an ExprEvalError) for a search over the context's work limit
+ * (`EvalContext.regexWorkLimit`, default DEFAULT_REGEX_WORK_LIMIT), before it starts; the capture
+ * buffer is then left as it was.
+ */
+export function runMatches(regex: RustRegex, subject: Value, caps: Captures, ctx: EvalContext): Value {
   const s = toStr(subject);
+  const m = regex.exec(s, ctx.regexWorkLimit ?? DEFAULT_REGEX_WORK_LIMIT);
   caps.length = 0;
-  const m = regex.exec(s);
   if (m === null) return 0;
   for (let i = 0; i < m.length; i++) caps.push(m[i] ?? '');
   return 1;
@@ -183,10 +188,10 @@ function compileNode(e: Expr, env: CompileEnv): Compiled {
       const re = e.regex;
       if (s.sync) {
         const sf = s.f;
-        return sync((c, k) => runMatches(re, sf(c, k), k));
+        return sync((c, k) => runMatches(re, sf(c, k), k, c));
       }
       const sf = s.f;
-      return asyncC((c, k) => then(sf(c, k), (v) => runMatches(re, v, k)));
+      return asyncC((c, k) => then(sf(c, k), (v) => runMatches(re, v, k, c)));
     }
     case 'call': {
       const args = e.args.map((x) => compileNode(x, env));

@@ -17,6 +17,7 @@ export { BINARY_OPS, opAdd, opSub, opMul, opDiv, opNeg, opNot } from './ops.js';
 export { encodeValue, decodeValue, sameEncoded, type EncodedValue, type EncodedResult } from './codec.js';
 export { runVector, vectorContext, type ExprVector, type VectorStore } from './vectors.js';
 export { FUNCTIONS } from './functions/index.js';
+export { RegexError, RegexWorkError, DEFAULT_REGEX_WORK_LIMIT, MAX_PROGRAM_COST } from './regex.js';
 export {
   DEFAULT_REGEX_CACHE_BYTES, MIN_REGEX_CACHE_BYTES, setRegexCacheBudget, regexCacheStats, clearRegexCaches, type RegexCacheStats,
 } from './regex-cache.js';

@@ -59,7 +59,7 @@ function evalSync(n: Node, ctx: EvalContext, caps: Captures, rx: Regexes): Value
     }
     case 'Call': {
       const lit = n.args[0];
-      if (n.name === 'matches') return runMatches(rx.get(n)!, evalSync(n.args[1]!, ctx, caps, rx), caps);
+      if (n.name === 'matches') return runMatches(rx.get(n)!, evalSync(n.args[1]!, ctx, caps, rx), caps, ctx);
       if (n.name === 'system') return readSystem(ctx, (lit as { value: string }).value);
       if (n.name === 'metric') return readMetric(ctx, (lit as { value: string }).value);
       const def = FUNCTIONS[n.name]!;
@@ -94,7 +94,7 @@ async function evalAsync(n: Node, ctx: EvalContext, caps: Captures, rx: Regexes)
       return BINARY_OPS[n.op]!(a, await evalAsync(n.right, ctx, caps, rx));
     }
     case 'Call': {
-      if (n.name === 'matches') return runMatches(rx.get(n)!, await evalAsync(n.args[1]!, ctx, caps, rx), caps);
+      if (n.name === 'matches') return runMatches(rx.get(n)!, await evalAsync(n.args[1]!, ctx, caps, rx), caps, ctx);
       if (n.name === 'system' || n.name === 'metric') return evalSync(n, ctx, caps, rx);
       const args: Value[] = [];
       for (const a of n.args) args.push(await evalAsync(a, ctx, caps, rx));

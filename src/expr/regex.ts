@@ -21,20 +21,22 @@
  * may total at most 1000 (RE2's limit); a pattern whose cost (`regex-cost.ts`: the instructions one
  * search step can visit) is over {@link MAX_PROGRAM_COST} is refused, for a search costs up to that
  * × the subject length; a pattern longer than {@link MAX_PATTERN_LENGTH} is refused.
- * A bound Rust does not have, for a rule set that is hostile or merely has many patterns: the DFA
- * state caches re2js keeps per compiled program share one budget per thread, the least recently
- * used dropped past it (`regex-cache.ts`), which never changes a result.
+ * Two bounds Rust does not have, for a rule set that is hostile or merely careless: a search given a
+ * work limit (`matches`: {@link DEFAULT_REGEX_WORK_LIMIT} steps, `EngineOptions.regexWorkLimit`) is
+ * refused before it starts when its cost × the subject's length is over it ({@link RegexWorkError});
+ * and the DFA state caches re2js keeps per compiled program share one budget per thread, the least
+ * recently used dropped past it (`regex-cache.ts`), which never changes a result.
  */
 import { RE2JS } from 're2js';
 import { isStackOverflow } from '../util/index.js';
 import { BudgetedProgram } from './regex-cache.js';
-import { RegexError } from './regex-error.js';
+import { RegexError, RegexWorkError } from './regex-error.js';
 import { patternCost, factorLiterals, type CostWeights } from './regex-cost.js';
 import { ANY_MARK, MARK_RANGE, markClass, markSubject, markTest, unmark } from './regex-marks.js';
 import { classRanges, complement, subtract, type Ranges } from './regex-ranges.js';
 import { Parser, WORD_A, WORD_U, type AssertKind, type ClassItem, type ClassSet, type Node } from './regex-syntax.js';
 
-export { RegexError } from './regex-error.js';
+export { RegexError, RegexWorkError } from './regex-error.js';
 export { MAX_REPEAT } from './regex-syntax.js';
 
 /**
@@ -52,14 +54,24 @@ export type RustRegexMatch = readonly (string | null | undefined)[] & {
 /**
  * A compiled Rust-syntax pattern; `exec`/`test` search the whole subject, statelessly (the DFA cache
  * they fill is shared under the thread's budget, `regex-cache.ts`, and never changes a result).
+ * `maxWork` (steps; default no limit): refuse a search that could take more, i.e. whose program
+ * cost × the subject's length (UTF-16 code units) is over it, by throwing {@link RegexWorkError}
+ * before the search starts. The program is the pattern's own, of cost {@link RustRegex.cost}; for a
+ * pattern with Unicode word boundaries on an ASCII subject, and for the quick test that comes first
+ * on another, the cheaper one without marks.
  */
 export interface RustRegex {
   /** The Rust source as written in the rule. */
   readonly source: string;
+  /**
+   * The pattern's cost (`regex-cost.ts`, at most {@link MAX_PROGRAM_COST}): the instructions one
+   * step of a search can visit, so a search of an n-character subject does at most cost × n steps.
+   */
+  readonly cost: number;
   /** Bytes its programs' DFA caches hold now (re2js's estimate; `regex-cache.ts`), for inspection. */
   readonly cacheBytes: number;
-  exec(subject: string): RustRegexMatch | null;
-  test(subject: string): boolean;
+  exec(subject: string, maxWork?: number): RustRegexMatch | null;
+  test(subject: string, maxWork?: number): boolean;
 }
 
 function quantifier(n: Extract<Node, { t: 'repeat' }>): string {
@@ -300,10 +312,26 @@ function countGroups(n: Node): number {
  * Largest accepted {@link patternCost} (`regex-cost.ts`): a search costs up to that × the subject
  * length. The fuzz campaign's `(?:(a)|b){1000}!` (cost 13,001) took 17–28 s on 100 KB, `(?:a*)` ×680
  * (1,360) 11 s; just under the limit `(?:a*)` ×499 still takes 2.5–4 s (the worst shape: every
- * instruction live at every character; 1 MB: 18 s for `exec`). A keyword list costs its trie's
+ * instruction live at every character; 1 MB: 18 s for `exec`, which {@link DEFAULT_REGEX_WORK_LIMIT}
+ * now refuses to start). A keyword list costs its trie's
  * widest fan-out per depth (1,000 words: about 125) and `a{1000}` 1,000.
  */
 export const MAX_PROGRAM_COST = 1000;
+
+/**
+ * Default most steps one `matches` search may take (2^26, 64 Mi): the bound of
+ * `EngineOptions.regexWorkLimit`, and of any evaluation whose context sets none
+ * (`EvalContext.regexWorkLimit`). {@link MAX_PROGRAM_COST} bounds the work per character, not per
+ * search; this bounds the search, at about a second on the worst shape (every instruction live at
+ * every character: `(?:a*)` ×499 took 15 ns a step for `$1`, i.e. 1 s at this limit, and 18 s on
+ * 1 MB, which is now refused). A search is refused before it starts when its program's cost × the
+ * subject's length is over the limit, whatever the subject holds, so the outcome depends on the
+ * pattern and the subject's length only, never on timing or on what the DFA cache holds.
+ * Ordinary patterns stay far below it: cost 100 runs on 670,000 characters; the shipped rules'
+ * patterns cost 37–104 on ASCII text (their Unicode word boundaries cost nothing there) and at most
+ * 392 on other text, and the largest text part of the SpamAssassin corpus is 195,000 characters.
+ */
+export const DEFAULT_REGEX_WORK_LIMIT = 2 ** 26;
 
 /** The weights of `patternCost`: a mark before each atom, a look-behind for the half boundaries. */
 function weights(root: Node, marks: boolean): CostWeights {
@@ -333,16 +361,26 @@ function re2Regex(source: string, parsed: Node): RustRegex {
   } catch (err) {
     throw new RegexError(`pattern too large or unsupported: ${(err as Error).message}`);
   }
+  const refuse = (c: number, s: string, maxWork: number): void => {
+    if (c * s.length > maxWork) throw new RegexWorkError(source, c, s.length, maxWork);
+  };
   // `test` runs RE2's DFA (no captures), far cheaper than `exec` on a subject that does not match,
   // which is the common case of a spam rule.
   if (!uses.marks) {
     return {
       source,
+      cost,
       get cacheBytes() {
         return re.cacheBytes;
       },
-      test: (s) => searched(re, re.re.test(s)),
-      exec: (s) => searched(re, re.re.test(s) ? (re.re.exec(s) as RustRegexMatch | null) : null),
+      test: (s, maxWork = Infinity) => {
+        refuse(cost, s, maxWork);
+        return searched(re, re.re.test(s));
+      },
+      exec: (s, maxWork = Infinity) => {
+        refuse(cost, s, maxWork);
+        return searched(re, re.re.test(s) ? (re.re.exec(s) as RustRegexMatch | null) : null);
+      },
     };
   }
   // On an ASCII subject, Unicode and ASCII word characters are the same: the pattern without marks
@@ -350,6 +388,8 @@ function re2Regex(source: string, parsed: Node): RustRegex {
   // mail is ASCII). Compiled on the first ASCII subject.
   // On another subject, the pattern without its word assertions first (on the unmarked subject): a
   // subject it does not match, most of them, is neither marked nor searched twice as long.
+  // Both cost what the pattern costs without marks, which bounds their searches.
+  const plainCost = patternCost(root, weights(root, false));
   const unmarked = (relax: boolean): BudgetedProgram => {
     const u: Uses = { lookbehind: false, marks: false, sides: new Map(), relax };
     const [p] = re2(root, u, B);
@@ -358,28 +398,35 @@ function re2Regex(source: string, parsed: Node): RustRegex {
   let plain: BudgetedProgram | undefined;
   let relaxed: BudgetedProgram | undefined;
   const ascii = (): BudgetedProgram => (plain ??= unmarked(false));
-  const mayMatch = (s: string): boolean => {
+  const mayMatch = (s: string, maxWork: number): boolean => {
+    refuse(plainCost, s, maxWork);
     const r = (relaxed ??= unmarked(true));
     return searched(r, r.re.test(s));
   };
   return {
     source,
+    cost,
     get cacheBytes() {
       return re.cacheBytes + (plain?.cacheBytes ?? 0) + (relaxed?.cacheBytes ?? 0);
     },
-    test: (s) => {
+    test: (s, maxWork = Infinity) => {
       if (isAscii(s)) {
+        refuse(plainCost, s, maxWork);
         const a = ascii();
         return searched(a, a.re.test(s));
       }
-      return mayMatch(s) && searched(re, re.re.test(markSubject(s)));
+      if (!mayMatch(s, maxWork)) return false;
+      refuse(cost, s, maxWork);
+      return searched(re, re.re.test(markSubject(s)));
     },
-    exec: (s) => {
+    exec: (s, maxWork = Infinity) => {
       if (isAscii(s)) {
+        refuse(plainCost, s, maxWork);
         const a = ascii();
         return searched(a, a.re.test(s) ? (a.re.exec(s) as RustRegexMatch | null) : null);
       }
-      if (!mayMatch(s)) return null;
+      if (!mayMatch(s, maxWork)) return null;
+      refuse(cost, s, maxWork);
       const marked = markSubject(s);
       const m = searched(re, re.re.test(marked) ? (re.re.exec(marked) as (RustRegexMatch & { groups?: Record<string, string | null | undefined> }) | null) : null);
       if (m === null) return null;

@@ -68,6 +68,12 @@ export interface EvalContext {
    * per-message budget). Absent → the process-wide one (`setDnsResolver`, else the system's).
    */
   dns?: DnsResolver;
+  /**
+   * Most steps one `matches` search may take: a search whose pattern cost × subject length (UTF-16
+   * code units) is over it fails with `RegexWorkError` before it starts (docs/expression-language.md,
+   * "Regular expressions"). Absent → `DEFAULT_REGEX_WORK_LIMIT` (2^26); `Infinity` → no limit.
+   */
+  regexWorkLimit?: number;
 }
 
 /** The subset of `dns/promises.Resolver` that `dns_query` uses; replaceable for tests or caching. */
