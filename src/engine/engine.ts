@@ -7,6 +7,8 @@ import { quoteTag, tagNameProblem, WaitClock } from '../util/index.js';
 import { addUpstreamTags } from './upstream-tags.js';
 import { setFlagsFromString } from 'node:v8';
 import { ExprEvalError, type DnsResolver, type EvalContext, type IfResult } from '../expr/types.js';
+import { DEFAULT_REGEX_WORK_LIMIT } from '../expr/regex.js';
+import { setRegexCacheBudget } from '../expr/regex-cache.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
 import type { LookupStore } from '../lookup/types.js';
 import type { ClassifierVerdict, EngineClassifier } from '../classifier/classifier.js';
@@ -85,6 +87,7 @@ export class SpamEngine {
   private readonly trustReceived: boolean;
   private readonly timeBudgetMs: number;
   private readonly ruleWaitMs: number;
+  private readonly regexWorkLimit: number;
   /**
    * The statistical classifier of the `classify` step (undefined: the step does nothing); `close()`
    * closes it (`EngineClassifier.close`).
@@ -107,6 +110,9 @@ export class SpamEngine {
     this.trustReceived = opts.trustReceived ?? false;
     this.timeBudgetMs = opts.timeBudgetMs === undefined ? DEFAULT_TIME_BUDGET_MS : opts.timeBudgetMs > 0 ? opts.timeBudgetMs : Infinity;
     this.ruleWaitMs = opts.ruleWaitMs === undefined ? 2_000 : opts.ruleWaitMs > 0 ? opts.ruleWaitMs : Infinity;
+    this.regexWorkLimit = opts.regexWorkLimit === undefined ? DEFAULT_REGEX_WORK_LIMIT : opts.regexWorkLimit > 0 ? opts.regexWorkLimit : Infinity;
+    // Before the rules compile, so that their programs get the cap of the new budget.
+    if (opts.regexCacheBytes !== undefined) setRegexCacheBudget(opts.regexCacheBytes);
     this.lookups = opts.lookups ?? new LookupMap();
     const { byScope, report } = compileRuleSet(opts.rules ?? []);
     this.ruleInputs = opts.rules ?? [];
@@ -428,7 +434,7 @@ export class SpamEngine {
         errors.push({ source: 'message', scope, message: `extracting ${scope} elements failed: ${errorMessage(e)}` });
         continue;
       }
-      const ctxs = elements.map((el): EvalContext => new ElementContext(el, tags, this.lookups, system, dns));
+      const ctxs = elements.map((el): EvalContext => new ElementContext(el, tags, this.lookups, system, dns, this.regexWorkLimit));
       // Lookups of rules that cannot depend on other rules go out together (pipelined by the
       // store clients) instead of one round trip at a time; results are still applied in order.
       const prefetched = prefetchRules(rules, ctxs);

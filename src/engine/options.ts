@@ -8,6 +8,7 @@ import { pyzorSettingsProblem } from '../analysis/pyzor/settings.js';
 import type { AnalysisConfig } from '../analysis/types.js';
 import type { EngineClassifier } from '../classifier/classifier.js';
 import type { DnsBudget } from '../dns/budget.js';
+import { MIN_REGEX_CACHE_BYTES } from '../expr/regex-cache.js';
 import type { Resolver } from '../dns/types.js';
 import type { LookupMap } from '../lookup/memory.js';
 import { closestName } from '../util/suggest.js';
@@ -73,10 +74,27 @@ export interface EngineOptions {
    * `PROB_*` tag joins the result after the rules (rules never see it, as in Stalwart).
    */
   classifier?: EngineClassifier;
+  /**
+   * Most steps one `matches` search of a rule may take (default 2^26,
+   * `DEFAULT_REGEX_WORK_LIMIT` in src/expr/regex.ts): a search whose pattern cost × subject length (UTF-16 code units) is over it is not run,
+   * and the rule fails with an error in `errors` (`RegexWorkError`), so that no rule can hold
+   * `classify` for more than about a second in one search (docs/expression-language.md). `0` or
+   * `Infinity`: no limit.
+   */
+  regexWorkLimit?: number;
+  /**
+   * Budget of the DFA caches of all the compiled `matches` patterns of this thread, in bytes
+   * (default 64 MiB, `DEFAULT_REGEX_CACHE_BYTES`; at least 1 MiB; `Infinity`: none): past it,
+   * the caches of the least recently used patterns are dropped (src/expr/regex-cache.ts). The budget
+   * is the thread's, shared by its engines: given here, it replaces the thread's current one
+   * (`setRegexCacheBudget`).
+   */
+  regexCacheBytes?: number;
 }
 
 const ENGINE_KEYS = [
   'rules', 'tags', 'thresholds', 'lookups', 'system', 'analysis', 'dns', 'dnsBudget', 'authResults', 'trustReceived', 'timeBudgetMs', 'ruleWaitMs', 'classifier',
+  'regexWorkLimit', 'regexCacheBytes',
 ] as const;
 const ANALYSIS_KEYS = ['dnsblServers', 'dnsblLimits', 'allowedIps', 'blockedIps', 'fileExtensions', 'followRedirects', 'pyzor', 'testMode', 'modules'] as const;
 const THRESHOLD_KEYS = ['scoreSpam', 'scoreReject', 'scoreDiscard'] as const;
@@ -100,8 +118,9 @@ function milliseconds(where: string, v: unknown): void {
 
 /**
  * Throws `TypeError` naming the option for an unknown key (with the one meant, when close), a wrong
- * type, a negative time, a threshold that is no number, an unknown analysis module, or unusable
- * `analysis.pyzor` settings (an unknown field, a port out of range, …).
+ * type, a negative time or regex work limit, a regex cache budget under 1 MiB, a threshold that is
+ * no number, an unknown analysis module, or unusable `analysis.pyzor` settings (an unknown field, a
+ * port out of range, …).
  */
 export function checkEngineOptions(opts: unknown): void {
   if (opts === undefined) return;
@@ -112,6 +131,12 @@ export function checkEngineOptions(opts: unknown): void {
   }
   milliseconds('SpamEngine: "timeBudgetMs"', opts.timeBudgetMs);
   milliseconds('SpamEngine: "ruleWaitMs"', opts.ruleWaitMs);
+  const w = opts.regexWorkLimit;
+  if (w !== undefined && (typeof w !== 'number' || Number.isNaN(w) || w < 0)) throw new TypeError(`SpamEngine: "regexWorkLimit": expected steps (a number ≥ 0; 0 = none), got ${JSON.stringify(w)}`);
+  const c = opts.regexCacheBytes;
+  if (c !== undefined && (typeof c !== 'number' || Number.isNaN(c) || c < MIN_REGEX_CACHE_BYTES)) {
+    throw new TypeError(`SpamEngine: "regexCacheBytes": expected bytes (a number ≥ ${MIN_REGEX_CACHE_BYTES}, or Infinity), got ${JSON.stringify(c)}`);
+  }
   const t = opts.thresholds;
   if (t !== undefined) {
     if (!isObject(t)) throw new TypeError('SpamEngine: "thresholds" must be an object');

@@ -17,6 +17,7 @@ export class ElementContext implements EvalContext {
     readonly lookups: LookupMap,
     readonly system: (name: string) => string | number,
     readonly dns: DnsResolver,
+    readonly regexWorkLimit: number,
   ) {}
   variable(name: string): Value {
     return this.el.variable(name);

@@ -21,7 +21,7 @@
  */
 import type { RE2JS } from 're2js';
 
-/** Default of the thread's budget (`setRegexCacheBudget`): 64 MiB. */
+/** Default of the thread's budget (`setRegexCacheBudget`, `EngineOptions.regexCacheBytes`): 64 MiB. */
 export const DEFAULT_REGEX_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** re2js's (and RE2's) default cap of one program's DFA cache: 8 MiB. */

@@ -3,6 +3,7 @@ import type { EngineClassifier } from '../../src/classifier/index.js';
 import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
 import { OffResolver, type Resolver } from '../../src/dns/index.js';
 import { LookupMap, type LookupStore } from '../../src/lookup/index.js';
+import { DEFAULT_REGEX_CACHE_BYTES, regexCacheStats, setRegexCacheBudget } from '../../src/expr/index.js';
 
 const MESSAGE = ['From: a@sender.example', 'To: b@receiver.example', `Subject: ${'a'.repeat(100_000)}`, '', 'body', ''].join('\r\n');
 
@@ -109,5 +110,52 @@ describe('classify time budget', () => {
     const r = await engine.classify(MESSAGE);
     expect(r.tags.filter((t) => !t.startsWith('X_HDR_'))).toEqual(['ONE']); // rules alone still get header-presence tags
     expect(r.errors).toEqual([]);
+  });
+});
+
+describe('regex limits in classify', () => {
+  const bodyRule = (name: string, cond: string, priority = 500): SpamRuleInput => ({
+    '@type': 'Body', name, priority, condition: { match: [{ if: cond, then: `'${name.toUpperCase()}'` }], else: 'false' },
+  });
+  /** A message whose text part is `text`, in lines of 998 characters (RFC 5322's limit). */
+  const withBody = (text: string): string => ['From: a@sender.example', 'To: b@receiver.example', 'Subject: hi', '', ...(text.match(/.{1,998}/g) ?? []), ''].join('\r\n');
+
+  it('reports a rule whose search could take seconds as failed, before it runs, and runs the others', async () => {
+    const engine = new SpamEngine({
+      analysis: false,
+      rules: [bodyRule('before', "matches('a{3}', value)", 1), bodyRule('hostile', `matches('${'(?:a*)'.repeat(499)}', value)`, 2), bodyRule('after', 'len(value) > 1000', 3)],
+    });
+    const r = await engine.classify(withBody('a'.repeat(1024 * 1024)));
+    // (Before the limit, this search alone took 18 s.) The outcome, not the time, is what is checked.
+    expect(r.errors).toEqual([{
+      source: 'hostile', scope: 'Body', element: expect.any(String),
+      message: expect.stringMatching(/^regular expression "\(\?:a\*\).*" not run: a search of 10\d{5} characters at cost 998 could take \d+ steps, over the limit of 67108864 \(regexWorkLimit\)$/),
+    }]);
+    expect(r.tags).toEqual(expect.arrayContaining(['BEFORE', 'AFTER']));
+    expect(r.tags).not.toContain('HOSTILE');
+  });
+
+  it('takes its limit from regexWorkLimit (0: none)', async () => {
+    const rules = [bodyRule('money', "matches('\\\\$\\\\s?[0-9]{1,3}(,[0-9]{3}){2,}', value)")];
+    const message = withBody(`${'win '.repeat(50)}$1,000,000`);
+    const low = await new SpamEngine({ analysis: false, rules, regexWorkLimit: 100 }).classify(message);
+    expect(low.errors.map((e) => [e.source, /over the limit of 100 \(regexWorkLimit\)$/.test(e.message)])).toEqual([['money', true]]);
+    expect(low.tags).not.toContain('MONEY');
+    for (const regexWorkLimit of [0, undefined]) {
+      const r = await new SpamEngine({ analysis: false, rules, ...(regexWorkLimit === undefined ? {} : { regexWorkLimit }) }).classify(message);
+      expect(r.errors).toEqual([]);
+      expect(r.tags).toContain('MONEY');
+    }
+  });
+
+  it('regexCacheBytes sets the budget of the thread\'s regex caches', () => {
+    try {
+      new SpamEngine({ analysis: false, regexCacheBytes: 8 * 1024 * 1024 });
+      expect(regexCacheStats().budgetBytes).toBe(8 * 1024 * 1024);
+      new SpamEngine({ analysis: false }); // an engine without the option leaves it
+      expect(regexCacheStats().budgetBytes).toBe(8 * 1024 * 1024);
+    } finally {
+      setRegexCacheBudget(DEFAULT_REGEX_CACHE_BYTES);
+    }
   });
 });

@@ -11,6 +11,9 @@ describe('SpamEngine options', () => {
     [{ timeBudget: 100 }, 'SpamEngine: unknown option "timeBudget" (did you mean "timeBudgetMs"?)'],
     [{ timeBudgetMs: -5 }, 'SpamEngine: "timeBudgetMs": expected milliseconds (a number ≥ 0; 0 = none), got -5'],
     [{ ruleWaitMs: '2s' }, 'SpamEngine: "ruleWaitMs": expected milliseconds (a number ≥ 0; 0 = none), got "2s"'],
+    [{ regexWorkLimit: -1 }, 'SpamEngine: "regexWorkLimit": expected steps (a number ≥ 0; 0 = none), got -1'],
+    [{ regexCacheBytes: 1000 }, 'SpamEngine: "regexCacheBytes": expected bytes (a number ≥ 1048576, or Infinity), got 1000'],
+    [{ regexWorkLimt: 1e8 }, 'SpamEngine: unknown option "regexWorkLimt" (did you mean "regexWorkLimit"?)'],
     [{ thresholds: { scoreSpam: 'five' } }, 'SpamEngine: "thresholds.scoreSpam" must be a number, got "five"'],
     [{ thresholds: { spam: 5 } }, 'SpamEngine: thresholds: unknown option "spam"'],
     [{ rules: 'x' }, 'SpamEngine: "rules" must be an array'],
@@ -28,7 +31,7 @@ describe('SpamEngine options', () => {
   });
 
   it('takes what it knows, undefined values included (as a spread of optional settings gives them)', () => {
-    const e = new SpamEngine({ thresholds: { scoreSpam: 3 }, timeBudgetMs: 0, ruleWaitMs: Infinity, analysis: { modules: { html: false } }, dns: undefined });
+    const e = new SpamEngine({ thresholds: { scoreSpam: 3 }, timeBudgetMs: 0, ruleWaitMs: Infinity, regexWorkLimit: 0, analysis: { modules: { html: false } }, dns: undefined });
     expect(e.getThresholds().scoreSpam).toBe(3);
     expect(() => new SpamEngine({ analysis: false })).not.toThrow();
     expect(() => new SpamEngine({ analysis: { pyzor: true } })).not.toThrow();
