@@ -388,8 +388,13 @@ function re2Regex(source: string, parsed: Node): RustRegex {
   // mail is ASCII). Compiled on the first ASCII subject.
   // On another subject, the pattern without its word assertions first (on the unmarked subject): a
   // subject it does not match, most of them, is neither marked nor searched twice as long.
-  // Both cost what the pattern costs without marks, which bounds their searches.
-  const plainCost = patternCost(root, weights(root, false));
+  // Both cost what the pattern costs without marks, which bounds their searches. That cost is at
+  // most the full one (each weight with marks is at least as large, and counted twice): it is worked
+  // out (a walk of the tree, a few ms for 1,000 keywords) only for a subject the full cost refuses.
+  let plainCost: number | undefined;
+  const refuseUnmarked = (s: string, maxWork: number): void => {
+    if (cost * s.length > maxWork) refuse((plainCost ??= patternCost(root, weights(root, false))), s, maxWork);
+  };
   const unmarked = (relax: boolean): BudgetedProgram => {
     const u: Uses = { lookbehind: false, marks: false, sides: new Map(), relax };
     const [p] = re2(root, u, B);
@@ -399,7 +404,7 @@ function re2Regex(source: string, parsed: Node): RustRegex {
   let relaxed: BudgetedProgram | undefined;
   const ascii = (): BudgetedProgram => (plain ??= unmarked(false));
   const mayMatch = (s: string, maxWork: number): boolean => {
-    refuse(plainCost, s, maxWork);
+    refuseUnmarked(s, maxWork);
     const r = (relaxed ??= unmarked(true));
     return searched(r, r.re.test(s));
   };
@@ -411,7 +416,7 @@ function re2Regex(source: string, parsed: Node): RustRegex {
     },
     test: (s, maxWork = Infinity) => {
       if (isAscii(s)) {
-        refuse(plainCost, s, maxWork);
+        refuseUnmarked(s, maxWork);
         const a = ascii();
         return searched(a, a.re.test(s));
       }
@@ -421,7 +426,7 @@ function re2Regex(source: string, parsed: Node): RustRegex {
     },
     exec: (s, maxWork = Infinity) => {
       if (isAscii(s)) {
-        refuse(plainCost, s, maxWork);
+        refuseUnmarked(s, maxWork);
         const a = ascii();
         return searched(a, a.re.test(s) ? (a.re.exec(s) as RustRegexMatch | null) : null);
       }
