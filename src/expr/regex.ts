@@ -324,9 +324,10 @@ export const MAX_PROGRAM_COST = 1000;
  * (`EvalContext.regexWorkLimit`). {@link MAX_PROGRAM_COST} bounds the work per character, not per
  * search; this bounds the search, at about a second on the worst shape (every instruction live at
  * every character: `(?:a*)` ×499 took 15 ns a step for `$1`, i.e. 1 s at this limit, and 18 s on
- * 1 MB, which is now refused). A search is refused before it starts when its program's cost × the
- * subject's length is over the limit, whatever the subject holds, so the outcome depends on the
- * pattern and the subject's length only, never on timing or on what the DFA cache holds.
+ * 1 MB, which is now refused). A pass of a search is refused before it starts when its program's
+ * cost × the subject's length is over the limit, so the outcome depends on the pattern and the
+ * subject only (its length; with Unicode word boundaries, also whether it is ASCII and whether the
+ * quick test matched), never on timing or on what the DFA caches hold.
  * Ordinary patterns stay far below it: cost 100 runs on 670,000 characters; the shipped rules'
  * patterns cost 37–104 on ASCII text (their Unicode word boundaries cost nothing there) and at most
  * 392 on other text, and the largest text part of the SpamAssassin corpus is 195,000 characters.
