@@ -30,7 +30,7 @@ export const PROGRAM_CACHE_BYTES = 8 * 1024 * 1024;
 /** Smallest accepted budget, 1 MiB: below, DFAs of ordinary patterns could not hold their states. */
 export const MIN_REGEX_CACHE_BYTES = 1024 * 1024;
 
-/** The fields of re2js's lazy DFA read here (`RE2.dfa`), checked at run time. */
+/** The fields of re2js's lazy DFA read here (`RE2.lazyDFA`), checked at run time. */
 interface Dfa {
   /** The cap of the cache, bytes (re2js: `maxMem`). */
   stateBudget: number;
@@ -85,14 +85,15 @@ export interface RegexCacheStats {
   untracked: number;
 }
 
+/** The thread's budget, what its caches hold and how many were dropped (a snapshot). */
 export function regexCacheStats(): RegexCacheStats {
   return { budgetBytes: budget, bytes: total, warmPrograms: warm.size, evictions, untracked };
 }
 
 /**
  * Sets the thread's budget for the DFA caches of compiled patterns, in bytes (default
- * {@link DEFAULT_REGEX_CACHE_BYTES}). Programs compiled afterwards get a cap of a quarter of it; the
- * caches over the new budget are dropped now.
+ * {@link DEFAULT_REGEX_CACHE_BYTES}). Programs whose DFA is built afterwards get a cap of a quarter
+ * of it (those already searched keep theirs); the caches over the new budget are dropped now.
  * @throws TypeError for a value that is not a number ≥ {@link MIN_REGEX_CACHE_BYTES} (`Infinity`: no budget)
  */
 export function setRegexCacheBudget(bytes: number): void {
