@@ -5,6 +5,7 @@
 import { checkEngineOptions, DEFAULT_TIME_BUDGET_MS, type EngineOptions } from './options.js';
 import { quoteTag, tagNameProblem, WaitClock } from '../util/index.js';
 import { addUpstreamTags } from './upstream-tags.js';
+import { fillAuthResults } from './auth-fill.js';
 import { setFlagsFromString } from 'node:v8';
 import { ExprEvalError, type DnsResolver, type EvalContext, type IfResult } from '../expr/types.js';
 import { DEFAULT_REGEX_WORK_LIMIT } from '../expr/regex.js';
@@ -12,11 +13,8 @@ import { setRegexCacheBudget } from '../expr/regex-cache.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
 import type { LookupStore } from '../lookup/types.js';
 import type { ClassifierVerdict, EngineClassifier } from '../classifier/classifier.js';
-import { mergeAuth, trustedAuthResults } from '../analysis/auth-results.js';
 import { resolveSession, sessionFromEnvelope, envelopeOf } from '../analysis/session.js';
 import { completeFromParsedHeaders } from '../analysis/stored.js';
-import { verifyMessage } from '../analysis/verify.js';
-import { verifyIprev } from '../analysis/iprev.js';
 import { exprDnsResolver } from './expr-dns.js';
 import { dnsFailureWarning, ElementContext, errorMessage, prefetchRules, RuleWaits, WAIT_EXCEEDED } from './run.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
@@ -313,7 +311,7 @@ export class SpamEngine {
     let rulesMs = 0;
     let verdict: ClassifierVerdict | undefined;
     // Nothing to fill without a trusted authserv-id or verification: no await (a microtask turn) then.
-    if (this.authResults.verify === true || (this.authResults.trustedAuthservIds?.length ?? 0) > 0) await this.fillAuthResults(run, warnings);
+    if (this.authResults.verify === true || (this.authResults.trustedAuthservIds?.length ?? 0) > 0) await fillAuthResults(run, warnings, this.authResults);
     // The time budget bounds the message's own work: the time it waits for DNS answers, redirect hops and
     // its rules for stores is not counted (the DNS budget's deadline and the rule-wait budget bound those), so a sender
     // whose DNS never answers, or a frozen store, cannot make every later module and rule be skipped, a
@@ -385,31 +383,6 @@ export class SpamEngine {
     const result = this.finish(tags, matches, analysisMatches, errors, warnings, t0, msg.timings.parseMs, extractMs, analysisMs, rulesMs, skipped);
     if (verdict !== undefined) result.classifier = { confidence: verdict.confidence, tag: verdict.tag, generation: verdict.generation };
     return result;
-  }
-
-  /** Fills the session's missing authentication results from a trusted header, then by verifying. */
-  private async fillAuthResults(run: AnalysisRun, warnings: string[]): Promise<void> {
-    const { trustedAuthservIds = [], verify = false } = this.authResults;
-    const s = run.session;
-    const missing = (): boolean => s.spf.mailFrom === null || s.dkim.length === 0 || s.dmarc.result === null || s.arc === null;
-    if (trustedAuthservIds.length > 0 && missing()) {
-      const f = trustedAuthResults(run.message.headers, trustedAuthservIds);
-      if (f !== undefined) mergeAuth(s, f);
-    }
-    if (verify && missing()) {
-      try {
-        mergeAuth(s, await verifyMessage(run.message.raw, s, run.dns));
-      } catch (e) {
-        warnings.push(`authentication: verification failed: ${errorMessage(e)}`);
-      }
-    }
-    if (verify && s.iprev === null) s.iprev = (await verifyIprev(s.remoteIp, run.dns)) ?? null;
-    // The rules' `remote_ip.ptr` and the Domain set's `dkim_pass` domains read the envelope, which was
-    // made before these results were known (the Domain and Ip sets are built later, on first use).
-    const env = run.message.envelope;
-    const now = envelopeOf(s);
-    if (env.iprevPtr === undefined && now.iprevPtr !== undefined) env.iprevPtr = now.iprevPtr;
-    if (env.dkimPassDomains === undefined && now.dkimPassDomains !== undefined) env.dkimPassDomains = now.dkimPassDomains;
   }
 
   /** Runs the rule set over the message's elements, scope by scope (Stalwart's order). */
