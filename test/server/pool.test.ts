@@ -105,7 +105,8 @@ describe('SpamEnginePool', () => {
       name: `SLOW_${i}`,
       condition: { match: [{ if: `matches('[a-z]{${8 + i}}', body.raw)`, then: `'SLOW_${i}'` }], else: 'false' },
     }));
-    const pool = new SpamEnginePool({ rules: [rule('BEFORE'), ...slow], workers: 1, timeoutMs: 1500 });
+    // regexWorkLimit 0: the regex work limit would refuse these searches (cost × 16 MB) before they start.
+    const pool = new SpamEnginePool({ rules: [rule('BEFORE'), ...slow], engine: { regexWorkLimit: 0 }, workers: 1, timeoutMs: 1500 });
     pools.push(pool);
     expect(await eventually(pool, marked)).toContain('BEFORE');
     const lines: string[] = [];
