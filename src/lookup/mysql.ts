@@ -28,6 +28,7 @@ interface CoreQuery {
 }
 interface CoreConnection {
   query(opts: { sql: string; values: unknown[]; rowsAsArray: boolean; timeout?: number }): CoreQuery;
+  execute(opts: { sql: string; values: unknown[]; rowsAsArray: boolean; timeout?: number }): CoreQuery;
 }
 
 const SCHEMA = [
@@ -45,6 +46,13 @@ const SCHEMA = [
 const POOL_QUEUE_LIMIT = 1000;
 /** Extra bytes a statement carries besides its SQL and parameters (packet header, quoting). */
 const PACKET_OVERHEAD = 1024;
+
+/**
+ * Prepared statements mysql2 keeps per connection (its default is 16,000). The store's own statements are
+ * a handful and each rule's `sql_query` text is fixed, so a few hundred is plenty, and `poolMaxConnections`
+ * times this stays far below the server's `max_prepared_stmt_count` (16,382 by default, for all clients).
+ */
+const MAX_PREPARED_STATEMENTS = 256;
 
 /** mysql2 column types that are Floats in the expression language: DECIMAL, FLOAT, DOUBLE, NEWDECIMAL. */
 const FLOAT_TYPES = new Set([0, 4, 5, 246]);
@@ -71,6 +79,8 @@ export class MySqlStore implements LookupStore {
   /** The primary's `@@max_allowed_packet` in bytes, once connected. */
   private serverMaxPacket: number | undefined;
   private readonly maxRows: number;
+  /** The mysql2 module, once loaded (every statement runs after `connect`). */
+  private driver: MySql | undefined;
 
   /** `opts.sqlMaxRows`: rows a `sql_query` SELECT may return (default 10,000; see the class docs). */
   constructor(
@@ -85,6 +95,7 @@ export class MySqlStore implements LookupStore {
 
   private connect() {
     this.pools ??= loadMySql(this.namespace).then((driver) => {
+      this.driver = driver;
       const [primary, ...reps] = [this.config, ...this.config.readReplicas].map((s, i) => this.pool(driver, s, this.passwords[i]));
       return { primary: primary!, replicas: reps.length ? new RoundRobin(reps) : undefined, all: [primary!, ...reps] };
     });
@@ -111,6 +122,9 @@ export class MySqlStore implements LookupStore {
       bigNumberStrings: false,
       waitForConnections: true,
       queueLimit: POOL_QUEUE_LIMIT,
+      maxPreparedStatements: MAX_PREPARED_STATEMENTS,
+      // No `LOAD DATA LOCAL INFILE`: a server (any host a store names) must never get to ask for a local file.
+      flags: ['-LOCAL_FILES'],
     });
     // Errors of idle connections (server gone) must not crash the process; the pool replaces them.
     (p as unknown as { pool: { on(e: string, f: () => void): void } }).pool.on('error', () => undefined);
@@ -162,10 +176,27 @@ export class MySqlStore implements LookupStore {
     });
   }
 
+  /**
+   * The parameters as the server binds them (COM_STMT_EXECUTE): integers as BIGINT, other numbers as
+   * DOUBLE, so they keep their type (§4.3) as the text protocol's literals did; strings as strings.
+   */
+  private bind(values: unknown[]): unknown[] {
+    const typed = this.driver!.TypedParameter;
+    return values.map((v) => (typeof v !== 'number' ? v : Number.isSafeInteger(v) ? typed.LONGLONG(v) : typed.DOUBLE(v)));
+  }
+
+  /**
+   * Runs a statement. With parameters it is prepared and its parameters bound by the server (`execute`):
+   * mysql2's `query` would splice them into the text on the client with backslash escapes, which a server
+   * in `sql_mode=NO_BACKSLASH_ESCAPES` reads differently, so a lookup key such as `' OR 1=1 -- ` would
+   * become SQL. A statement without parameters carries nothing to splice and is sent as it is (`query`),
+   * so statements the server cannot prepare (some DDL) still run from `sql_query`.
+   */
   private async exec(p: mysql.Pool | mysql.PoolConnection, sql: string, values: unknown[]) {
     this.checkPacket(sql, values);
+    const opts = { sql, rowsAsArray: true, timeout: this.config.timeout ?? undefined };
     try {
-      return await p.query({ sql, values, rowsAsArray: true, timeout: this.config.timeout ?? undefined });
+      return values.length === 0 ? await p.query(opts) : await p.execute({ ...opts, values: this.bind(values) } as never);
     } catch (e) {
       // The server refuses (and drops the connection) when a packet exceeds its max_allowed_packet.
       if ((e as { code?: string }).code === 'ER_NET_PACKET_TOO_LARGE')
@@ -191,8 +222,9 @@ export class MySqlStore implements LookupStore {
         const rows: unknown[][] = [];
         let floats: boolean[] = [];
         const core = (conn as unknown as { connection: CoreConnection }).connection;
-        core
-          .query({ sql, values, rowsAsArray: true, timeout: this.config.timeout ?? undefined })
+        // Server-side parameters, as `exec` says why.
+        const opts = { sql, values: this.bind(values), rowsAsArray: true, timeout: this.config.timeout ?? undefined };
+        (values.length === 0 ? core.query(opts) : core.execute(opts))
           .on('fields', (f) => (floats = (f ?? []).map((x) => FLOAT_TYPES.has(x.columnType ?? -1))))
           .on('result', (row) => {
             if (drop || !Array.isArray(row)) return; // (an OK packet, e.g. SELECT … INTO, is no row)

@@ -156,6 +156,34 @@ describe('MySql store (MariaDB)', () => {
     expect((store as CircuitBreakerStore).isDown).toBe(false);
   }, 60_000);
 
+  it('lookup keys and sql_query arguments never become SQL, even with sql_mode=NO_BACKSLASH_ESCAPES (security review repro)', async () => {
+    // mysql2's query() escaped parameters with backslashes on the client; in this mode the server reads a
+    // backslash as a character, so `' OR 1=1 -- ` ended the string and became SQL.
+    const admin = await mysql.createConnection({ host: server.host, port: server.port, user: server.user, password: server.password });
+    const before = ((await admin.query('SELECT @@GLOBAL.sql_mode AS m')) as unknown as [{ m: string }[]])[0][0]!.m;
+    await admin.query("SET GLOBAL sql_mode = 'NO_BACKSLASH_ESCAPES'");
+    try {
+      const s = open({}, 'mysql-nobackslash'); // new connections: the new mode
+      expect(String(await s.sqlQuery!('SELECT @@SESSION.sql_mode', []))).toContain('NO_BACKSLASH_ESCAPES');
+      await s.keySet('evil.example', '1');
+      expect(await s.keyExists("' OR 1=1 -- ")).toBe(false);
+      expect(await s.keyGet("' OR 1=1 -- ")).toBeNull();
+      expect(await s.keyGet("' UNION SELECT @@version -- ")).toBeNull();
+      expect(await s.keyGet("\\' UNION SELECT @@version -- ")).toBeNull();
+      await s.keySet("it\\'s", 'quoted');
+      expect(await s.keyGet("it\\'s")).toBe('quoted');
+      expect(await s.sqlQuery!('SELECT COUNT(*) FROM spamrule_kv WHERE k = ?', ["' OR 1=1 -- "])).toBe(0);
+      expect(await s.counterIncr("' OR 1=1 -- ", 2)).toBe(2);
+      // Server-side parameters keep their type (§4.3).
+      expect(await s.sqlQuery!('SELECT ? + 1', [1])).toBe(2);
+      expect(await s.sqlQuery!('SELECT ?', [1.5])).toEqual({ float: 1.5 });
+      expect(await s.sqlQuery!('SELECT ?', ["a'b"])).toBe("a'b");
+    } finally {
+      await admin.query('SET GLOBAL sql_mode = ?', [before]);
+      await admin.end();
+    }
+  });
+
   it('a slow SELECT fails within the timeout, and the store goes on', async () => {
     const s = open({ timeout: 300, poolMaxConnections: 1 }, 'mysql-slow');
     const err = await s.sqlQuery!('SELECT SLEEP(3)', []).catch((e: unknown) => e);
