@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { requireSqlite } from '../lookup/drivers.js';
+import { createPrivateFile, withholdFromOthers } from '../lookup/files.js';
 import { OBJECT_TYPES } from './objects.js';
 
 const SQLITE_SCHEMA = `
@@ -16,12 +17,16 @@ INSERT OR IGNORE INTO jmap_change_floor (type, since) SELECT type, value FROM jm
 `;
 
 /**
- * Opens (creating if needed) a SQLite database with the durability settings the facade relies on.
+ * Opens (creating if needed, mode 0600) a SQLite database with the durability settings the facade relies
+ * on; an existing file loses any permission of "others" (src/lookup/files.ts).
  * `busyTimeoutMs` (default 5,000): how long a statement waits, blocking the thread, for another
  * connection's lock; the JMAP repository passes 0 and retries without blocking (repo.ts).
  */
 export function openSqlite(path: string, opts: { busyTimeoutMs?: number } = {}): Database.Database {
   const Sqlite = requireSqlite(); // loaded on first use, not when the package is imported
+  // The file holds the stores' secrets in clear: owner-only when new, and never world-readable (docs/deployment.md).
+  createPrivateFile(path);
+  withholdFromOthers(path);
   const db = new Sqlite(path);
   db.pragma('journal_mode = WAL');
   // FULL: a commit is on disk (WAL fsynced) before `transact` resolves, so an acknowledged change survives kill -9.

@@ -10,6 +10,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SqliteStoreConfig } from './config.js';
 import { loadSqlite, prefetch, type Sqlite } from './drivers.js';
+import { createPrivateFile } from './files.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
 import { DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, shapeRows, tooManyRows, wrapError } from './util.js';
 
@@ -23,7 +24,8 @@ const isBusy = (e: unknown): boolean => {
 
 /**
  * A SQLite store. `path` names the database file; when it is an existing directory (Stalwart calls it
- * the "data directory") the file `lookup.sqlite3` inside it is used. The file opens lazily in WAL mode.
+ * the "data directory") the file `lookup.sqlite3` inside it is used. The file opens lazily in WAL mode;
+ * a new one is created with mode 0600 (src/lookup/files.ts).
  * better-sqlite3 is synchronous and each statement takes microseconds, so one connection serves every
  * call: `poolMaxConnections` is an upper bound that is always met, and `poolWorkers` (Stalwart's
  * blocking-thread count) has no counterpart. Integers and floats keep their type (`safeIntegers`).
@@ -64,7 +66,11 @@ export class SqliteStore implements LookupStore {
     if (this.closed) throw new Error('store is closed');
     if (this.stmts) return this.stmts;
     const file = this.file;
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') {
+      mkdirSync(dirname(file), { recursive: true });
+      // A new store file (a model holds the mail it learned from) is readable by its owner only.
+      createPrivateFile(file);
+    }
     // No busy wait inside SQLite (it would block the thread, and with it every connection it serves, while
     // another process holds the write lock): `run` retries a locked statement asynchronously instead.
     const db = new this.driver!(file, { timeout: 0 });

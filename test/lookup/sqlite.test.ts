@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -49,6 +49,19 @@ describe('Sqlite store', () => {
     expect(await b.counterIncr('n', 1)).toBe(42);
     await b.close();
     expect(existsSync(sub)).toBe(false);
+  });
+
+  it('creates its file (and SQLite its -wal and -shm) readable by the owner only, whatever the umask', async () => {
+    const old = process.umask(0o022);
+    const file = join(dir, 'private', 'model.db');
+    const s = createLookupStore('sqlite-private', { '@type': 'Sqlite', path: file }, { cache: { enabled: false } });
+    try {
+      await s.keySet('k', 'v');
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) expect((statSync(f).mode & 0o777).toString(8), f).toBe('600');
+    } finally {
+      process.umask(old);
+      await s.close();
+    }
   });
 
   it('reports a bad query as a LookupStoreError naming the namespace', async () => {

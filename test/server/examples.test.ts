@@ -58,6 +58,11 @@ describe('examples/systemd/spamrule.service with examples/spamrule.toml', () => 
     expect(unit.get('CapabilityBoundingSet')?.join(' ')).toMatch(/\bCAP_NET_BIND_SERVICE\b/);
   });
 
+  it('creates nothing other users may read: the registry holds store passwords in clear (UMask, StateDirectoryMode)', () => {
+    expect(unit.get('UMask')).toEqual(['0077']);
+    expect(unit.get('StateDirectoryMode')).toEqual(['0750']);
+  });
+
   it('can write every path the configuration writes (ProtectSystem=strict, ProtectHome=true)', () => {
     expect(unit.get('ProtectSystem')).toEqual(['strict']);
     expect(unit.get('ProtectHome')).toEqual(['true']);
