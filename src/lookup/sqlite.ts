@@ -12,7 +12,49 @@ import type { SqliteStoreConfig } from './config.js';
 import { loadSqlite, prefetch, type Sqlite } from './drivers.js';
 import { createPrivateFile } from './files.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
-import { DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, shapeRows, tooManyRows, wrapError } from './util.js';
+import { DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, RequestRefusedError, shapeRows, tooManyRows, wrapError } from './util.js';
+
+/**
+ * Statements `sql_query` refuses on a SQLite store, by their first keyword: each reaches beyond the store's
+ * own file. ATTACH opens (and creates) any database file the process may write, the registry of tokens
+ * included; VACUUM INTO writes a new one anywhere; PRAGMA can move temporary files (temp_store_directory)
+ * or unlock the schema (writable_schema). PostgreSQL and MySQL have no statement that reaches the spamrule
+ * host's files. better-sqlite3 runs one statement per call and offers no authorizer, so the first keyword
+ * decides.
+ */
+const REFUSED_KEYWORDS = new Set(['ATTACH', 'DETACH', 'VACUUM', 'PRAGMA']);
+
+/**
+ * The first keyword of a statement, upper-cased, after white space and comments (`-- …`, `/* … *\/`) and an
+ * `EXPLAIN [QUERY PLAN]` prefix. One linear pass (no regular expression a long query could make backtrack).
+ */
+function firstKeyword(sql: string): string {
+  let i = 0;
+  const word = (): string => {
+    for (;;) {
+      while (i < sql.length && /\s/.test(sql[i]!)) i++;
+      if (sql.startsWith('--', i)) {
+        const nl = sql.indexOf('\n', i);
+        i = nl < 0 ? sql.length : nl + 1;
+      } else if (sql.startsWith('/*', i)) {
+        const end = sql.indexOf('*/', i + 2);
+        i = end < 0 ? sql.length : end + 2;
+      } else break;
+    }
+    const start = i;
+    while (i < sql.length && /[A-Za-z_]/.test(sql[i]!)) i++;
+    return sql.slice(start, i).toUpperCase();
+  };
+  let w = word();
+  if (w === 'EXPLAIN') {
+    w = word();
+    if (w === 'QUERY') {
+      word(); // PLAN
+      w = word();
+    }
+  }
+  return w;
+}
 
 /** How long a statement waits for another connection's lock before it fails (ms), as better-sqlite3's default. */
 const BUSY_WAIT_MS = 5_000;
@@ -152,8 +194,17 @@ export class SqliteStore implements LookupStore {
   counterIncr(key: string, by: number): Promise<number> {
     return this.run('counter_incr', () => parseCounter(this.namespace, key, this.open().incr.get(key, Math.trunc(by))));
   }
-  /** `sql_query` with `?` placeholders; integers come back as BigInt (safeIntegers), floats as numbers. */
+  /**
+   * `sql_query` with `?` placeholders; integers come back as BigInt (safeIntegers), floats as numbers.
+   * ATTACH, DETACH, VACUUM and PRAGMA statements reject with a RequestRefusedError (a LookupStoreError the
+   * circuit breaker does not count; see REFUSED_KEYWORDS).
+   */
   sqlQuery(query: string, params: SqlParam[]): Promise<SqlResult> {
+    const keyword = firstKeyword(query);
+    if (REFUSED_KEYWORDS.has(keyword))
+      return Promise.reject(
+        new RequestRefusedError(this.namespace, `sql_query refuses ${keyword} statements on a Sqlite store: they reach files other than the store's (docs/lookup-stores.md)`),
+      );
     return this.run('sql_query', () => {
       this.open();
       const stmt = this.db!.prepare(query);

@@ -51,6 +51,19 @@ describe('Sqlite store', () => {
     expect(existsSync(sub)).toBe(false);
   });
 
+  it('sql_query refuses the statements that reach other files (ATTACH, DETACH, VACUUM, PRAGMA), whatever their prefix', async () => {
+    const other = join(dir, 'other.db');
+    for (const q of [`ATTACH DATABASE '${other}' AS o`, `  /* c */ -- c\n attach '${other}' as o`, 'DETACH o', `VACUUM INTO '${join(dir, 'copy.db')}'`, 'explain query plan vacuum', 'PRAGMA temp_store_directory = \'/tmp\'']) {
+      const e = await store.sqlQuery!(q, []).catch((x: unknown) => x);
+      expect(e, q).toBeInstanceOf(LookupStoreError);
+      expect((e as Error).message).toMatch(/^lookup store "sqlite-test": sql_query refuses (ATTACH|DETACH|VACUUM|PRAGMA) statements on a Sqlite store: they reach files other than the store's/);
+    }
+    expect(existsSync(other)).toBe(false);
+    expect(existsSync(join(dir, 'copy.db'))).toBe(false);
+    // A word that only starts like one, in a string or a comment, is fine.
+    expect(await store.sqlQuery!("SELECT 'ATTACH' -- pragma", [])).toBe('ATTACH');
+  });
+
   it('creates its file (and SQLite its -wal and -shm) readable by the owner only, whatever the umask', async () => {
     const old = process.umask(0o022);
     const file = join(dir, 'private', 'model.db');
