@@ -8,7 +8,9 @@ import { invalidProperties, MethodError, SetErrorException } from './errors.js';
 import { applyPatch } from './pointer.js';
 import { normalizeRuleName, validateRegistryObject } from '../engine/schema.js';
 import { parseLookupStoreConfig } from '../lookup/config.js';
-import { maskSecrets, type Problem } from './schema.js';
+import { maskSecrets } from '../lookup/secret.js';
+import type { Problem } from './schema.js';
+import { keepSecrets } from './store-secrets.js';
 import { REGISTRY_KINDS } from './registry-kinds.js';
 import { SpamTrainingSampleKind } from './training-samples.js';
 import { MAX_OBJECT_BYTES, type Data, type ObjectKind, type ObjectType, type Validators } from './kind.js';
@@ -142,18 +144,6 @@ function storeProblem(given: unknown, p: Problem): Problem {
   for (const k of keys.slice(0, -1)) cur = isObject(cur) || Array.isArray(cur) ? (cur as Record<string, unknown>)[k] : undefined;
   const absent = (isObject(cur) || Array.isArray(cur)) && (cur as Record<string, unknown>)[keys[keys.length - 1]!] === undefined;
   return { path, message: absent && !p.message.startsWith('unknown property') ? 'required' : p.message };
-}
-
-/**
- * Secrets are write-only: a `{"@type": "Value"}` sent without `secret` (as `/get` returns it) keeps
- * the stored secret at the same place, as long as the surrounding variant is unchanged.
- */
-function keepSecrets(v: unknown, old: unknown): unknown {
-  if (Array.isArray(v)) return v.map((x, i) => keepSecrets(x, Array.isArray(old) ? old[i] : undefined));
-  if (!isObject(v) || !isObject(old)) return v;
-  if (v['@type'] !== undefined && old['@type'] !== undefined && v['@type'] !== old['@type']) return v;
-  if (v['@type'] === 'Value' && v.secret === undefined && typeof old.secret === 'string') return { ...v, secret: old.secret };
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, keepSecrets(x, old[k])]));
 }
 
 /** The stored (wire) shape of a validated store: sets as `{"value": true}` maps, as JMAP shows them. */

@@ -17,7 +17,7 @@ import type {
   ShardedStoreConfig,
 } from './config.js';
 import { loadIoredis, prefetch, type Ioredis } from './drivers.js';
-import { resolveSecret } from './secret.js';
+import { maskUrlPassword, resolveSecret } from './secret.js';
 import type { PartitionedStore } from './breaker.js';
 import { LookupConfigError } from './config.js';
 import { LookupStoreError, type LookupStore } from './types.js';
@@ -266,14 +266,16 @@ export class RedisLookupStore implements LookupStore, PartitionedStore {
  */
 function checkRedisUrl(namespace: string, field: string, url: string, bare: boolean): void {
   if (url.startsWith('/') && !bare) return;
+  // The message reaches logs and JMAP clients: never with the URL's password.
+  const shown = maskUrlPassword(url);
   let u: URL;
   try {
     u = new URL(url.includes('://') || !bare ? url : `redis://${url}`);
   } catch {
-    throw new LookupConfigError(namespace, `${field}: "${url}" is not a URL (redis://host:port, rediss:// for TLS)`);
+    throw new LookupConfigError(namespace, `${field}: "${shown}" is not a URL (redis://host:port, rediss:// for TLS)`);
   }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
-    throw new LookupConfigError(namespace, `${field}: "${url}" is not a Redis URL: the scheme is redis:// or rediss:// (TLS), not ${u.protocol}//`);
+    throw new LookupConfigError(namespace, `${field}: "${shown}" is not a Redis URL: the scheme is redis:// or rediss:// (TLS), not ${u.protocol}//`);
   }
 }
 

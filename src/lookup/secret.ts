@@ -1,4 +1,4 @@
-/** `x:SecretKeyOptional` resolution and masking (Stalwart's registry schema, docs/jmap.md). */
+/** `x:SecretKeyOptional` resolution, and masking of secrets and URL passwords (Stalwart's registry schema, docs/jmap.md). */
 import { readFileSync } from 'node:fs';
 import { LookupConfigError, type SecretKeyOptional } from './config.js';
 
@@ -36,19 +36,38 @@ export function resolveSecret(secret: SecretKeyOptional | undefined, storeName: 
   }
 }
 
+/** What a masked URL password reads as (Stalwart's `MASKED_PASSWORD`, its registry schema). */
+export const MASKED_PASSWORD = '****';
+
+/** `scheme://user:password@` at the start of a URL: the userinfo RFC 3986 §3.2.1 deprecates for passwords. */
+const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^:@/?#]*:)([^@/?#]*)@/;
+
 /**
- * A copy of a store config (any depth) with the `secret` of every `Value` secret removed, as JMAP `get`
- * returns it (the variant stays; `EnvironmentVariable`/`File` names are not secret). docs/jmap.md.
+ * A URL with the password of its userinfo replaced by `****` (`redis://default:****@10.0.0.5:6379/0`);
+ * anything else (no password, not a URL, a socket path) unchanged. Nothing else of the URL changes, so two
+ * URLs that mask alike name the same user, host, port and database.
+ */
+export function maskUrlPassword(url: string): string {
+  return url.replace(USERINFO, (_m, head: string, pw: string) => (pw === '' ? _m : `${head}${MASKED_PASSWORD}@`));
+}
+
+/**
+ * A copy of a store config (any depth) without its secrets, as JMAP `get` returns it (docs/jmap.md): the
+ * `secret` of every `Value` secret removed (the variant stays), and the password of every URL (a `Redis`
+ * `url`, the `urls` of a cluster or sentinel, as values or as set keys) replaced by `****`.
+ * `EnvironmentVariable`/`File` names are not secret.
  */
 export function maskSecrets<T>(config: T): T {
   const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return maskUrlPassword(v);
     if (Array.isArray(v)) return v.map(walk);
     if (v === null || typeof v !== 'object') return v;
     const o = v as Record<string, unknown>;
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(o)) {
       if (k === 'secret' && o['@type'] === 'Value') continue;
-      out[k] = walk(x);
+      // A set is a `{"value": true}` map: its values are the keys.
+      out[maskUrlPassword(k)] = walk(x);
     }
     return out;
   };

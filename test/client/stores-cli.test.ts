@@ -36,7 +36,7 @@ describe('spamrule stores', () => {
       f,
       JSON.stringify([
         { namespace: 'lists', store: { '@type': 'Sqlite', path: '/var/lib/lists.db' } },
-        { namespace: 'cache', store: { '@type': 'Redis', url: 'redis://127.0.0.1:6379' } },
+        { namespace: 'cache', store: { '@type': 'Redis', url: 'redis://default:pw-in-url@127.0.0.1:6379' } },
       ]),
     );
     const c = await stores('create', '--file', f);
@@ -47,7 +47,8 @@ describe('spamrule stores', () => {
     expect(l.stdout).toBe(
       [
         'ID            NAMESPACE  TYPE        TARGET',
-        `${ids.cache}  cache      Redis       redis://127.0.0.1:6379`,
+        // The URL's password is masked as Value secrets are (never listed).
+        `${ids.cache}  cache      Redis       redis://default:****@127.0.0.1:6379`,
         `${ids.lists}  lists      Sqlite      /var/lib/lists.db`,
         `${ids.pg}  pg         PostgreSql  10.0.0.5:6543/spam`,
         '',
@@ -55,6 +56,7 @@ describe('spamrule stores', () => {
     );
     const bt = await stores('list', '--type', 'Sqlite', '--json');
     expect(JSON.parse(bt.stdout).map((s: { namespace: string }) => s.namespace)).toEqual(['lists']);
+    expect(JSON.stringify(JSON.parse((await stores('list', '--json')).stdout))).not.toContain('pw-in-url');
     const both = await stores('list', '--filter', 'c', '--type', 'Redis');
     expect(both.stdout.trimEnd().split('\n').slice(1).map((l) => l.split(/\s+/)[1])).toEqual(['cache']);
   });

@@ -156,3 +156,23 @@ describe('x:StoreLookup update', () => {
     expect(r[1]![1].created.again.id).not.toBe(id);
   });
 });
+
+describe('x:StoreLookup URL passwords', () => {
+  it('are masked in /get and kept when the store is written back, but never move to another host', async () => {
+    const url = 'redis://default:RedisPassw0rd@10.0.0.5:6379/0';
+    const id = (await create({ namespace: 'url1', store: { '@type': 'Redis', url } })).created.k.id;
+    const cl = (await create({ namespace: 'url2', store: { '@type': 'RedisCluster', urls: ['redis://u:ClusterPw@10.0.0.6:7000', 'redis://10.0.0.7:7000'] } })).created.k.id;
+    const stored = (i: string) => (h.server.repo.snapshot('StoreLookup').objects.get(i) as any).store;
+    const wire = await get(id);
+    expect(wire.store.url).toBe('redis://default:****@10.0.0.5:6379/0');
+    expect(Object.keys((await get(cl)).store.urls)).toEqual(['redis://u:****@10.0.0.6:7000', 'redis://10.0.0.7:7000']);
+    expect(JSON.stringify(await h.call([['x:StoreLookup/get', {}, 'g']]))).not.toMatch(/RedisPassw0rd|ClusterPw/);
+    // Written back as read: the stored passwords stay.
+    await h.call([['x:StoreLookup/set', { update: { [id]: { store: { ...wire.store, timeout: 500 } }, [cl]: { 'store/urls': (await get(cl)).store.urls } } }, 'u']]);
+    expect(stored(id)).toMatchObject({ url, timeout: 500 });
+    expect(Object.keys(stored(cl).urls)).toEqual(['redis://u:ClusterPw@10.0.0.6:7000', 'redis://10.0.0.7:7000']);
+    // The masked URL of another host is taken literally: the stored password never goes there.
+    await h.call([['x:StoreLookup/set', { update: { [id]: { 'store/url': 'redis://default:****@attacker.example:6379/0' } } }, 'u']]);
+    expect(stored(id).url).toBe('redis://default:****@attacker.example:6379/0');
+  });
+});

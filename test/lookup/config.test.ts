@@ -177,6 +177,24 @@ describe('secrets', () => {
     });
     expect(cfg.authSecret.secret).toBe('pw');
   });
+
+  it('maskSecrets masks the password of every URL, as values and as set keys, and nothing else of it', () => {
+    const cfg = {
+      '@type': 'Sharded',
+      stores: [
+        { '@type': 'Redis', url: 'redis://default:RedisPassw0rd@10.0.0.5:6379/0' },
+        { '@type': 'RedisCluster', urls: { 'rediss://u:p%40ss@h1:7000': true, 'redis://h2:7000': true, 'redis://onlyuser@h3:7000': true } },
+      ],
+    };
+    expect(maskSecrets(cfg)).toEqual({
+      '@type': 'Sharded',
+      stores: [
+        { '@type': 'Redis', url: 'redis://default:****@10.0.0.5:6379/0' },
+        { '@type': 'RedisCluster', urls: { 'rediss://u:****@h1:7000': true, 'redis://h2:7000': true, 'redis://onlyuser@h3:7000': true } },
+      ],
+    });
+    expect(maskSecrets({ '@type': 'Redis', url: '/run/redis/redis.sock' })).toEqual({ '@type': 'Redis', url: '/run/redis/redis.sock' });
+  });
 });
 
 describe('Redis server addresses', () => {
@@ -191,6 +209,8 @@ describe('Redis server addresses', () => {
       expect(() => createLookupStore('r', config)).toThrow(LookupConfigError);
       expect(() => createLookupStore('r', config)).toThrow(message);
     }
+    // The message reaches the server's log: never with the URL's password.
+    expect(() => createLookupStore('r', { '@type': 'Redis', url: 'http://default:S3cret@127.0.0.1:6379' })).toThrow(/url: "http:\/\/default:\*\*\*\*@127.0.0.1:6379" is not a Redis URL/);
     // What ioredis takes: redis://, rediss://, a bare host:port in a node list, a Unix socket path.
     for (const config of [{ '@type': 'Redis', url: 'rediss://u:p@127.0.0.1:6380/2' }, { '@type': 'Redis', url: '/run/redis/redis.sock' }, { '@type': 'RedisCluster', urls: ['127.0.0.1:7000', 'redis://127.0.0.1:7001'] }]) {
       await createLookupStore('r', config).close();
