@@ -10,7 +10,7 @@ import { normalizeRuleName, validateRegistryObject } from '../engine/schema.js';
 import { parseLookupStoreConfig } from '../lookup/config.js';
 import { maskSecrets } from '../lookup/secret.js';
 import type { Problem } from './schema.js';
-import { keepSecrets } from './store-secrets.js';
+import { carriedSecretProblems, keepSecrets } from './store-secrets.js';
 import { REGISTRY_KINDS } from './registry-kinds.js';
 import { SpamTrainingSampleKind } from './training-samples.js';
 import { MAX_OBJECT_BYTES, type Data, type ObjectKind, type ObjectType, type Validators } from './kind.js';
@@ -168,6 +168,8 @@ export const StoreLookupKind: ObjectKind = {
   },
   update(old, patch, id, validate) {
     const p = requireObject(patch, 'a PatchObject');
+    // As sent: what follows fills the secrets the client could not send into `next`.
+    const sent = structuredClone(p);
     const next = applyPatch(old, p);
     // null too: it would reset the namespace to its default (the id) and rename the live lookup.
     if (Object.hasOwn(p, 'namespace') && (typeof next.namespace !== 'string' || next.namespace.trim() !== old.namespace))
@@ -178,7 +180,10 @@ export const StoreLookupKind: ObjectKind = {
     const newStore = next.store;
     if (isObject(newStore) && newStore['@type'] === oldStore['@type'] && 'store' in p)
       for (const k of ['authSecret', 'sentinelSecret']) if (!(k in newStore) && k in oldStore) newStore[k] = oldStore[k];
-    return validateLookup(next, id, old, validate);
+    const data = validateLookup(next, id, old, validate);
+    const carried = carriedSecretProblems(sent, oldStore, data.store);
+    if (carried.length > 0) throw invalidProperties(carried);
+    return data;
   },
   toWire(id, data) {
     return { id, namespace: data.namespace, store: maskSecrets(data.store) };

@@ -62,10 +62,17 @@ describe('spamrule stores', () => {
   });
 
   it('update with a JSON-pointer --set keeps the secret; --file patch; delete', async () => {
-    const u = await stores('update', 'pg', '--set', 'store/host=db2', '--set', 'store/poolMaxConnections=4');
+    const u = await stores('update', 'pg', '--set', 'store/database=spam2', '--set', 'store/poolMaxConnections=4');
     expect(u.stdout).toBe('updated pg\n');
-    const pg = (await client.findStore('pg'))!;
-    expect(pg.store).toMatchObject({ host: 'db2', poolMaxConnections: 4, port: 6543, authSecret: { '@type': 'Value' } });
+    let pg = (await client.findStore('pg'))!;
+    expect(pg.store).toMatchObject({ host: '10.0.0.5', database: 'spam2', poolMaxConnections: 4, port: 6543, authSecret: { '@type': 'Value' } });
+    // Another host: the stored secret does not follow unless it is sent again.
+    const moved = await stores('update', 'pg', '--set', 'store/host=db2');
+    expect(moved.code).toBe(1);
+    expect(moved.stderr).toContain('store/authSecret: the address this secret is used with changed');
+    expect((await stores('update', 'pg', '--set', 'store/host=db2', '--set', 'store/authSecret/secret=s3cret')).code).toBe(0);
+    pg = (await client.findStore('pg'))!;
+    expect(pg.store).toMatchObject({ host: 'db2', authSecret: { '@type': 'Value' } });
     const p = join(h.dir, 'patch.json');
     writeFileSync(p, JSON.stringify({ 'store/path': '/srv/lists.db' }));
     const f = await stores('update', 'lists', '--file', p, '--json');

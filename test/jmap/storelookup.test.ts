@@ -100,22 +100,44 @@ describe('x:StoreLookup create and get', () => {
 });
 
 describe('x:StoreLookup update', () => {
-  it('patches store/host and keeps the secret (§7 case 23)', async () => {
+  it('patches the store and keeps the secret (§7 case 23), but only for the same host and port', async () => {
     const id = (await create({ namespace: 'upd1', store: { '@type': 'PostgreSql', host: 'db', port: 6543, authSecret: { '@type': 'Value', secret: 's3' } } })).created.k.id;
-    const r = await h.call([['x:StoreLookup/set', { update: { [id]: { 'store/host': 'db2' } } }, 'u']]);
+    const stored = () => (h.server.repo.snapshot('StoreLookup').objects.get(id) as any).store;
+    const r = await h.call([['x:StoreLookup/set', { update: { [id]: { 'store/database': 'lists' } } }, 'u']]);
     expect(r[0]![1].updated).toEqual({ [id]: null });
     const got = await get(id);
-    expect(got.store).toMatchObject({ host: 'db2', port: 6543, authSecret: { '@type': 'Value' } });
-    const stored = h.server.repo.snapshot('StoreLookup').objects.get(id) as any;
-    expect(stored.store.authSecret).toEqual({ '@type': 'Value', secret: 's3' });
+    expect(got.store).toMatchObject({ host: 'db', port: 6543, database: 'lists', authSecret: { '@type': 'Value' } });
+    expect(stored().authSecret).toEqual({ '@type': 'Value', secret: 's3' });
+    // Stalwart keeps the secret when only the host changes; here the stored password would then go to a
+    // host of the caller's choosing, so the secret must come along (docs/jmap.md, "Secrets").
+    for (const patch of [{ 'store/host': 'db2' }, { 'store/port': 5432 }, { store: { ...got.store, host: 'attacker.example' } }]) {
+      const refused = await h.call([['x:StoreLookup/set', { update: { [id]: patch } }, 'u']]);
+      expect(refused[0]![1].notUpdated[id]).toMatchObject({ type: 'invalidProperties', properties: ['store/authSecret'] });
+      expect(refused[0]![1].notUpdated[id].description).toContain('send the secret again');
+    }
+    expect(stored()).toMatchObject({ host: 'db', port: 6543 });
+    const moved = await h.call([['x:StoreLookup/set', { update: { [id]: { 'store/host': 'db2', 'store/authSecret/secret': 's4' } } }, 'u']]);
+    expect(moved[0]![1].updated).toEqual({ [id]: null });
+    expect(stored()).toMatchObject({ host: 'db2', authSecret: { '@type': 'Value', secret: 's4' } });
+  });
+
+  it('a replica moved to another host needs its secret again; the others keep theirs', async () => {
+    const replica = (host: string, secret: string) => ({ host, authSecret: { '@type': 'Value', secret } });
+    const id = (await create({ namespace: 'repl', store: { '@type': 'PostgreSql', host: 'db', readReplicas: [replica('r1', 'p1'), replica('r2', 'p2')] } })).created.k.id;
+    const bad = await h.call([['x:StoreLookup/set', { update: { [id]: { 'store/readReplicas/1/host': 'elsewhere' } } }, 'u']]);
+    expect(bad[0]![1].notUpdated[id]).toMatchObject({ type: 'invalidProperties', properties: ['store/readReplicas/1/authSecret'] });
+    const wire = await get(id);
+    // Written back from /get in the other order: each secret would follow its index to the other host.
+    const swapped = await h.call([['x:StoreLookup/set', { update: { [id]: { 'store/readReplicas': [wire.store.readReplicas[1], wire.store.readReplicas[0]] } } }, 'u']]);
+    expect(swapped[0]![1].notUpdated[id].properties).toEqual(['store/readReplicas/0/authSecret', 'store/readReplicas/1/authSecret']);
   });
 
   it('a whole store written back from /get keeps the stored secret; a new secret replaces it', async () => {
     const id = (await create({ namespace: 'upd2', store: { '@type': 'PostgreSql', host: 'db', authSecret: { '@type': 'Value', secret: 'old' } } })).created.k.id;
     const wire = await get(id);
-    await h.call([['x:StoreLookup/set', { update: { [id]: { store: { ...wire.store, port: 5433 } } } }, 'u']]);
+    await h.call([['x:StoreLookup/set', { update: { [id]: { store: { ...wire.store, timeout: 5000 } } } }, 'u']]);
     let stored = h.server.repo.snapshot('StoreLookup').objects.get(id) as any;
-    expect(stored.store).toMatchObject({ port: 5433, authSecret: { '@type': 'Value', secret: 'old' } });
+    expect(stored.store).toMatchObject({ timeout: 5000, authSecret: { '@type': 'Value', secret: 'old' } });
     await h.call([['x:StoreLookup/set', { update: { [id]: { 'store/authSecret': { '@type': 'Value', secret: 'new' } } } }, 'u']]);
     stored = h.server.repo.snapshot('StoreLookup').objects.get(id) as any;
     expect(stored.store.authSecret).toEqual({ '@type': 'Value', secret: 'new' });
