@@ -18,6 +18,7 @@ import { openError, optionError } from './errors.js';
 import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { canVerify, pyzorServerFlag, pyzorTimeoutFlag } from './session-flags.js';
 import { readServeConfig } from '../server/config.js';
+import { modelLearner, sampleSinkOption, startManaged, storePolicyOf } from './serve-managed.js';
 import { ruleSetSpecFromBundle } from '../server/ruleset.js';
 
 const USAGE = `usage: spamrule serve [--config FILE] [listeners] [rules] [options]
@@ -33,6 +34,11 @@ Rules:
   --db PATH             the managed registry (SQLite; tokens, and rules unless --pg); serves JMAP
   --pg URL              keep SpamRules/StoreLookups in PostgreSQL
   --capability URN      management capability URN (default urn:stalwart:jmap)
+  --secret-file-dir DIR      a directory whose files StoreLookups written over JMAP may use as File secrets
+                        (repeatable; default none: refused)
+  --secret-env-prefix PREFIX  the same for EnvironmentVariable secrets: names starting with PREFIX
+  --sqlite-store-dir DIR     where Sqlite StoreLookups written over JMAP may keep their files (default: the
+                        directory of --db; never the registry or --model file)
   --rules FILE          SpamRule JSON (repeatable); default the built-in rule set (no --db)
   --scores FILE         scores.txt or SpamTag JSON (repeatable)
   --list NS=FILE        a static lookup list (repeatable)
@@ -88,6 +94,9 @@ const OPTIONS = {
   listen: { type: 'string' },
   pg: { type: 'string' },
   capability: { type: 'string' },
+  'secret-file-dir': { type: 'string', multiple: true },
+  'secret-env-prefix': { type: 'string', multiple: true },
+  'sqlite-store-dir': { type: 'string' },
   rspamd: { type: 'string' },
   milter: { type: 'string' },
   spamd: { type: 'string' },
@@ -140,6 +149,12 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   const out: ServeConfig = { ...c };
   for (const k of ['listen', 'rspamd', 'milter', 'spamd', 'metrics', 'db', 'pg', 'capability'] as const) if (v[k] !== undefined) out[k] = v[k];
   if (v.rules !== undefined) out.rules = v.rules;
+  // Each flag replaces its setting of the file (flags override the file, as everywhere).
+  const managed = { ...c.managedStores };
+  if (v['secret-file-dir'] !== undefined) managed.secretFileDirs = v['secret-file-dir'];
+  if (v['secret-env-prefix'] !== undefined) managed.secretEnvPrefixes = v['secret-env-prefix'];
+  if (v['sqlite-store-dir'] !== undefined) managed.sqliteDir = v['sqlite-store-dir'];
+  if (Object.keys(managed).length > 0) out.managedStores = managed;
   if (v['cache-dir'] !== undefined) out.listCacheDir = v['cache-dir'];
   if (v['no-refresh-lists']) out.refreshLists = false;
   if (v.model !== undefined) out.model = v.model;
@@ -282,7 +297,7 @@ export async function run(argv: string[]): Promise<number> {
     const learner = c.model === undefined ? undefined : await modelLearner(c.model, (m) => process.stderr.write(`spamrule serve: ${m}\n`));
     let server: JmapServer;
     try {
-      server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen, ...sampleSinkOption(learner) });
+      server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen, ...sampleSinkOption(learner), storePolicy: storePolicyOf(c) });
     } catch (e) {
       return fail(startError(e, c, { jmap: jmapListen }), 1);
     }
@@ -427,19 +442,6 @@ function startError(e: unknown, c: ServeConfig, listeners: Partial<Record<string
   return message;
 }
 
-/** Samples from rspamd's learn commands and JMAP go to the `--model` file; a run trains 10 s after the last. */
-async function modelLearner(model: string, warn: (m: string) => void): Promise<import('../classifier/index.js').Learner> {
-  const cls = await import('../classifier/index.js');
-  // This classifier only stores samples and starts training; it never classifies (the scan workers
-  // have their own), so it needs no language resources.
-  return cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(model), { refreshMs: 0, preload: false }), 10_000, (e) => warn(`classifier training failed: ${e.message}`));
-}
-
-/** The JMAP server's `trainingSamples` option over a learner (none without a model). */
-function sampleSinkOption(learner: import('../classifier/index.js').Learner | undefined): { trainingSamples?: import('../jmap/index.js').TrainingSampleSink } {
-  return learner === undefined ? {} : { trainingSamples: { add: (raw, spam, o) => learner.learn(raw, spam, o), remove: (id) => learner.forget(id) } };
-}
-
 function untilSignal(stop: () => Promise<void>): Promise<number> {
   return new Promise<number>((resolve) => {
     const onSignal = (): void => {
@@ -450,63 +452,5 @@ function untilSignal(stop: () => Promise<void>): Promise<number> {
     };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
-  });
-}
-
-/**
- * The JMAP facade over the pool: rule changes and StoreLookup changes become pool updates, which
- * reach every worker before its next message. Store connections are opened in the workers, so the
- * facade only records each store's configuration.
- */
-async function startManaged(
-  c: ServeConfig,
-  listen: { host: string; port: number },
-  pool: import('../server/pool.js').SpamEnginePool,
-  warn: (m: string) => void,
-  learner?: import('../classifier/index.js').Learner,
-): Promise<JmapServer> {
-  const { createJmapServer } = await import('../jmap/index.js');
-  const { parseLookupStoreConfig } = await import('../lookup/index.js');
-  const stores = new Map<string, unknown>(pool.ruleSet.stores?.map((s) => [s.namespace, s.config]) ?? []);
-  const pushStores = (): void => {
-    pool.update({ stores: [...stores].map(([namespace, config]) => ({ namespace, config })) });
-  };
-  type Recorded = { config: unknown; close(): Promise<void> };
-  return createJmapServer({
-    db: c.db!,
-    pg: c.pg,
-    capability: c.capability,
-    ...listen,
-    log: warn,
-    ...sampleSinkOption(learner),
-    // The pool stands in for the engine: every registry type reaches each worker thread as a rule-set update.
-    engine: {
-      loadRules: (rules) => pool.loadRules(rules as never),
-      loadTags: (tags) => pool.update({ tags: tags as never }),
-      loadHttpLookups: (lists) => pool.update({ httpLookups: lists as never }),
-      // `undefined` while analysis is off (--no-analysis): DNSBL servers and file extensions then wait unused.
-      get analysis() {
-        const a = pool.ruleSet.engine?.analysis;
-        return a === false ? undefined : ((a ?? {}) as Record<string, unknown>);
-      },
-      set analysis(next: Record<string, unknown> | undefined) {
-        if (next !== undefined) pool.update({ engine: { ...pool.ruleSet.engine, analysis: next as never } });
-      },
-      lookups: {
-        set: (namespace: string, store: unknown) => {
-          stores.set(namespace, (store as Recorded).config);
-          pushStores();
-        },
-        delete: (namespace: string) => {
-          stores.delete(namespace);
-          pushStores();
-        },
-      },
-    },
-    createLookupStore: (namespace: string, config: unknown): Recorded => {
-      const parsed = parseLookupStoreConfig(config);
-      if (!parsed.ok) throw new Error(`store "${namespace}": ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
-      return { config, close: async () => undefined };
-    },
   });
 }

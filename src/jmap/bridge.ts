@@ -76,7 +76,7 @@ export async function loadLookupModule(): Promise<LookupModule> {
  * The validators from the engine (Stalwart's compile-on-write): SpamRule conditions and SpamDnsblServer
  * tags. Without the engine, none: objects are then checked for shape only.
  */
-export function engineValidators(engine: EngineModule | Error): Required<Validators> {
+export function engineValidators(engine: EngineModule | Error): Required<Pick<Validators, 'condition' | 'dnsblTag'>> {
   if (engine instanceof Error) return { condition: () => [], dnsblTag: () => [] };
   return { condition: (scope, condition) => engine.validateCondition(scope, condition), dnsblTag: (tag) => engine.validateDnsblTag(tag) };
 }

@@ -18,6 +18,12 @@ export interface Validators {
   condition: ConditionValidator;
   /** Compiles a `SpamDnsblServer` `tag` expression; problems with paths under `tag/`. */
   dnsblTag?: (tag: unknown) => Problem[];
+  /**
+   * The server's policy for a StoreLookup's validated `store` (src/lookup/store-policy.ts): the store to
+   * keep (a `Sqlite` path made absolute) or problems with paths relative to the store (`authSecret`,
+   * `path`). Absent: any store is kept as validated.
+   */
+  storePolicy?: (store: Data) => { ok: true; store: Data } | { ok: false; problems: Problem[] };
 }
 
 /** Where `x:SpamTrainingSample` messages go: the classifier's store (src/classifier), adapted by the server's owner. */

@@ -128,8 +128,13 @@ function validateLookup(input: Record<string, unknown>, id: string, old: Data | 
     // The one schema of a store configuration: the lookup adapters' own (src/lookup/config.ts).
     const given = keepSecrets(input.store, old?.store);
     const r = parseLookupStoreConfig(given);
-    if (r.ok) store = storeToWire(r.value as unknown as Data);
-    else for (const p of r.errors) problems.push(storeProblem(given, p));
+    if (!r.ok) for (const p of r.errors) problems.push(storeProblem(given, p));
+    else {
+      // Then what the server's operator lets a managed store reach on this host (files, variables).
+      const checked = validate.storePolicy?.(r.value as unknown as Data) ?? { ok: true as const, store: r.value as unknown as Data };
+      if (checked.ok) store = storeToWire(checked.store);
+      else for (const p of checked.problems) problems.push({ path: p.path === '' ? 'store' : `store/${p.path}`, message: p.message });
+    }
   }
   if (problems.length > 0) throw invalidProperties(problems);
   return checkSize({ namespace, store });
@@ -189,7 +194,12 @@ export const StoreLookupKind: ObjectKind = {
     return { id, namespace: data.namespace, store: maskSecrets(data.store) };
   },
   createdEcho(input, data) {
-    return input.namespace === data.namespace ? {} : { namespace: data.namespace };
+    const echo: Data = input.namespace === data.namespace ? {} : { namespace: data.namespace };
+    // A relative Sqlite path is stored absolute, inside the server's directory for them (the store policy).
+    const given = input.store;
+    const store = data.store as Data;
+    if (store['@type'] === 'Sqlite' && isObject(given) && given.path !== store.path) echo.store = maskSecrets(store);
+    return echo;
   },
   matches(cond, _id, data) {
     return Object.entries(cond).every(([k, v]) => {

@@ -9,6 +9,9 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import type { LookupStoreConfig } from '../lookup/config.js';
+import { checkStorePolicy, resolveStorePolicy, type StorePolicy, type StorePolicyOptions } from '../lookup/store-policy.js';
 import { runMethodCalls, parseRequest, CORE_CAPABILITY } from './api.js';
 import { TokenStore, type TokenInfo } from './auth.js';
 import { applyRegistryObjects, engineValidators, loadEngineModule, loadLookupModule, objectsForEngine, rulesForEngine, type EngineLike } from './bridge.js';
@@ -53,6 +56,14 @@ export interface JmapServerOptions {
   trainingSamples?: TrainingSampleSink;
   /** Event source push (RFC 8620 §7.3): most open streams (64) and ping interval bounds (30–300 s). */
   push?: PushOptions;
+  /**
+   * What a StoreLookup written over JMAP may reach on this host (docs/jmap.md "Store policy";
+   * src/lookup/store-policy.ts): `secretFileDirs` and `secretEnvPrefixes` (default none: `File` and
+   * `EnvironmentVariable` secrets are refused), `sqliteDir` (default the directory of `db`; none for
+   * `:memory:`), `protectedFiles` (besides `db`, which is always protected: e.g. the classifier's model).
+   * Checked on every create and update, and again when a stored store is started.
+   */
+  storePolicy?: StorePolicyOptions;
 }
 
 export interface JmapServer {
@@ -127,7 +138,15 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     log(`spamrule serve: rule engine unavailable (${engineModule.message}); conditions are checked for shape only and no engine is reloaded`);
   const engine = opts.engine ?? (engineModule instanceof Error ? undefined : new engineModule.SpamEngine());
   const fromEngine = engineValidators(engineModule);
-  const validate = { ...fromEngine, condition: opts.validateCondition ?? fromEngine.condition };
+  const policy = storePolicyOf(opts);
+  const validate = {
+    ...fromEngine,
+    condition: opts.validateCondition ?? fromEngine.condition,
+    storePolicy: (store: Record<string, unknown>) => {
+      const r = checkStorePolicy(store as unknown as LookupStoreConfig, policy);
+      return r.ok ? { ok: true as const, store: r.config as unknown as Record<string, unknown> } : { ok: false as const, problems: r.problems };
+    },
+  };
   const createLookupStore = opts.createLookupStore ?? lookupModule.createLookupStore;
   const ids = new IdGenerator();
   const blobs = new BlobCache();
@@ -161,7 +180,10 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
         const cur = applied.get(ns);
         if (cur?.json === json) continue;
         try {
-          const store = await createLookupStore(ns, config);
+          // Again at start: a store written before the policy, or by another server sharing the registry.
+          const checked = checkStorePolicy(config as LookupStoreConfig, policy);
+          if (!checked.ok) throw new Error(`refused by the store policy: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+          const store = await createLookupStore(ns, checked.config);
           lookups.set(ns, store);
           applied.set(ns, { json, store });
         } catch (e) {
@@ -391,6 +413,17 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
 }
 
 const UTF8_STRICT = new TextDecoder('utf-8', { fatal: true });
+
+/** The server's store policy: `opts.storePolicy` over the defaults (see JmapServerOptions.storePolicy). */
+function storePolicyOf(opts: JmapServerOptions): StorePolicy {
+  const given = opts.storePolicy ?? {};
+  const memory = opts.db === ':memory:';
+  return resolveStorePolicy({
+    ...given,
+    sqliteDir: given.sqliteDir ?? (memory ? undefined : dirname(resolve(opts.db))),
+    protectedFiles: [...(memory ? [] : [opts.db]), ...(given.protectedFiles ?? [])],
+  });
+}
 
 /** Things under way per key (a token id), for the per-token concurrency limits. */
 class KeyCounter {

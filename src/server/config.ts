@@ -58,6 +58,15 @@ export const ServeConfigSchema = z
     allowTell: z.boolean().optional(),
     /** Lookup stores for file-based rule sets: namespace → `x:StoreLookup` `store` configuration. */
     stores: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * What StoreLookups written over JMAP may reach on this host (src/lookup/store-policy.ts): directories
+     * for `File` secrets, name prefixes for `EnvironmentVariable` secrets (default none of either), and the
+     * directory of `Sqlite` store files (default the registry's).
+     */
+    managedStores: z
+      .object({ secretFileDirs: strings.optional(), secretEnvPrefixes: strings.optional(), sqliteDir: z.string().optional() })
+      .strict()
+      .optional(),
     analysis: z
       .object({
         enabled: z.boolean().optional(),
@@ -136,6 +145,8 @@ export function readServeConfig(file: string): ServeConfig {
   if (c.db !== undefined && c.db !== ':memory:') c.db = rel(c.db);
   if (c.listCacheDir !== undefined) c.listCacheDir = rel(c.listCacheDir);
   if (c.model !== undefined) c.model = rel(c.model);
+  if (c.managedStores?.secretFileDirs) c.managedStores.secretFileDirs = c.managedStores.secretFileDirs.map(rel);
+  if (c.managedStores?.sqliteDir !== undefined) c.managedStores.sqliteDir = rel(c.managedStores.sqliteDir);
   if (c.lists !== undefined) {
     const specs = Array.isArray(c.lists) ? c.lists : Object.entries(c.lists).flatMap(([ns, files]) => files.map((f) => `${ns}=${f}`));
     c.lists = specs.map((s) => {

@@ -1,4 +1,5 @@
 /** JmapClient over real HTTP against createJmapServer: session, calls, typed helpers, and the three error levels. */
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,13 +58,13 @@ describe('JmapClient', () => {
   });
 
   it('manages stores and finds them by namespace or id', async () => {
-    const r = await client.setStores({ create: { s: { namespace: 'lists', store: { '@type': 'Sqlite', path: '/tmp/none.db' } } } });
+    const r = await client.setStores({ create: { s: { namespace: 'lists', store: { '@type': 'Sqlite', path: join(h.dir, 'none.db') } } } });
     const id = r.created!.s!.id;
     expect((await client.findStore('lists'))?.id).toBe(id);
     expect((await client.findStore(id))?.namespace).toBe('lists');
     expect(await client.findStore('nothing')).toBeUndefined();
     expect((await client.queryStores({ filter: { type: 'Sqlite' } })).ids).toEqual([id]);
-    expect((await client.getStores([id])).list[0]!.store).toEqual({ '@type': 'Sqlite', path: '/tmp/none.db', poolWorkers: null, poolMaxConnections: 10 });
+    expect((await client.getStores([id])).list[0]!.store).toEqual({ '@type': 'Sqlite', path: join(h.dir, 'none.db'), poolWorkers: null, poolMaxConnections: 10 });
   });
 
   it('call fills in accountId and returns method errors as responses; invoke throws JmapMethodError', async () => {

@@ -35,7 +35,8 @@ describe('spamrule stores', () => {
     writeFileSync(
       f,
       JSON.stringify([
-        { namespace: 'lists', store: { '@type': 'Sqlite', path: '/var/lib/lists.db' } },
+        // A relative Sqlite path is kept in the server's directory for Sqlite stores (its --db's).
+        { namespace: 'lists', store: { '@type': 'Sqlite', path: 'lists.db' } },
         { namespace: 'cache', store: { '@type': 'Redis', url: 'redis://default:pw-in-url@127.0.0.1:6379' } },
       ]),
     );
@@ -49,7 +50,7 @@ describe('spamrule stores', () => {
         'ID            NAMESPACE  TYPE        TARGET',
         // The URL's password is masked as Value secrets are (never listed).
         `${ids.cache}  cache      Redis       redis://default:****@127.0.0.1:6379`,
-        `${ids.lists}  lists      Sqlite      /var/lib/lists.db`,
+        `${ids.lists}  lists      Sqlite      ${join(h.dir, 'lists.db')}`,
         `${ids.pg}  pg         PostgreSql  10.0.0.5:6543/spam`,
         '',
       ].join('\n'),
@@ -74,17 +75,17 @@ describe('spamrule stores', () => {
     pg = (await client.findStore('pg'))!;
     expect(pg.store).toMatchObject({ host: 'db2', authSecret: { '@type': 'Value' } });
     const p = join(h.dir, 'patch.json');
-    writeFileSync(p, JSON.stringify({ 'store/path': '/srv/lists.db' }));
+    writeFileSync(p, JSON.stringify({ 'store/path': 'srv/lists.db' }));
     const f = await stores('update', 'lists', '--file', p, '--json');
     expect(f.code).toBe(0);
-    expect(JSON.parse(f.stdout).store.path).toBe('/srv/lists.db');
+    expect(JSON.parse(f.stdout).store.path).toBe(join(h.dir, 'srv/lists.db'));
     const d = await stores('delete', 'cache', 'lists');
     expect(d.stdout).toBe('deleted cache\ndeleted lists\n');
     expect((await client.getAll('StoreLookup')).length).toBe(1);
   });
 
   it('shows SetErrors and lookup failures, exits 1', async () => {
-    const dup = await stores('create', '--namespace', 'pg', '--type', 'Sqlite', '--set', 'path=/x.db');
+    const dup = await stores('create', '--namespace', 'pg', '--type', 'Sqlite', '--set', 'path=x.db');
     expect(dup.code).toBe(1);
     expect(dup.stderr).toMatch(/^spamrule stores create: store pg: alreadyExists \[namespace\]: namespace "pg" is already used by [a-z0-9]+\n$/);
     const bad = await stores('create', '--namespace', 'big', '--type', 'PostgreSql', '--set', 'host=db', '--set', 'port=99999');

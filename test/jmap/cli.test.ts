@@ -4,7 +4,7 @@
  * unacknowledged call must be there completely or not at all.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -23,8 +23,8 @@ function cli(args: string[]): { status: number | null; stdout: string; stderr: s
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-function startServe(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [...NODE_ARGS, 'serve', '--db', db, '--listen', '127.0.0.1:0'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+function startServe(args: string[] = ['--db', db]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [...NODE_ARGS, 'serve', ...args, '--listen', '127.0.0.1:0'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -126,6 +126,44 @@ describe('spamrule serve durability', () => {
       expect(stored.state).toBe(batches.size);
     } finally {
       await server.close();
+    }
+  }, 120_000);
+});
+
+describe('spamrule serve: the store policy of its config file and flags', () => {
+  it('managedStores in the file and --secret-file-dir decide what StoreLookups written over JMAP may use', async () => {
+    const conf = join(dir, 'policy');
+    const secrets = join(dir, 'secrets');
+    mkdirSync(join(conf, 'stores'), { recursive: true });
+    mkdirSync(secrets);
+    writeFileSync(join(secrets, 'pg.pw'), 'pw\n');
+    const pdb = join(conf, 'registry.db');
+    // Relative paths of the file are taken from the file's folder, as for its other paths.
+    writeFileSync(join(conf, 'serve.toml'), `db = "registry.db"\nmodel = "stores/model.db"\n[managedStores]\nsecretEnvPrefixes = ["SPAMRULE_OK_"]\nsqliteDir = "stores"\n`);
+    const token = cli(['token', 'create', '--db', pdb, '--permissions', 'sysStoreLookupCreate', '--name', 'stores']).stdout.trim();
+    const { child, url } = await startServe(['--config', join(conf, 'serve.toml'), '--secret-file-dir', secrets]);
+    const exited = new Promise((r) => child.on('exit', r));
+    try {
+      const create = async (store: unknown) => {
+        const res = await fetch(`${url}/jmap`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ using: ['urn:ietf:params:jmap:core', 'urn:stalwart:jmap'], methodCalls: [['x:StoreLookup/set', { create: { k: { store } } }, '0']] }),
+        });
+        const r = ((await res.json()) as any).methodResponses[0][1];
+        return r.created?.k ?? r.notCreated.k;
+      };
+      const pg = (authSecret: unknown) => ({ '@type': 'PostgreSql', host: 'db', authSecret });
+      expect((await create(pg({ '@type': 'EnvironmentVariable', variableName: 'SPAMRULE_OK_PG' }))).id).toBeTypeOf('string');
+      expect((await create(pg({ '@type': 'EnvironmentVariable', variableName: 'HOME' }))).description).toContain('does not start with a prefix the server allows');
+      expect((await create(pg({ '@type': 'File', filePath: join(secrets, 'pg.pw') }))).id).toBeTypeOf('string');
+      expect((await create(pg({ '@type': 'File', filePath: '/etc/passwd' }))).description).toContain('outside the directories the server allows');
+      expect((await create({ '@type': 'Sqlite', path: 'lists.db' })).store.path).toBe(join(conf, 'stores', 'lists.db'));
+      expect((await create({ '@type': 'Sqlite', path: 'model.db' })).description).toContain("the server's own registry or model file");
+      expect((await create({ '@type': 'Sqlite', path: pdb })).description).toContain('outside the directory for Sqlite stores');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
     }
   }, 120_000);
 });

@@ -3,6 +3,7 @@
  * next `classify` (docs/jmap.md: changes take effect in the running engine at once), and `classify --db`
  * reads the same rules through `loadManagedRuleSet`.
  */
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadManagedRuleSet } from '../../src/jmap/index.js';
 import { rule, startHarness, type Harness } from './harness.js';
@@ -52,14 +53,14 @@ describe('engine reload after JMAP changes', () => {
   it('loadManagedRuleSet reads rules (creation order) and stores from the server database', async () => {
     const r = await h.call([
       ['x:SpamRule/set', { create: { a: { '@type': 'Header', name: 'MANAGED_A', priority: 9, condition: { else: "'X'" } }, b: { '@type': 'Any', name: 'MANAGED_B', condition: { else: 'false' } } } }, 's'],
-      ['x:StoreLookup/set', { create: { s: { namespace: 'lists', store: { '@type': 'Sqlite', path: '/tmp/lists.db' } } } }, 't'],
+      ['x:StoreLookup/set', { create: { s: { namespace: 'lists', store: { '@type': 'Sqlite', path: join(h.dir, 'lists.db') } } } }, 't'],
     ]);
     const set = loadManagedRuleSet(h.db);
     expect(set.rules).toEqual([
       { id: r[0]![1].created.a.id, '@type': 'Header', name: 'MANAGED_A', description: null, enable: true, priority: 9, condition: { match: [], else: "'X'" } },
       { id: r[0]![1].created.b.id, '@type': 'Any', name: 'MANAGED_B', description: null, enable: true, priority: 500, condition: { match: [], else: 'false' } },
     ]);
-    expect(set.stores).toEqual([{ namespace: 'lists', config: { path: '/tmp/lists.db', poolWorkers: null, poolMaxConnections: 10, '@type': 'Sqlite' } }]);
+    expect(set.stores).toEqual([{ namespace: 'lists', config: { path: join(h.dir, 'lists.db'), poolWorkers: null, poolMaxConnections: 10, '@type': 'Sqlite' } }]);
   });
 });
 

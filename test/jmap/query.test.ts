@@ -20,7 +20,7 @@ beforeAll(async () => {
       'x:StoreLookup/set',
       {
         create: {
-          sql: { namespace: 'sql', store: { '@type': 'Sqlite', path: '/tmp/a.db' } },
+          sql: { namespace: 'sql', store: { '@type': 'Sqlite', path: 'a.db' } },
           pg: { namespace: 'pg-main', store: { '@type': 'PostgreSql', host: 'db' } },
           redis: { namespace: 'cache', store: { '@type': 'Redis' } },
         },

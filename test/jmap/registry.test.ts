@@ -84,8 +84,8 @@ describe('registry objects over JMAP', () => {
     h = await startHarness();
     const list = (await h.call([['x:HttpLookup/set', { create: { l: LIST } }, 'a']]))[0]![1].created.l.id;
     const r = await h.call([
-      ['x:StoreLookup/set', { create: { s: { namespace: LIST.namespace, store: { '@type': 'Sqlite', path: '/tmp/x.db' } } } }, 'b'],
-      ['x:StoreLookup/set', { create: { s: { namespace: 'other', store: { '@type': 'Sqlite', path: '/tmp/x.db' } } } }, 'c'],
+      ['x:StoreLookup/set', { create: { s: { namespace: LIST.namespace, store: { '@type': 'Sqlite', path: 'x.db' } } } }, 'b'],
+      ['x:StoreLookup/set', { create: { s: { namespace: 'other', store: { '@type': 'Sqlite', path: 'x.db' } } } }, 'c'],
       ['x:HttpLookup/set', { create: { l: { ...LIST, namespace: 'other' } } }, 'd'],
     ]);
     expect(r[0]![1].notCreated.s).toEqual({

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  // Environment-variable secrets named MYSQL_… may be used (the store policy, store-policy.test.ts).
+  h = await startHarness({ storePolicy: { secretEnvPrefixes: ['MYSQL_'] } });
 });
 afterAll(() => h.close());
 
@@ -30,10 +32,16 @@ const PG_DEFAULTS = {
 
 describe('x:StoreLookup create and get', () => {
   it('stores the Stalwart test fact (§7 case 1) and reads it back with defaults', async () => {
-    const res = await create({ namespace: 'sql', store: { '@type': 'Sqlite', path: '/tmp/x/smtp_sql.db', poolWorkers: null, poolMaxConnections: 10 } });
+    // Stalwart's relative `data/smtp_sql.db` is taken from the server's directory for Sqlite stores (the
+    // registry's) and stored absolute, so `created` echoes the store.
+    const res = await create({ namespace: 'sql', store: { '@type': 'Sqlite', path: 'data/smtp_sql.db', poolWorkers: null, poolMaxConnections: 10 } });
     const id = res.created.k.id;
-    expect(res.created.k).toEqual({ id });
-    expect(await get(id)).toEqual({ id, namespace: 'sql', store: { path: '/tmp/x/smtp_sql.db', poolWorkers: null, poolMaxConnections: 10, '@type': 'Sqlite' } });
+    const store = { path: join(h.dir, 'data/smtp_sql.db'), poolWorkers: null, poolMaxConnections: 10, '@type': 'Sqlite' };
+    expect(res.created.k).toEqual({ id, store });
+    expect(await get(id)).toEqual({ id, namespace: 'sql', store });
+    // An absolute path inside that directory is kept as given, and not echoed.
+    const abs = await create({ namespace: 'sql2', store: { '@type': 'Sqlite', path: join(h.dir, 'lists.db') } });
+    expect(abs.created.k).toEqual({ id: abs.created.k.id });
   });
 
   it('defaults namespace to the id and echoes it', async () => {

@@ -1,0 +1,96 @@
+/**
+ * The managed registry side of `spamrule serve` (`--db`): the JMAP facade over the scan pool, the
+ * classifier learner its training samples go to, and the store policy the operator sets for the
+ * StoreLookups written over JMAP (docs/deployment.md "Managed stores").
+ */
+import type { JmapServer, JmapServerOptions } from '../jmap/index.js';
+import type { ServeConfig } from '../server/config.js';
+
+/**
+ * What StoreLookups written over JMAP may reach on this host: the config file's `managedStores` (or the
+ * `--secret-file-dir`, `--secret-env-prefix`, `--sqlite-store-dir` flags), and the `--model` file, which no
+ * Sqlite store may open. The JMAP server adds the defaults (src/jmap/server.ts): no `File` or
+ * `EnvironmentVariable` secret, Sqlite files in the registry's directory, the registry protected.
+ */
+export function storePolicyOf(c: ServeConfig): NonNullable<JmapServerOptions['storePolicy']> {
+  const m = c.managedStores ?? {};
+  return {
+    ...(m.secretFileDirs !== undefined ? { secretFileDirs: m.secretFileDirs } : {}),
+    ...(m.secretEnvPrefixes !== undefined ? { secretEnvPrefixes: m.secretEnvPrefixes } : {}),
+    ...(m.sqliteDir !== undefined ? { sqliteDir: m.sqliteDir } : {}),
+    protectedFiles: c.model !== undefined ? [c.model] : [],
+  };
+}
+
+/** Samples from rspamd's learn commands and JMAP go to the `--model` file; a run trains 10 s after the last. */
+export async function modelLearner(model: string, warn: (m: string) => void): Promise<import('../classifier/index.js').Learner> {
+  const cls = await import('../classifier/index.js');
+  // This classifier only stores samples and starts training; it never classifies (the scan workers
+  // have their own), so it needs no language resources.
+  return cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(model), { refreshMs: 0, preload: false }), 10_000, (e) => warn(`classifier training failed: ${e.message}`));
+}
+
+/** The JMAP server's `trainingSamples` option over a learner (none without a model). */
+export function sampleSinkOption(learner: import('../classifier/index.js').Learner | undefined): { trainingSamples?: import('../jmap/index.js').TrainingSampleSink } {
+  return learner === undefined ? {} : { trainingSamples: { add: (raw, spam, o) => learner.learn(raw, spam, o), remove: (id) => learner.forget(id) } };
+}
+
+
+/**
+ * The JMAP facade over the pool: rule changes and StoreLookup changes become pool updates, which
+ * reach every worker before its next message. Store connections are opened in the workers, so the
+ * facade only records each store's configuration.
+ */
+export async function startManaged(
+  c: ServeConfig,
+  listen: { host: string; port: number },
+  pool: import('../server/pool.js').SpamEnginePool,
+  warn: (m: string) => void,
+  learner?: import('../classifier/index.js').Learner,
+): Promise<JmapServer> {
+  const { createJmapServer } = await import('../jmap/index.js');
+  const { parseLookupStoreConfig } = await import('../lookup/index.js');
+  const stores = new Map<string, unknown>(pool.ruleSet.stores?.map((s) => [s.namespace, s.config]) ?? []);
+  const pushStores = (): void => {
+    pool.update({ stores: [...stores].map(([namespace, config]) => ({ namespace, config })) });
+  };
+  type Recorded = { config: unknown; close(): Promise<void> };
+  return createJmapServer({
+    db: c.db!,
+    pg: c.pg,
+    capability: c.capability,
+    ...listen,
+    log: warn,
+    storePolicy: storePolicyOf(c),
+    ...sampleSinkOption(learner),
+    // The pool stands in for the engine: every registry type reaches each worker thread as a rule-set update.
+    engine: {
+      loadRules: (rules) => pool.loadRules(rules as never),
+      loadTags: (tags) => pool.update({ tags: tags as never }),
+      loadHttpLookups: (lists) => pool.update({ httpLookups: lists as never }),
+      // `undefined` while analysis is off (--no-analysis): DNSBL servers and file extensions then wait unused.
+      get analysis() {
+        const a = pool.ruleSet.engine?.analysis;
+        return a === false ? undefined : ((a ?? {}) as Record<string, unknown>);
+      },
+      set analysis(next: Record<string, unknown> | undefined) {
+        if (next !== undefined) pool.update({ engine: { ...pool.ruleSet.engine, analysis: next as never } });
+      },
+      lookups: {
+        set: (namespace: string, store: unknown) => {
+          stores.set(namespace, (store as Recorded).config);
+          pushStores();
+        },
+        delete: (namespace: string) => {
+          stores.delete(namespace);
+          pushStores();
+        },
+      },
+    },
+    createLookupStore: (namespace: string, config: unknown): Recorded => {
+      const parsed = parseLookupStoreConfig(config);
+      if (!parsed.ok) throw new Error(`store "${namespace}": ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+      return { config, close: async () => undefined };
+    },
+  });
+}
