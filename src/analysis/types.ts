@@ -147,6 +147,27 @@ export interface FileExtensionInput {
 }
 
 /** Configuration the modules read; every field optional. */
+/**
+ * `AnalysisConfig.followRedirects`: `true` for the defaults, or the settings to change. A hop connects only
+ * to a public unicast address (resolved through the engine's resolver, within the message's DNS budget)
+ * on an allowed port.
+ */
+export type FollowRedirects =
+  | boolean
+  | {
+      /** HTTP requests per redirector URL at most (default 3, Stalwart's). */
+      maxHops?: number;
+      /** Time limit of one hop's HTTP request, ms (default 5,000, Stalwart's). */
+      timeoutMs?: number;
+      /**
+       * Addresses or CIDR ranges a hop may connect to although they are not public (`["10.20.0.0/16"]`,
+       * `["127.0.0.1"]` for a test server). Default none. An entry that is neither is refused at start.
+       */
+      allowedNetworks?: readonly string[];
+      /** Ports a hop may connect to (default `[80, 443]`); a URL without a port uses its scheme's. */
+      ports?: readonly number[];
+    };
+
 export interface AnalysisConfig {
   /** `SpamDnsblServer` definitions (DNSBL evaluation, docs/analysis.md). */
   dnsblServers?: readonly DnsblServerInput[];
@@ -163,8 +184,8 @@ export interface AnalysisConfig {
   blockedIps?: readonly string[];
   /** `SpamFileExtension` table for the mime module. */
   fileExtensions?: readonly FileExtensionInput[];
-  /** Follow URL redirects over HTTP for hosts in `url-redirectors` (off by default; docs/message-analysis.md). */
-  followRedirects?: boolean | { maxHops?: number; timeoutMs?: number };
+  /** Follow URL redirects over HTTP for hosts in `url-redirectors` (off by default; docs/analysis.md, "Redirects"). */
+  followRedirects?: FollowRedirects;
   /**
    * Check each message's Pyzor digest with a Pyzor server over UDP (the pyzor module, docs/analysis.md): `true`
    * for Stalwart's defaults (`public.pyzor.org:24441`, 5,000 ms, blockCount 5, allowCount 10, ratio 0.2), or

@@ -16,10 +16,11 @@ import type { HtmlToken } from '../message/html-tokens.js';
 import { confusableCureAvailable, cureConfusables, isMixedCharset, isObscured, isZeroWidth } from '../message/scripts.js';
 import type { Location } from '../message/types.js';
 import { urlParts } from '../message/url.js';
+import { AddressPolicy, dnsHostResolver } from '../net/index.js';
 import { checkDnsbl, dnsblDisabled, ipBytes, ipVariable } from './dnsbl.js';
 import { trustedDomain, urlRedirector } from './lists.js';
-import { DEFAULT_HOP_TIMEOUT_MS, DEFAULT_MAX_HOPS, httpFetcher, testModeFetcher, type LocationFetcher } from './redirect.js';
-import type { AnalysisContext } from './types.js';
+import { DEFAULT_HOP_TIMEOUT_MS, DEFAULT_MAX_HOPS, httpFetcher, testModeFetcher, type HttpFetcherOptions, type LocationFetcher } from './redirect.js';
+import type { AnalysisContext, FollowRedirects } from './types.js';
 
 /** Redirector URLs followed per message at most (each costs up to maxHops requests); the rest are only tagged. */
 export const MAX_FOLLOWED_REDIRECTORS = 10;
@@ -159,11 +160,40 @@ async function isHomograph(ctx: AnalysisContext, fqdn: string): Promise<boolean>
   return (await ipExists(ctx.dns, cured)) === true;
 }
 
+/** Each configuration's address policy, parsed once (the configuration outlives its messages). */
+const policies = new WeakMap<object, AddressPolicy>();
+const PUBLIC_ONLY = new AddressPolicy();
+
+function policyOf(f: FollowRedirects): AddressPolicy {
+  if (typeof f !== 'object' || f.allowedNetworks === undefined || f.allowedNetworks.length === 0) return PUBLIC_ONLY;
+  let p = policies.get(f);
+  if (p === undefined) policies.set(f, (p = new AddressPolicy(f.allowedNetworks)));
+  return p;
+}
+
 function fetcherOf(ctx: AnalysisContext): LocationFetcher | undefined {
   if (ctx.config.testMode?.httpRedirect === true) return testModeFetcher;
   const f = ctx.config.followRedirects;
   if (f === undefined || f === false) return undefined;
-  return httpFetcher(typeof f === 'object' ? (f.timeoutMs ?? DEFAULT_HOP_TIMEOUT_MS) : DEFAULT_HOP_TIMEOUT_MS);
+  if (ctx.dns instanceof OffResolver) {
+    // No fallback to the system's resolver: "DNS off" means this process resolves nothing.
+    let warned = false;
+    return () => {
+      if (!warned) ctx.warn('redirects are not followed: DNS is off, so redirector hosts cannot be resolved');
+      warned = true;
+      return Promise.resolve(undefined);
+    };
+  }
+  const o = typeof f === 'object' ? f : {};
+  const opts: HttpFetcherOptions = {
+    timeoutMs: o.timeoutMs ?? DEFAULT_HOP_TIMEOUT_MS,
+    resolve: dnsHostResolver(ctx.dns),
+    policy: policyOf(f),
+    wait: (p) => ctx.networkWait(p),
+    onRefused: (u, why) => ctx.warn(`redirect not followed: ${u.length > 200 ? `${u.slice(0, 200)}…` : u}: ${why}`),
+  };
+  if (o.ports !== undefined) opts.ports = o.ports;
+  return httpFetcher(opts);
 }
 
 function maxHopsOf(ctx: AnalysisContext): number {
@@ -180,7 +210,8 @@ async function follow(ctx: AnalysisContext, fetcher: LocationFetcher, start: str
   const hops = maxHopsOf(ctx);
   let next = start;
   for (let hop = 1; hop <= hops; hop++) {
-    const location = await ctx.networkWait(fetcher(next));
+    // The fetcher counts its HTTP wait itself (networkWait); its DNS wait is the message's DNS budget's.
+    const location = await fetcher(next);
     if (location === undefined) return undefined;
     const p = urlParts(location, false);
     if (p.host === '') return undefined;

@@ -17,7 +17,7 @@ import {
   type SpamThresholds,
   type BundleEngineOptions,
 } from '../engine/index.js';
-import type { FileExtensionInput, PyzorSettings } from '../analysis/types.js';
+import type { FileExtensionInput, FollowRedirects, PyzorSettings } from '../analysis/types.js';
 import { RuleBundleError, type BundleProblem } from '../engine/load.js';
 import type { Resolver } from '../dns/types.js';
 import type { HttpLookupInput } from '../lookup/http-list.js';
@@ -59,7 +59,7 @@ export interface AnalysisFlags {
   /** Refresh stale remote lists in the background (the server); default off (classify makes no HTTP request). */
   refreshLists?: boolean;
   /** Follow redirector URLs over HTTP (`AnalysisConfig.followRedirects`). */
-  followRedirects?: boolean;
+  followRedirects?: FollowRedirects;
   /** The Pyzor check's settings (`AnalysisConfig.pyzor`); undefined: off. */
   pyzor?: PyzorSettings;
   /** Complete sessions from each message's own Received/Return-Path headers. */
@@ -190,7 +190,7 @@ export function buildEngine(
     analysis:
       analysis.analysis === false
         ? false
-        : { modules, ...(analysis.followRedirects === true ? { followRedirects: true } : {}), ...(analysis.pyzor !== undefined ? { pyzor: analysis.pyzor } : {}) },
+        : { modules, ...(analysis.followRedirects !== undefined && analysis.followRedirects !== false ? { followRedirects: analysis.followRedirects } : {}), ...(analysis.pyzor !== undefined ? { pyzor: analysis.pyzor } : {}) },
   };
   if (analysis.listCacheDir !== undefined) bundleOpts.listCacheDir = analysis.listCacheDir;
   if (analysis.ruleWaitMs !== undefined) bundleOpts.ruleWaitMs = analysis.ruleWaitMs;

@@ -48,9 +48,10 @@ Rules:
   --rule-wait MS        per-message budget of the rules' waits for stores and DNS (default 2000; 0 = none)
   --no-module NAME      switch a built-in analysis module off (repeatable); --no-analysis: rules only
   --trust-authserv ID   read authentication results from this authserv-id's Authentication-Results
-  --follow-redirects    follow the HTTP redirects of url-redirectors URLs (3 hops of 5 s; the config file's
-                        analysis.followRedirects sets both); analysis.dnsblLimits, .allowedIps and
-                        .blockedIps are set in the config file (docs/deployment.md)
+  --follow-redirects    follow the HTTP redirects of url-redirectors URLs (3 hops of 5 s; needs --dns system;
+                        public addresses on ports 80 and 443 only; the config file's analysis.followRedirects
+                        sets maxHops, timeoutMs, allowedNetworks and ports); analysis.dnsblLimits, .allowedIps
+                        and .blockedIps are set in the config file (docs/deployment.md)
   --pyzor HOST[:PORT]   check each message's Pyzor digest with this server over UDP (port 24441 by default;
                         the config file's analysis.pyzor also takes timeoutMs, blockCount, allowCount, ratio)
   --pyzor-timeout MS    how long to wait for the Pyzor server's answer (default 5000)
@@ -173,7 +174,8 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (v['no-module'] !== undefined) a.disabledModules = [...(a.disabledModules ?? []), ...v['no-module']];
   if (v['no-analysis']) a.enabled = false;
   if (v['trust-authserv'] !== undefined) a.trustedAuthservIds = v['trust-authserv'];
-  if (v['follow-redirects']) a.followRedirects = true;
+  // The flag switches redirects on; the config file's settings for them (allowed networks, ports) stay.
+  if (v['follow-redirects'] && (a.followRedirects === undefined || a.followRedirects === false)) a.followRedirects = true;
   if (v.pyzor !== undefined || v['pyzor-timeout'] !== undefined) {
     // The flags name the server and the timeout; what else the config file's analysis.pyzor sets is kept.
     const base = typeof a.pyzor === 'object' ? a.pyzor : a.pyzor === true ? {} : undefined;
@@ -281,6 +283,10 @@ export async function run(argv: string[]): Promise<number> {
     if (problem !== undefined) return fail(problem);
   }
   if (c.analysis?.verify === true && !canVerify(c.analysis.dns)) return fail('analysis.verify needs --dns system (or analysis.dns "system" or "static:FILE"): without DNS nothing can be verified');
+  const follow = c.analysis?.followRedirects;
+  if (follow !== undefined && follow !== false && !canVerify(c.analysis?.dns)) {
+    return fail('analysis.followRedirects needs --dns system (or analysis.dns "system" or "static:FILE"): redirector hosts are resolved through it');
+  }
   const level = c.log?.level ?? 'info';
   if (!LOG_LEVELS.includes(level)) return fail(`--log-level expects ${LOG_LEVELS.join('|')}, got "${level}"`);
   let jmapListen;

@@ -6,9 +6,10 @@
 import { MODULE_NAMES } from '../analysis/index.js';
 import { parsePyzorServer, type PyzorSettings } from '../analysis/pyzor/settings.js';
 import { resolveSession, SessionError } from '../analysis/session.js';
-import type { SessionInput } from '../analysis/types.js';
+import type { FollowRedirects, SessionInput } from '../analysis/types.js';
 import { createResolver } from '../dns/index.js';
 import type { Resolver } from '../dns/types.js';
+import { AddressPolicy } from '../net/index.js';
 
 /** parseArgs option descriptors. */
 export const SESSION_OPTIONS = {
@@ -38,6 +39,8 @@ export const SESSION_OPTIONS = {
   verify: { type: 'boolean' },
   'trust-received': { type: 'boolean' },
   'follow-redirects': { type: 'boolean' },
+  'redirect-allow-network': { type: 'string', multiple: true },
+  'redirect-port': { type: 'string', multiple: true },
   pyzor: { type: 'string' },
   'pyzor-timeout': { type: 'string' },
   'time-budget': { type: 'string' },
@@ -67,7 +70,11 @@ Analysis:
   --no-module NAME  switch one built-in module off (repeatable): ${MODULE_NAMES.join(', ')}
   --no-analysis     run the SpamRules alone
   --follow-redirects  follow the HTTP redirects of URLs whose host is in url-redirectors (3 hops of 5 s;
-                    the targets are checked too, and URL_REDIRECTOR_NESTED set past the last hop)
+                    the targets are checked too, and URL_REDIRECTOR_NESTED set past the last hop). Needs
+                    --dns system (or static:FILE): hosts resolve through it. Hops go to public addresses
+                    on ports 80 and 443 only
+  --redirect-allow-network CIDR  a hop may also connect to this address or range (repeatable; a test server)
+  --redirect-port PORT  a hop may connect to this port (repeatable; replaces 80 and 443)
   --pyzor HOST[:PORT]  check each message's Pyzor digest with this server over UDP (port 24441 by default;
                     e.g. public.pyzor.org): PYZOR when it has more than 5 reports and few whitelistings
   --pyzor-timeout MS  how long to wait for the Pyzor server's answer (default 5000)
@@ -88,8 +95,11 @@ export interface SessionFlags {
   trustedAuthservIds: string[];
   verify: boolean;
   trustReceived: boolean;
-  /** `AnalysisConfig.followRedirects`: follow redirector URLs over HTTP. */
-  followRedirects: boolean;
+  /**
+   * `AnalysisConfig.followRedirects`: `false`, `true`, or the allowed networks and ports of
+   * `--redirect-allow-network`/`--redirect-port`.
+   */
+  followRedirects: FollowRedirects;
   /** `AnalysisConfig.pyzor` (`--pyzor`, `--pyzor-timeout`); undefined: no Pyzor check. */
   pyzor?: PyzorSettings;
   /** `EngineOptions.timeBudgetMs` (ms; 0 = none); undefined: the engine's default. */
@@ -237,6 +247,9 @@ export function parseSessionFlags(v: Values): SessionFlags {
     if (!MODULE_NAMES.includes(m)) throw new Error(`--no-module: unknown module "${m}" (${MODULE_NAMES.join(', ')})`);
   }
   if (v.verify && !canVerify(v.dns)) throw new Error(`--verify needs --dns system (or --dns static:FILE): without DNS nothing can be verified`);
+  const followRedirects = redirectFlags(v);
+  // Redirect hosts resolve through --dns only (its budget and servers), never behind it through the system's.
+  if (followRedirects !== false && !canVerify(v.dns)) throw new Error('--follow-redirects needs --dns system (or --dns static:FILE): redirector hosts are resolved through it');
   const dns = v.dns === undefined ? undefined : createResolver(v.dns);
   const ms = (flag: 'time-budget' | 'rule-wait'): number | undefined => {
     const text = v[flag];
@@ -259,6 +272,34 @@ export function parseSessionFlags(v: Values): SessionFlags {
     trustedAuthservIds: v['trust-authserv'] ?? [],
     verify: v.verify ?? false,
     trustReceived: v['trust-received'] ?? false,
-    followRedirects: v['follow-redirects'] ?? false,
+    followRedirects,
   };
+}
+
+/** `--follow-redirects` with its `--redirect-allow-network`/`--redirect-port`; throws `Error` naming a bad one. */
+function redirectFlags(v: Values): FollowRedirects {
+  const nets = v['redirect-allow-network'];
+  const ports = v['redirect-port'];
+  if (!v['follow-redirects']) {
+    if (nets !== undefined || ports !== undefined) throw new Error(`--${nets !== undefined ? 'redirect-allow-network' : 'redirect-port'} needs --follow-redirects`);
+    return false;
+  }
+  if (nets === undefined && ports === undefined) return true;
+  const out: Exclude<FollowRedirects, boolean> = {};
+  if (nets !== undefined) {
+    try {
+      new AddressPolicy(nets);
+    } catch (e) {
+      throw new Error(`--redirect-allow-network: ${(e as Error).message}`);
+    }
+    out.allowedNetworks = nets;
+  }
+  if (ports !== undefined) {
+    out.ports = ports.map((p) => {
+      const n = Number(p);
+      if (p.trim() === '' || !Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`--redirect-port expects a port number (1–65535), got "${p}"`);
+      return n;
+    });
+  }
+  return out;
 }

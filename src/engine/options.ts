@@ -5,6 +5,7 @@
  */
 import { MODULE_NAMES } from '../analysis/index.js';
 import { pyzorSettingsProblem } from '../analysis/pyzor/settings.js';
+import { followRedirectsProblem } from '../analysis/redirect.js';
 import type { AnalysisConfig } from '../analysis/types.js';
 import type { EngineClassifier } from '../classifier/classifier.js';
 import type { DnsBudget } from '../dns/budget.js';
@@ -119,8 +120,8 @@ function milliseconds(where: string, v: unknown): void {
 /**
  * Throws `TypeError` naming the option for an unknown key (with the one meant, when close), a wrong
  * type, a negative time or regex work limit, a regex cache budget under 1 MiB, a threshold that is
- * no number, an unknown analysis module, or unusable `analysis.pyzor` settings (an unknown field, a
- * port out of range, …).
+ * no number, an unknown analysis module, or unusable `analysis.pyzor` or `analysis.followRedirects`
+ * settings (an unknown field, a port out of range, an allowed network that is no address or CIDR range, …).
  */
 export function checkEngineOptions(opts: unknown): void {
   if (opts === undefined) return;
@@ -151,6 +152,8 @@ export function checkEngineOptions(opts: unknown): void {
     unknownKeys('SpamEngine: analysis', a, ANALYSIS_KEYS);
     const pyzor = pyzorSettingsProblem(a.pyzor);
     if (pyzor !== undefined) throw new TypeError(`SpamEngine: analysis.pyzor: ${pyzor}`);
+    const follow = followRedirectsProblem(a.followRedirects);
+    if (follow !== undefined) throw new TypeError(`SpamEngine: analysis.followRedirects: ${follow}`);
     const m = a.modules;
     if (m !== undefined) {
       if (!isObject(m)) throw new TypeError('SpamEngine: "analysis.modules" must be an object ({ html: false })');

@@ -77,9 +77,22 @@ export const ServeConfigSchema = z
         /** The engine's `timeBudgetMs` and `ruleWaitMs` (ms; 0 = none). */
         timeBudgetMs: z.number().int().nonnegative().optional(),
         ruleWaitMs: z.number().int().nonnegative().optional(),
-        /** Follow the redirects of `url-redirectors` URLs over HTTP (docs/analysis.md, "Redirects"). */
+        /**
+         * Follow the redirects of `url-redirectors` URLs over HTTP (docs/analysis.md, "Redirects"): public
+         * addresses only, unless `allowedNetworks` names others; ports 80 and 443 unless `ports` names others.
+         */
         followRedirects: z
-          .union([z.boolean(), z.object({ maxHops: z.number().int().positive().optional(), timeoutMs: z.number().int().positive().optional() }).strict()])
+          .union([
+            z.boolean(),
+            z
+              .object({
+                maxHops: z.number().int().positive().optional(),
+                timeoutMs: z.number().int().positive().optional(),
+                allowedNetworks: z.array(ipOrRange).optional(),
+                ports: z.array(z.number().int().min(1).max(65535)).optional(),
+              })
+              .strict(),
+          ])
           .optional(),
         /** The Pyzor check (docs/analysis.md, "pyzor"): `true` for Stalwart's defaults, or `{ host, port, timeoutMs, … }`. */
         pyzor: pyzor.optional(),

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
+import { OffResolver, StaticResolver } from '../../src/dns/index.js';
 import { LookupMap, StaticLookupList } from '../../src/lookup/index.js';
 import { extractUrls } from '../../src/message/elements.js';
 import { mail, runModules, server } from './dnsbl-harness.js';
@@ -151,6 +152,7 @@ describe('url module: redirectors', () => {
   describe('over HTTP (a server on loopback)', () => {
     let srv: Server;
     let base: string;
+    let port = 0;
     const seen: { path: string; ua: string | undefined }[] = [];
     beforeAll(async () => {
       srv = createServer((req, res) => {
@@ -171,28 +173,35 @@ describe('url module: redirectors', () => {
         } else res.writeHead(404);
         res.end('body that is never read');
       });
-      await new Promise<void>((resolve) => srv.listen(0, 'localhost', resolve));
-      base = `http://localhost:${(srv.address() as AddressInfo).port}`;
+      await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+      port = (srv.address() as AddressInfo).port;
+      base = `http://localhost:${port}`;
     });
     afterAll(async () => {
       srv.closeAllConnections();
       await new Promise<void>((resolve) => srv.close(() => resolve()));
     });
     const lists = { 'url-redirectors': ['localhost'] };
+    // The names resolve through the engine's resolver (here a static map), not the system's.
+    const zone = { localhost: { A: ['127.0.0.1'] } };
+    // Loopback is no public address: these tests allow it, and the server's port, explicitly.
+    const allow = (extra: { maxHops?: number; timeoutMs?: number } = {}) => ({ followRedirects: { allowedNetworks: ['127.0.0.1/32'], ports: [port], ...extra } });
 
     it('reads the Location header and adds the target', async () => {
-      const r = await runModules(['url'], mail(['Subject: x'], `go ${base}/final now`), { lists, config: { followRedirects: true } });
+      const r = await runModules(['url'], mail(['Subject: x'], `go ${base}/final now`), { lists, zone, config: allow() });
       expect(r.tags).toEqual(['REDIRECTOR_URL']);
       expect(urlsOf(r)).toEqual([`${base}/final`, 'https://landing.example.org/welcome']);
       expect(seen.at(-1)).toEqual({ path: '/final', ua: 'Mozilla/5.0 (X11; Linux i686; rv:109.0) Gecko/20100101 Firefox/118.0' });
+      // The hop's name was resolved through the message's resolver (its DNS budget counts it).
+      expect(r.queries).toContain('A localhost');
     });
 
     it('follows redirector hops up to the limit, then tags URL_REDIRECTOR_NESTED', async () => {
       const before = seen.length;
-      const r = await runModules(['url'], mail(['Subject: x'], `go ${base}/hop1 now`), { lists, config: { followRedirects: true } });
+      const r = await runModules(['url'], mail(['Subject: x'], `go ${base}/hop1 now`), { lists, zone, config: allow() });
       expect(r.tags).toEqual(['REDIRECTOR_URL', 'URL_REDIRECTOR_NESTED']);
       expect(seen.slice(before).map((s) => s.path)).toEqual(['/hop1', '/hop2', '/hop3']);
-      const more = await runModules(['url'], mail(['Subject: x'], `go ${base}/hop1 now`), { lists, config: { followRedirects: { maxHops: 6 } } });
+      const more = await runModules(['url'], mail(['Subject: x'], `go ${base}/hop1 now`), { lists, zone, config: allow({ maxHops: 6 }) });
       expect(more.tags).toEqual(['REDIRECTOR_URL']);
       expect(urlsOf(more)).toContain('https://landing.example.org/deep');
     });
@@ -202,8 +211,10 @@ describe('url module: redirectors', () => {
       const lookups = new LookupMap();
       lookups.set('url-redirectors', new StaticLookupList('url-redirectors', ['localhost']));
       const after: SpamRuleInput = { '@type': 'Any', name: 'after', priority: 500, condition: { match: [{ if: 'true', then: "'AFTER'" }], else: 'false' } };
-      const engine = new SpamEngine({ analysis: { followRedirects: { timeoutMs: 3_000 } }, timeBudgetMs: 150, lookups, rules: [after] });
+      const engine = new SpamEngine({ analysis: allow({ timeoutMs: 3_000 }), dns: new StaticResolver(zone), timeBudgetMs: 150, lookups, rules: [after] });
+      const before = seen.length;
       const r = await engine.classify(mail(['Subject: x', 'MIME-Version: 1.0', 'Content-Type: text/html; charset=utf-8'], `<p>go <a href="${base}/late">${base}/late</a> now</p>`));
+      expect(seen.slice(before).map((s) => s.path)).toEqual(['/late']);
       expect(r.errors).toEqual([]);
       expect(r.tags).toEqual(expect.arrayContaining(['REDIRECTOR_URL', 'MIME_HTML_ONLY', 'AFTER']));
       expect(r.analysis.find((m) => m.tag === 'MIME_HTML_ONLY')?.module).toBe('html');
@@ -211,11 +222,122 @@ describe('url module: redirectors', () => {
 
     it('gives up on a hop after its time limit, and on a response without Location', async () => {
       const t0 = Date.now();
-      const slow = await runModules(['url'], mail(['Subject: x'], `go ${base}/slow now`), { lists, config: { followRedirects: { timeoutMs: 200 } } });
+      const slow = await runModules(['url'], mail(['Subject: x'], `go ${base}/slow now`), { lists, zone, config: allow({ timeoutMs: 200 }) });
       expect(Date.now() - t0).toBeLessThan(3000);
       expect(urlsOf(slow)).toEqual([`${base}/slow`]);
-      const none = await runModules(['url'], mail(['Subject: x'], `go ${base}/none now`), { lists, config: { followRedirects: true } });
+      const none = await runModules(['url'], mail(['Subject: x'], `go ${base}/none now`), { lists, zone, config: allow() });
       expect(urlsOf(none)).toEqual([`${base}/none`]);
+    });
+  });
+
+  describe('only to public addresses on ports 80 and 443 (an internal server on loopback)', () => {
+    // The "internal service" of the security report: anything that reaches it is an SSRF.
+    let internal: Server;
+    let iport = 0;
+    const hits: string[] = [];
+    // A stand-in for a public redirector (on 127.0.0.2, which the tests allow) and its log.
+    let outside: Server;
+    let oport = 0;
+    const outsideHits: string[] = [];
+    let redirectTo = '';
+    beforeAll(async () => {
+      internal = createServer((req, res) => {
+        hits.push(req.url ?? '');
+        res.writeHead(302, { location: 'https://secret-internal-name.corp.example/admin?token=abc' }).end();
+      });
+      await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve));
+      iport = (internal.address() as AddressInfo).port;
+      outside = createServer((req, res) => {
+        outsideHits.push(req.url ?? '');
+        res.writeHead(302, { location: redirectTo }).end();
+      });
+      // The same port on another loopback address, so that only the address tells the two apart.
+      await new Promise<void>((resolve) => outside.listen(iport, '127.0.0.2', resolve));
+      oport = iport;
+    });
+    afterAll(async () => {
+      for (const s of [internal, outside]) {
+        s.closeAllConnections();
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
+    });
+    const lists = { 'url-redirectors': ['short.example', 'internal.example', '127.0.0.1'] };
+    const zone = {
+      'short.example': { A: ['127.0.0.2'] },
+      'internal.example': { A: ['127.0.0.1'] },
+      'mapped.example': { AAAA: ['::ffff:127.0.0.1'] },
+    };
+    const run = async (url: string, followRedirects: object, extraLists: string[] = []) =>
+      runModules(['url'], mail(['Subject: x'], `click ${url} now`), {
+        lists: { 'url-redirectors': [...lists['url-redirectors'], ...extraLists] },
+        zone,
+        config: { followRedirects },
+      });
+
+    it('refuses a redirector whose name resolves to loopback: no request reaches the internal server, a warning says why', async () => {
+      const before = hits.length;
+      const r = await run(`http://internal.example:${iport}/internal/api/delete?all=1`, { ports: [iport] });
+      expect(hits.slice(before)).toEqual([]);
+      expect(r.tags).toEqual(['REDIRECTOR_URL']);
+      expect(urlsOf(r)).toEqual([`http://internal.example:${iport}/internal/api/delete?all=1`]);
+      expect(r.warnings).toEqual([
+        `url: redirect not followed: http://internal.example:${iport}/internal/api/delete?all=1: internal.example resolves to 127.0.0.1 (loopback), not a public address`,
+      ]);
+    });
+
+    it('refuses a redirect chain into 127.0.0.1: the allowed first hop is made, the internal hop is not', async () => {
+      for (const [target, extra] of [
+        [`http://internal.example:${iport}/internal/api/delete?all=1`, []],
+        [`http://127.0.0.1:${iport}/internal/api/delete?all=1`, []],
+        [`http://mapped.example:${iport}/internal/api/delete?all=1`, ['mapped.example']],
+      ] as const) {
+        redirectTo = target;
+        const before = { hits: hits.length, outside: outsideHits.length };
+        const r = await run(`http://short.example:${oport}/abc`, { allowedNetworks: ['127.0.0.2'], ports: [oport] }, [...extra]);
+        expect(outsideHits.slice(before.outside)).toEqual(['/abc']);
+        expect(hits.slice(before.hits)).toEqual([]);
+        expect(r.warnings).toHaveLength(1);
+        expect(r.warnings[0]).toMatch(/^url: redirect not followed: .*: .*127\.0\.0\.1 \(loopback\)/);
+      }
+    });
+
+    it('connects to the address it checked, never resolving the name again (the system resolver would say 127.0.0.1)', async () => {
+      // "localhost" resolves to 127.0.0.2 in the message's resolver; the system's /etc/hosts says 127.0.0.1,
+      // where the internal server listens on the same port.
+      redirectTo = 'https://landing.example.org/welcome';
+      const before = { hits: hits.length, outside: outsideHits.length };
+      const r = await runModules(['url'], mail(['Subject: x'], `click http://localhost:${oport}/pinned now`), {
+        lists: { 'url-redirectors': ['localhost'] },
+        zone: { localhost: { A: ['127.0.0.2'] } },
+        config: { followRedirects: { allowedNetworks: ['127.0.0.2'], ports: [oport] } },
+      });
+      expect(outsideHits.slice(before.outside)).toEqual(['/pinned']);
+      expect(hits.slice(before.hits)).toEqual([]);
+      expect(urlsOf(r)).toContain('https://landing.example.org/welcome');
+    });
+
+    it('refuses other ports than 80 and 443 unless configured, even at an allowed address', async () => {
+      const before = outsideHits.length;
+      const r = await run(`http://short.example:${oport}/abc`, { allowedNetworks: ['127.0.0.2'] });
+      expect(outsideHits.slice(before)).toEqual([]);
+      expect(r.warnings).toEqual([`url: redirect not followed: http://short.example:${oport}/abc: port ${oport} is not one redirects may use (80, 443)`]);
+    });
+
+    it('follows nothing when DNS is off (no fallback to the system resolver), and says so once', async () => {
+      const before = { hits: hits.length, outside: outsideHits.length };
+      const r = await runModules(['url'], mail(['Subject: x'], `http://short.example:${oport}/a http://short.example:${oport}/b`), {
+        lists,
+        resolver: new OffResolver(),
+        config: { followRedirects: { allowedNetworks: ['127.0.0.0/8'], ports: [oport] } },
+      });
+      expect([hits.length, outsideHits.length]).toEqual([before.hits, before.outside]);
+      expect(r.warnings).toEqual(['url: redirects are not followed: DNS is off, so redirector hosts cannot be resolved']);
+    });
+
+    it('a name that does not resolve ends the chain silently, as a failed request does', async () => {
+      const r = await run(`http://nowhere.short.example/x`, {});
+      expect(r.warnings).toEqual([]);
+      expect(urlsOf(r)).toEqual(['http://nowhere.short.example/x']);
     });
   });
 });

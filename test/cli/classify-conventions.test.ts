@@ -164,24 +164,53 @@ describe('default rule SR_URL_USERINFO', () => {
 });
 
 describe('classify --follow-redirects', () => {
-  it('follows a redirector URL over HTTP, so that Url rules see its target', async () => {
-    const srv = createServer((_req, res) => res.writeHead(302, { location: 'https://landing.example.org/offer' }).end());
-    await new Promise<void>((resolve) => srv.listen(0, 'localhost', resolve));
+  it('follows a redirector URL over HTTP, so that Url rules see its target; a loopback hop needs allowing', async () => {
+    const seen: string[] = [];
+    const srv = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      res.writeHead(302, { location: 'https://landing.example.org/offer' }).end();
+    });
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
     try {
+      const port = (srv.address() as AddressInfo).port;
       const dir = tmp();
       const redirectors = join(dir, 'redirectors.txt');
       writeFileSync(redirectors, 'localhost\n');
+      // The host resolves through --dns, here a static map.
+      const zone = join(dir, 'zone.json');
+      writeFileSync(zone, JSON.stringify({ localhost: { A: ['127.0.0.1'] } }));
       const rules = join(dir, 'rules.json');
       writeFileSync(rules, JSON.stringify([{ '@type': 'Url', name: 'LANDED', priority: 1, condition: { match: [{ if: "host == 'landing.example.org'", then: "'LANDED'" }], else: 'false' } }]));
       const msg = join(dir, 'm.eml');
-      writeFileSync(msg, `Subject: x\r\n\r\nsee http://localhost:${(srv.address() as AddressInfo).port}/r now\r\n`);
-      const args = ['--json', '--rules', rules, '--list', `url-redirectors=${redirectors}`, msg];
+      writeFileSync(msg, `Subject: x\r\n\r\nsee http://localhost:${port}/r now\r\n`);
+      const args = ['--json', '--dns', `static:${zone}`, '--rules', rules, '--list', `url-redirectors=${redirectors}`, msg];
       const off = JSON.parse((await capture(() => classify(args))).stdout) as { tags: string[] };
       expect(off.tags).not.toContain('LANDED');
-      const on = JSON.parse((await capture(() => classify(['--follow-redirects', ...args]))).stdout) as { tags: string[] };
+      // Loopback is not a public address: refused, and no request reaches the server.
+      const refused = JSON.parse((await capture(() => classify(['--follow-redirects', '--redirect-port', String(port), ...args]))).stdout) as { tags: string[]; warnings: string[] };
+      expect(refused.tags).not.toContain('LANDED');
+      expect(refused.warnings).toContain(`url: redirect not followed: http://localhost:${port}/r: localhost resolves to 127.0.0.1 (loopback), not a public address`);
+      expect(seen).toEqual([]);
+      const on = JSON.parse((await capture(() => classify(['--follow-redirects', '--redirect-allow-network', '127.0.0.1', '--redirect-port', String(port), ...args]))).stdout) as { tags: string[] };
       expect(on.tags).toContain('LANDED');
+      expect(seen).toEqual(['/r']);
     } finally {
       srv.close();
     }
+  });
+
+  it('needs --dns system or static:FILE, and its allow flags need it', async () => {
+    const dir = tmp();
+    const msg = join(dir, 'm.eml');
+    writeFileSync(msg, 'Subject: x\r\n\r\nhi\r\n');
+    const noDns = await capture(() => classify(['--follow-redirects', msg]));
+    expect(noDns.result).toBe(2);
+    expect(noDns.stderr).toMatch(/--follow-redirects needs --dns system \(or --dns static:FILE\): redirector hosts are resolved through it/);
+    const alone = await capture(() => classify(['--redirect-port', '8080', msg]));
+    expect(alone.result).toBe(2);
+    expect(alone.stderr).toMatch(/--redirect-port needs --follow-redirects/);
+    const bad = await capture(() => classify(['--dns', 'off', '--follow-redirects', '--redirect-allow-network', 'intranet', msg]));
+    expect(bad.result).toBe(2);
+    expect(bad.stderr).toMatch(/--redirect-allow-network: allowed network "intranet" is neither an IP address nor a CIDR range/);
   });
 });

@@ -19,6 +19,10 @@ describe('SpamEngine options', () => {
     [{ rules: 'x' }, 'SpamEngine: "rules" must be an array'],
     [{ analysis: { modules: { htlm: false } } }, 'SpamEngine: analysis.modules: unknown module "htlm" (did you mean "html"?)'],
     [{ analysis: { followRedirect: true } }, 'SpamEngine: analysis: unknown option "followRedirect" (did you mean "followRedirects"?)'],
+    [{ analysis: { followRedirects: { allowPrivate: true } } }, 'SpamEngine: analysis.followRedirects: unknown field "allowPrivate" (the fields are maxHops, timeoutMs, allowedNetworks, ports)'],
+    [{ analysis: { followRedirects: { allowedNetworks: ['intranet'] } } }, 'SpamEngine: analysis.followRedirects: allowed network "intranet" is neither an IP address nor a CIDR range (such as 10.0.0.0/8)'],
+    [{ analysis: { followRedirects: { ports: [8080, 70000] } } }, 'SpamEngine: analysis.followRedirects: ports must be an array of port numbers (1–65535), got [8080,70000]'],
+    [{ analysis: { followRedirects: 'yes' } }, 'SpamEngine: analysis.followRedirects: expected true, false or an object, got "yes"'],
     [{ analysis: { pyzor: 'public.pyzor.org' } }, 'SpamEngine: analysis.pyzor: expected true, false or an object ({ host, port, timeoutMs, blockCount, allowCount, ratio })'],
     [{ analysis: { pyzor: { server: 'x' } } }, 'SpamEngine: analysis.pyzor: unknown field "server" (the fields are host, port, timeoutMs, blockCount, allowCount, ratio)'],
     [{ analysis: { pyzor: { port: 70000 } } }, 'SpamEngine: analysis.pyzor: "port" must be an integer from 1 to 65535, got 70000'],
@@ -35,6 +39,7 @@ describe('SpamEngine options', () => {
     expect(e.getThresholds().scoreSpam).toBe(3);
     expect(() => new SpamEngine({ analysis: false })).not.toThrow();
     expect(() => new SpamEngine({ analysis: { pyzor: true } })).not.toThrow();
+    expect(() => new SpamEngine({ analysis: { followRedirects: { maxHops: 2, allowedNetworks: ['10.0.0.0/8', '::1'], ports: [8080] } } })).not.toThrow();
     expect(() => new SpamEngine({ analysis: { pyzor: { host: '::1', port: 24441, timeoutMs: 2500, blockCount: 10, allowCount: 1, ratio: 0 } } })).not.toThrow();
   });
 });

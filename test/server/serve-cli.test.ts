@@ -205,6 +205,7 @@ describe('spamrule serve --config FILE.toml', () => {
         SpamTag: [{ '@type': 'Score', tag: 'CFG_MARK', score: 2 }],
       }),
     );
+    writeFileSync(join(dir, 'zone.json'), '{}');
     writeFileSync(
       join(dir, 'spamrule.toml'),
       [
@@ -215,6 +216,8 @@ describe('spamrule serve --config FILE.toml', () => {
         'scoreSpam = 1.5',
         '[analysis]',
         'blockedIps = ["192.0.2.0/24"]',
+        // Redirect hosts resolve through analysis.dns (relative to this file), so redirects need one.
+        'dns = "static:zone.json"',
         'followRedirects = { maxHops = 2 }',
         '[limits]',
         'maxSize = "2k"',
@@ -293,6 +296,7 @@ describe('spamrule serve --config FILE.toml', () => {
       [['--allow-tell'], /--allow-tell needs --model .* and --spamd/],
       [['--model', tmpdir()], /--model .* is a folder: name the model's file/],
       [['--max-size', 'lots'], /--max-size \(limits\.maxSize\): expected a size such as 50M/],
+      [['--follow-redirects'], /analysis\.followRedirects needs --dns system .*: redirector hosts are resolved through it/],
     ] as const) {
       const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', ...args], { cwd: REPO_ROOT });
       let err = '';
@@ -306,13 +310,15 @@ describe('spamrule serve --config FILE.toml', () => {
   it("reads the analysis module settings, and refuses an IP list entry that is no address or range, naming it", () => {
     const file = join(dir, 'analysis.json');
     const analysis = {
-      followRedirects: { maxHops: 2, timeoutMs: 1000 }, dnsblLimits: { ip: 10, url: 0 }, allowedIps: ['198.51.100.0/24', '2001:db8::1'], blockedIps: ['203.0.113.9'],
+      followRedirects: { maxHops: 2, timeoutMs: 1000, allowedNetworks: ['10.20.0.0/16'], ports: [80, 443, 8080] }, dnsblLimits: { ip: 10, url: 0 }, allowedIps: ['198.51.100.0/24', '2001:db8::1'], blockedIps: ['203.0.113.9'],
       pyzor: { host: 'pyzor.example.net', blockCount: 10, ratio: 0.5 },
     };
     writeFileSync(file, JSON.stringify({ analysis }));
     expect(readServeConfig(file).analysis).toEqual(analysis);
     for (const [bad, where] of [
       [{ allowedIps: ['10.1'] }, 'analysis.allowedIps.0'], [{ blockedIps: ['192.0.2.0/33'] }, 'analysis.blockedIps.0'], [{ dnsblLimits: { ipp: 1 } }, 'analysis.dnsblLimits'],
+      [{ followRedirects: { allowedNetworks: ['intranet'] } }, 'analysis.followRedirects.allowedNetworks.0'],
+      [{ followRedirects: { ports: [0] } }, 'analysis.followRedirects.ports.0'],
       [{ pyzor: { port: 'udp' } }, 'analysis.pyzor: "port" must be an integer from 1 to 65535'], [{ pyzor: { servers: [] } }, 'analysis.pyzor: unknown field "servers"'],
     ] as const) {
       writeFileSync(file, JSON.stringify({ analysis: bad }));
