@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { defaultListCacheDir, HttpListStore, type HttpListOptions } from '../lookup/http-list.js';
 import { StaticLookupList } from '../lookup/memory.js';
+import { AddressPolicy } from '../net/index.js';
 import { optionError } from './errors.js';
 import { readRuleSet, RULESET_OPTIONS, type LoadedRuleSet } from './ruleset.js';
 
@@ -19,16 +20,20 @@ const HELP = `usage: spamrule lists update|status|show NAME KEY [--rules FILE]..
 
   --rules FILE    the rule set (e.g. Stalwart's spam-filter-rules.json: its HttpLookup and MemoryLookupKey lists)
   --cache-dir DIR the on-disk cache (default ${defaultListCacheDir()})
+  --list-allow-network CIDR
+                  downloads may connect to this address or range although it is not public (an internal
+                  list server; repeatable). Default: a list URL and its redirects must reach public addresses
   --json          JSON output
 `;
 
 
-function stores(set: LoadedRuleSet, cacheDir: string | undefined): Map<string, HttpListStore> {
+function stores(set: LoadedRuleSet, cacheDir: string | undefined, allowedNetworks: readonly string[] | undefined): Map<string, HttpListStore> {
   const out = new Map<string, HttpListStore>();
   for (const h of set.httpLookups ?? []) {
     if (h.enable === false) continue;
     const o: HttpListOptions = {};
     if (cacheDir !== undefined) o.cacheDir = cacheDir;
+    if (allowedNetworks !== undefined) o.allowedNetworks = allowedNetworks;
     out.set(h.namespace, new HttpListStore(h, o));
   }
   return out;
@@ -37,7 +42,7 @@ function stores(set: LoadedRuleSet, cacheDir: string | undefined): Map<string, H
 export async function run(argv: string[]): Promise<number> {
   let args;
   try {
-    args = parseArgs({ args: argv, allowPositionals: true, options: { ...RULESET_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    args = parseArgs({ args: argv, allowPositionals: true, options: { ...RULESET_OPTIONS, 'list-allow-network': { type: 'string', multiple: true }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
   } catch (e) {
     process.stderr.write(optionError('lists', e));
     return 2;
@@ -49,13 +54,16 @@ export async function run(argv: string[]): Promise<number> {
     return v.help ? 0 : 2;
   }
   let set: LoadedRuleSet;
+  const allowed = v['list-allow-network'];
   try {
     set = readRuleSet(v);
+    // Refused here, once, rather than by every download.
+    if (allowed !== undefined) new AddressPolicy(allowed);
   } catch (e) {
     process.stderr.write(`spamrule lists: ${(e as Error).message}\n`);
     return 2;
   }
-  const remote = stores(set, v['cache-dir']);
+  const remote = stores(set, v['cache-dir'], allowed);
   const out = process.stdout;
   // The built-in rule set has no lists: without --rules/--list there is nothing to act on, which is
   // a usage error rather than an empty answer.

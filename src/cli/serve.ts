@@ -57,6 +57,8 @@ Rules:
   --pyzor-timeout MS    how long to wait for the Pyzor server's answer (default 5000)
   --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
   --no-refresh-lists    serve remote lists from the cache only (default: refresh stale ones in the background)
+  --list-allow-network CIDR  remote list downloads may connect to this address or range although it is not
+                        public (an internal list server; repeatable; default: public addresses only)
   --allow-tell          with --model and --spamd: spamc -L spam|ham adds samples, -L forget removes them
                         (as spamd --allow-tell)
   --model FILE          the statistical classifier of "spamrule learn --model FILE" (PROB_* tags; a new model is
@@ -119,6 +121,7 @@ const OPTIONS = {
   'pyzor-timeout': { type: 'string' },
   'cache-dir': { type: 'string' },
   'no-refresh-lists': { type: 'boolean' },
+  'list-allow-network': { type: 'string', multiple: true },
   model: { type: 'string' },
   'allow-tell': { type: 'boolean' },
   workers: { type: 'string' },
@@ -158,6 +161,7 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (Object.keys(managed).length > 0) out.managedStores = managed;
   if (v['cache-dir'] !== undefined) out.listCacheDir = v['cache-dir'];
   if (v['no-refresh-lists']) out.refreshLists = false;
+  if (v['list-allow-network'] !== undefined) out.listAllowedNetworks = [...(c.listAllowedNetworks ?? []), ...v['list-allow-network']];
   if (v.model !== undefined) out.model = v.model;
   if (v['allow-tell']) out.allowTell = true;
   if (v.scores !== undefined) out.scores = v.scores;
@@ -233,6 +237,7 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
     httpLookups: set.httpLookups ?? [],
     ...(c.listCacheDir !== undefined ? { listCacheDir: c.listCacheDir } : {}),
     ...(c.refreshLists !== undefined ? { refreshLists: c.refreshLists } : {}),
+    ...(c.listAllowedNetworks !== undefined ? { listAllowedNetworks: c.listAllowedNetworks } : {}),
     ...(c.model !== undefined ? { classifier: { '@type': 'Sqlite', path: c.model } } : {}),
     engine: {
       ...base.engine,

@@ -40,6 +40,11 @@ export interface BundleEngineOptions {
    */
   refreshLists?: boolean;
   /**
+   * Addresses or CIDR ranges those refreshes may connect to although they are not public (an internal
+   * list server); default none: public addresses only.
+   */
+  listAllowedNetworks?: readonly string[];
+  /**
    * `EngineOptions.ruleWaitMs` (ms; default 2,000, 0 = none), also the stores' circuit-breaker
    * `slowCallMs`, as the CLI sets both.
    */
@@ -77,6 +82,7 @@ export function engineOptionsFromBundle(bundle: RuleMaterial, opts: BundleEngine
   const warn = opts.warn ?? ((message: string) => process.emitWarning(message, 'SpamruleWarning'));
   const lookupOpts: LookupSourceOptions = { autoRefresh: opts.refreshLists ?? false, warn };
   if (opts.listCacheDir !== undefined) lookupOpts.cacheDir = opts.listCacheDir;
+  if (opts.listAllowedNetworks !== undefined) lookupOpts.allowedNetworks = opts.listAllowedNetworks;
   if (opts.ruleWaitMs !== undefined) lookupOpts.slowCallMs = opts.ruleWaitMs;
   const out: BundleEngineFields = { rules: bundle.rules ?? [], tags: bundle.tags ?? [], lookups: buildLookupMap(bundle, lookupOpts), analysis: bundleAnalysis(bundle, opts.analysis) };
   if (opts.ruleWaitMs !== undefined) out.ruleWaitMs = opts.ruleWaitMs;

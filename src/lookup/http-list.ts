@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
+import { AddressPolicy, AddressRefusedError, guardedFetch } from '../net/index.js';
 import type { LookupStore } from './types.js';
 import { LookupNotSupportedError } from './types.js';
 
@@ -119,37 +120,44 @@ export function parseListBody(text: string, cfg: HttpLookupInput): { keys: Set<s
   return { keys, capped: false };
 }
 
-/**
- * `fetch` that keeps the reason of a network failure: undici rejects with a bare "fetch failed"
- * and puts what happened (ENOTFOUND, ECONNREFUSED, a certificate error) in `cause`, which the list
- * download's error message would otherwise drop.
- */
-export const fetchWithCause: typeof fetch = async (input, init) => {
-  try {
-    return await fetch(input, init);
-  } catch (e) {
-    const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
-    // Timeouts and aborts keep their name: the download reports them itself.
-    if (!(e instanceof TypeError) || cause === undefined || cause === null) throw e;
-    const why = typeof cause.code === 'string' ? cause.code : typeof cause.message === 'string' ? cause.message : String(cause);
-    throw new Error(`${e.message}: ${why}`);
-  }
-};
-
-/** Options of a download: a `fetch` to use (tests; default {@link fetchWithCause}). */
+/** Options of a download. */
 export interface DownloadOptions {
+  /**
+   * A `fetch` to use instead of the built-in one (tests, a proxy): it does its own connecting, so the
+   * address check below is then its business.
+   */
   fetch?: typeof fetch;
+  /**
+   * Addresses or CIDR ranges a download may connect to although they are not public (an internal list
+   * server: `["10.20.0.0/16"]`). Default none: a list URL, and every redirect it takes, must resolve to
+   * a public unicast address. An entry that is neither an address nor a range throws `TypeError`.
+   */
+  allowedNetworks?: readonly string[];
+}
+
+/** The default download `fetch` of each allowed-network list, built once per list of networks. */
+const fetchers = new WeakMap<readonly string[], typeof fetch>();
+const publicOnly = guardedFetch({ policy: new AddressPolicy() });
+
+function fetchOf(opts: DownloadOptions): typeof fetch {
+  if (opts.fetch !== undefined) return opts.fetch;
+  const nets = opts.allowedNetworks;
+  if (nets === undefined || nets.length === 0) return publicOnly;
+  let f = fetchers.get(nets);
+  if (f === undefined) fetchers.set(nets, (f = guardedFetch({ policy: new AddressPolicy(nets) })));
+  return f;
 }
 
 /**
  * Downloads and parses one list. Rejects with {@link ListDownloadError} on a non-2xx status, a
- * timeout, a body over `maxSize` bytes (compressed or not), invalid UTF-8 or a gzip error.
+ * timeout, a body over `maxSize` bytes (compressed or not), invalid UTF-8, a gzip error, or a host
+ * (of the URL or of a redirect) that resolves to no public address outside `opts.allowedNetworks`.
  */
 export async function downloadList(cfg: HttpLookupInput, opts: DownloadOptions = {}): Promise<{ keys: Set<string>; capped: boolean }> {
   const maxSize = cfg.maxSize ?? DEFAULTS.maxSize;
   const timeout = cfg.timeout ?? DEFAULTS.timeout;
   const ns = cfg.namespace;
-  const f = opts.fetch ?? fetchWithCause;
+  const f = fetchOf(opts);
   const signal = AbortSignal.timeout(timeout);
   const init: RequestInit = { signal, headers: { 'user-agent': USER_AGENTS[Math.floor(Math.random() * USER_AGENTS.length)]! }, redirect: 'follow' };
   let body: Buffer;
@@ -159,8 +167,9 @@ export async function downloadList(cfg: HttpLookupInput, opts: DownloadOptions =
       res = await f(cfg.url, init);
     } catch (e) {
       // A pooled connection the server closed in the meantime fails at once: retry once on a new one.
+      // A refused address or a timeout would fail the same way again.
       const name = (e as Error).name;
-      if (name === 'TimeoutError' || name === 'AbortError') throw e;
+      if (name === 'TimeoutError' || name === 'AbortError' || e instanceof AddressRefusedError) throw e;
       res = await f(cfg.url, init);
     }
     if (!res.ok) throw new ListDownloadError(ns, `HTTP ${res.status} from ${cfg.url}`);
@@ -170,6 +179,9 @@ export async function downloadList(cfg: HttpLookupInput, opts: DownloadOptions =
     if (e instanceof ListDownloadError) throw e;
     const name = (e as Error).name;
     if (name === 'TimeoutError' || name === 'AbortError') throw new ListDownloadError(ns, `timed out after ${timeout} ms`);
+    if (e instanceof AddressRefusedError && e.reason === 'policy') {
+      throw new ListDownloadError(ns, `download refused: ${e.message} (an internal list server needs its network in the allowed list networks: docs/lookup-stores.md, "Remote lists")`);
+    }
     throw new ListDownloadError(ns, `download failed: ${(e as Error).message}`);
   }
   let text: string;

@@ -23,6 +23,11 @@ export interface LookupSourceOptions {
   autoRefresh: boolean;
   /** Folder of the remote lists' on-disk cache (default: HttpListStore's). */
   cacheDir?: string;
+  /**
+   * Addresses or CIDR ranges remote list downloads may connect to although they are not public (an
+   * internal list server); default none (`HttpListOptions.allowedNetworks`).
+   */
+  allowedNetworks?: readonly string[];
   /** Told of each store left out (invalid configuration, unreadable secret) and of remote-list errors. */
   warn: (msg: string) => void;
   /**
@@ -51,6 +56,7 @@ export function buildLookupMap(src: LookupSources, opts: LookupSourceOptions): L
       onNeverDownloaded: () => warn(`remote list ${h.namespace} was never downloaded: its lookups answer nothing (run "spamrule lists update")`),
     };
     if (opts.cacheDir !== undefined) o.cacheDir = opts.cacheDir;
+    if (opts.allowedNetworks !== undefined) o.allowedNetworks = opts.allowedNetworks;
     lookups.set(h.namespace, new HttpListStore(h, o));
   }
   for (const s of src.stores ?? []) {

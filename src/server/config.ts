@@ -52,6 +52,11 @@ export const ServeConfigSchema = z
     /** On-disk cache of remote (`HttpLookup`) lists, and whether to refresh them in the background. */
     listCacheDir: z.string().optional(),
     refreshLists: z.boolean().optional(),
+    /**
+     * Networks the remote lists' downloads may reach although they are not public (an internal list
+     * server); default none. docs/lookup-stores.md, "Remote lists".
+     */
+    listAllowedNetworks: z.array(ipOrRange).optional(),
     /** The statistical classifier's SQLite model file (`spamrule learn --model FILE`; docs/classifier.md). */
     model: z.string().optional(),
     /** spamd's `TELL` (`spamc -L`) trains the model (with `model` and `spamd`). */

@@ -19,6 +19,7 @@ import { createResolver, type DnsConfigError } from '../dns/index.js';
 import { compileRuleSet } from '../engine/rules.js';
 import type { SpamRuleInput, ClassifyOptions, ClassifyResult, RuleLoadReport } from '../engine/types.js';
 import { LookupConfigError, parseLookupStoreConfig } from '../lookup/config.js';
+import { AddressPolicy } from '../net/index.js';
 import type { RuleSetSpec } from './ruleset.js';
 import type { ReplyFormat } from './rspamd-reply.js';
 import type { ReplyVerdict, RuleSetUpdate, ScanReply, ScanTask, ThreadLoaded, WorkerInit } from './worker.js';
@@ -98,6 +99,7 @@ function snapshot(spec: RuleSetSpec): RuleSetSpec {
     stores: spec.stores,
     httpLookups: spec.httpLookups,
     listCacheDir: spec.listCacheDir,
+    listAllowedNetworks: spec.listAllowedNetworks,
     refreshLists: spec.refreshLists,
     system: spec.system,
     dns: spec.dns,
@@ -109,11 +111,14 @@ function snapshot(spec: RuleSetSpec): RuleSetSpec {
 /**
  * Checks, in the caller's thread, what each thread would otherwise only warn about at run time, so that
  * a mistake is refused where it is made rather than answered `""` by every lookup: the DNS spec and
- * the stores' configurations. Throws {@link DnsConfigError} or {@link LookupConfigError}.
+ * the stores' configurations and the lists' allowed networks. Throws {@link DnsConfigError},
+ * {@link LookupConfigError} or `TypeError` (an allowed network that is no address or CIDR range).
  */
 function checkSpec(spec: RuleSetSpec): void {
   // The spec alone (kind, server addresses, the static file): the resolver made here is dropped.
   if (spec.dns !== undefined) createResolver(spec.dns);
+  // Each list download would fail on it: throws TypeError naming the entry.
+  if (spec.listAllowedNetworks !== undefined) new AddressPolicy(spec.listAllowedNetworks);
   for (const s of spec.stores ?? []) {
     const parsed = parseLookupStoreConfig(s.config);
     if (!parsed.ok) throw new LookupConfigError(s.namespace, `invalid configuration: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);

@@ -28,6 +28,11 @@ export interface RuleSetSpec {
    */
   httpLookups?: readonly HttpLookupInput[];
   listCacheDir?: string;
+  /**
+   * Addresses or CIDR ranges the remote lists' downloads may connect to although they are not public
+   * (an internal list server, `["10.20.0.0/16"]`); default none: public addresses only.
+   */
+  listAllowedNetworks?: readonly string[];
   /** Refresh stale remote lists in the background (default true); false serves the cache only. */
   refreshLists?: boolean;
   /** Lookup stores by namespace: an `x:StoreLookup` `store` configuration (src/lookup/config.ts). */
@@ -76,6 +81,7 @@ export function ruleSetSpecFromBundle(bundle: RuleMaterial, analysis: Omit<Analy
 export function buildEngineFromSpec(spec: RuleSetSpec, warn: (msg: string) => void = () => {}, previous?: { spec: RuleSetSpec; engine: SpamEngine }): SpamEngine {
   const lookupOpts: LookupSourceOptions = { autoRefresh: spec.refreshLists ?? true, warn };
   if (spec.listCacheDir !== undefined) lookupOpts.cacheDir = spec.listCacheDir;
+  if (spec.listAllowedNetworks !== undefined) lookupOpts.allowedNetworks = spec.listAllowedNetworks;
   // A store stops counting as up when the rules stop waiting for it (src/lookup/breaker.ts).
   if (spec.engine?.ruleWaitMs !== undefined) lookupOpts.slowCallMs = spec.engine.ruleWaitMs;
   const lookups = buildLookupMap(spec, lookupOpts);

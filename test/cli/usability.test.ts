@@ -203,7 +203,13 @@ describe('commands that would do nothing say why', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/list.txt`;
     const rules = remoteRules('update', url);
     const cache = join(dir, 'cache-update');
-    const argv = ['update', '--rules', rules, '--cache-dir', cache];
+    // The list server is on loopback, which a download reaches only when allowed.
+    const refused = await capture(() => lists(['update', '--rules', rules, '--cache-dir', cache]));
+    expect(refused.result).toBe(1);
+    expect(refused.stdout).toBe(
+      `remote_list: FAILED: ${url}: download refused: 127.0.0.1 (loopback) is not a public address (an internal list server needs its network in the allowed list networks: docs/lookup-stores.md, "Remote lists") (no cached copy: the list stays empty until a download succeeds)\n`,
+    );
+    const argv = ['update', '--rules', rules, '--cache-dir', cache, '--list-allow-network', '127.0.0.1'];
     await new Promise<void>((resolve) => server.close(() => resolve()));
 
     const none = await capture(() => lists(argv));

@@ -21,6 +21,8 @@ const routes = new Map<string, Handler>();
 let server: Server;
 let base = '';
 let hits = 0;
+/** The list server runs on loopback, which is no public address: the downloads here allow it explicitly. */
+const local = { allowedNetworks: ['127.0.0.1'] };
 const dirs: string[] = [];
 
 function tmp(): string {
@@ -97,13 +99,13 @@ describe('parsing', () => {
 
 describe('download', () => {
   it('a plain list and a gzipped CSV', async () => {
-    expect([...(await downloadList({ namespace: 'f', url: `${base}/free.txt` })).keys]).toEqual(['gmail.com', 'outlook.com', '# not a comment', 'mailinator.com']);
+    expect([...(await downloadList({ namespace: 'f', url: `${base}/free.txt` }, local)).keys]).toEqual(['gmail.com', 'outlook.com', '# not a comment', 'mailinator.com']);
     const tank = await downloadList({
       namespace: 't',
       url: `${base}/tank.csv.gz`,
       isGzipped: true,
       format: { '@type': 'Csv', indexKey: 1, separator: ',', skipFirst: true },
-    });
+    }, local);
     expect([...tank.keys]).toEqual(['https://phish.example/a,b', 'https://bad.example/x']);
   });
 
@@ -115,7 +117,7 @@ describe('download', () => {
     ['/gone', {}, /HTTP 503/],
   ])('%s fails with a ListDownloadError', async (path, extra, message) => {
     const t0 = performance.now();
-    const p = downloadList({ namespace: 'x', url: `${base}${path}`, ...extra });
+    const p = downloadList({ namespace: 'x', url: `${base}${path}`, ...extra }, local);
     await expect(p).rejects.toBeInstanceOf(ListDownloadError);
     await expect(p).rejects.toThrow(message);
     expect(performance.now() - t0).toBeLessThan(5_000);
@@ -123,24 +125,83 @@ describe('download', () => {
 
   it('a 100 MB list finishes in seconds, capped at maxEntries', async () => {
     const t0 = performance.now();
-    const r = await downloadList({ namespace: 'h', url: `${base}/huge`, maxEntries: 900_000, maxSize: 200 * 1024 * 1024 });
+    const r = await downloadList({ namespace: 'h', url: `${base}/huge`, maxEntries: 900_000, maxSize: 200 * 1024 * 1024 }, local);
     // Every line is the same key: the set holds one key, and the whole body was read.
     expect(r.keys.size).toBe(1);
     expect(performance.now() - t0).toBeLessThan(20_000);
   }, 60_000);
 });
 
+describe('download: public addresses only, unless allowed', () => {
+  // An "internal" server on another loopback address, which no download here allows: its log must stay empty.
+  let internal: Server;
+  let internalUrl = '';
+  const internalHits: string[] = [];
+  beforeAll(async () => {
+    internal = createServer((req, res) => {
+      internalHits.push(req.url ?? '');
+      res.end('secret.example\n');
+    });
+    await new Promise<void>((r) => internal.listen(0, '127.0.0.2', r));
+    internalUrl = `http://127.0.0.2:${(internal.address() as AddressInfo).port}`;
+    routes.set('/moved', (res) => res.writeHead(301, { location: '/free.txt' }).end());
+    routes.set('/to-internal', (res) => res.writeHead(302, { location: `${internalUrl}/secret.txt` }).end());
+    routes.set('/to-file', (res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end());
+    routes.set('/loop', (res) => res.writeHead(302, { location: '/loop' }).end());
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => internal.close(() => r()));
+  });
+
+  it('refuses a list URL on loopback by default: no request is made, the error says how to allow it', async () => {
+    const before = hits;
+    const p = downloadList({ namespace: 'x', url: `${base}/free.txt` });
+    await expect(p).rejects.toBeInstanceOf(ListDownloadError);
+    await expect(p).rejects.toThrow(
+      'list x: download refused: 127.0.0.1 (loopback) is not a public address (an internal list server needs its network in the allowed list networks: docs/lookup-stores.md, "Remote lists")',
+    );
+    expect(hits).toBe(before);
+  });
+
+  it('refuses a host name that resolves to loopback only (the system resolver: /etc/hosts)', async () => {
+    const before = hits;
+    const port = new URL(base).port;
+    await expect(downloadList({ namespace: 'x', url: `http://localhost:${port}/free.txt` })).rejects.toThrow(/download refused: localhost resolves to (127\.0\.0\.1|::1) \(loopback\).*, not a public address/);
+    expect(hits).toBe(before);
+  });
+
+  it('follows redirects inside the allowed networks, and refuses one out of them before connecting', async () => {
+    expect([...(await downloadList({ namespace: 'm', url: `${base}/moved` }, local)).keys]).toContain('gmail.com');
+    await expect(downloadList({ namespace: 'i', url: `${base}/to-internal` }, local)).rejects.toThrow('list i: download refused: 127.0.0.2 (loopback) is not a public address');
+    expect(internalHits).toEqual([]);
+    // Allowed, the same redirect is followed: the refusal above was the address check's.
+    expect([...(await downloadList({ namespace: 'i', url: `${base}/to-internal` }, { allowedNetworks: ['127.0.0.1', '127.0.0.2'] })).keys]).toEqual(['secret.example']);
+    expect(internalHits).toEqual(['/secret.txt']);
+  });
+
+  it('refuses redirects to other schemes, and ends a redirect loop', async () => {
+    await expect(downloadList({ namespace: 'f', url: `${base}/to-file` }, local)).rejects.toThrow('list f: download failed: fetch failed: file: URLs are not fetched (file:///etc/passwd)');
+    await expect(downloadList({ namespace: 'l', url: `${base}/loop` }, local)).rejects.toThrow('list l: download failed: fetch failed: more than 10 redirects');
+  });
+
+  it('an allowed network that is neither an address nor a range is an error', async () => {
+    await expect(downloadList({ namespace: 'x', url: `${base}/free.txt` }, { allowedNetworks: ['intranet'] })).rejects.toThrow(
+      'allowed network "intranet" is neither an IP address nor a CIDR range (such as 10.0.0.0/8)',
+    );
+  });
+});
+
 describe('HttpListStore', () => {
   it('update fills the on-disk cache; a new store serves it with the server gone (offline)', async () => {
     const dir = tmp();
-    const s = new HttpListStore({ namespace: 'stwt_free_domains', url: `${base}/free.txt` }, { cacheDir: dir });
+    const s = new HttpListStore({ namespace: 'stwt_free_domains', url: `${base}/free.txt` }, { cacheDir: dir, ...local });
     expect(await s.keyExists('gmail.com')).toBe(false); // never downloaded: empty, as in Stalwart
     expect(await s.update()).toEqual({ entries: 4, capped: false });
     expect(await s.keyExists('gmail.com')).toBe(true);
     expect(await s.keyExists('sub.gmail.com')).toBe(false); // exact match only
-    const offline = new HttpListStore({ namespace: 'stwt_free_domains', url: 'http://127.0.0.1:9/free.txt' }, { cacheDir: dir });
+    const offline = new HttpListStore({ namespace: 'stwt_free_domains', url: 'http://127.0.0.1:9/free.txt' }, { cacheDir: dir, ...local });
     expect(await offline.keyExists('gmail.com')).toBe(false); // another URL: the cache is not this list's
-    const same = new HttpListStore({ namespace: 'stwt_free_domains', url: `${base}/free.txt` }, { cacheDir: dir });
+    const same = new HttpListStore({ namespace: 'stwt_free_domains', url: `${base}/free.txt` }, { cacheDir: dir, ...local });
     const before = hits;
     expect(await same.keyExists('outlook.com')).toBe(true);
     expect(hits).toBe(before); // no HTTP request: served from the cache
@@ -148,16 +209,16 @@ describe('HttpListStore', () => {
 
   it('a failed update keeps the previous keys', async () => {
     const dir = tmp();
-    const ok = new HttpListStore({ namespace: 'n', url: `${base}/free.txt` }, { cacheDir: dir });
+    const ok = new HttpListStore({ namespace: 'n', url: `${base}/free.txt` }, { cacheDir: dir, ...local });
     await ok.update();
     routes.set('/flaky', (res) => {
       res.statusCode = 500;
       res.end();
     });
-    const s = new HttpListStore({ namespace: 'n', url: `${base}/free.txt` }, { cacheDir: dir });
+    const s = new HttpListStore({ namespace: 'n', url: `${base}/free.txt` }, { cacheDir: dir, ...local });
     (s.config as { url: string }).url = `${base}/free.txt`;
     expect(await s.keyExists('gmail.com')).toBe(true);
-    const broken = new HttpListStore({ namespace: 'n2', url: `${base}/flaky` }, { cacheDir: dir });
+    const broken = new HttpListStore({ namespace: 'n2', url: `${base}/flaky` }, { cacheDir: dir, ...local });
     await expect(broken.update()).rejects.toThrow(/HTTP 500/);
     expect(await broken.keyExists('gmail.com')).toBe(false);
   });
@@ -169,7 +230,7 @@ describe('HttpListStore', () => {
     const errors: Error[] = [];
     const s = new HttpListStore(
       { namespace: 'r', url: `${base}/rotating`, refresh: 60_000, retry: 5_000 },
-      { cacheDir: tmp(), autoRefresh: true, now: () => now, onError: (e) => errors.push(e) },
+      { cacheDir: tmp(), autoRefresh: true, now: () => now, onError: (e) => errors.push(e), ...local },
     );
     expect(await s.keyExists('one.example')).toBe(false); // first lookup answers from the empty list…
     await s.settled(); // …and starts one background download
@@ -193,8 +254,8 @@ describe('what the lookup map says of a remote list', () => {
     const dir = tmp();
     const said: string[] = [];
     const lists = [{ namespace: 'fresh', url: `${base}/free.txt` }, { namespace: 'cached', url: `${base}/free.txt` }];
-    await new HttpListStore(lists[1]!, { cacheDir: dir }).update();
-    const map = buildLookupMap({ httpLookups: lists }, { cacheDir: dir, autoRefresh: false, warn: (m) => said.push(m) });
+    await new HttpListStore(lists[1]!, { cacheDir: dir, ...local }).update();
+    const map = buildLookupMap({ httpLookups: lists }, { cacheDir: dir, autoRefresh: false, warn: (m) => said.push(m), ...local });
     expect(said).toEqual([]); // nothing is read before a rule asks
     expect(await map.get('fresh')!.keyExists('gmail.com')).toBe(false);
     expect(await map.get('fresh')!.keyExists('outlook.com')).toBe(false);
@@ -204,7 +265,7 @@ describe('what the lookup map says of a remote list', () => {
     // A server refreshes in the background: no such warning, and a failure says where and why.
     const bad = `http://127.0.0.1:${await freePort()}/gone.txt`;
     const live: string[] = [];
-    const served = buildLookupMap({ httpLookups: [{ namespace: 'down', url: bad }] }, { cacheDir: tmp(), autoRefresh: true, warn: (m) => live.push(m) });
+    const served = buildLookupMap({ httpLookups: [{ namespace: 'down', url: bad }] }, { cacheDir: tmp(), autoRefresh: true, warn: (m) => live.push(m), ...local });
     const store = served.get('down') as HttpListStore;
     expect(await store.keyExists('x')).toBe(false);
     await store.settled();
@@ -232,7 +293,7 @@ describe('CLI', () => {
       }),
     );
     const cache = join(dir, 'cache');
-    const up = await cli(['lists', 'update', '--rules', rules, '--cache-dir', cache]);
+    const up = await cli(['lists', 'update', '--rules', rules, '--cache-dir', cache, '--list-allow-network', '127.0.0.1']);
     expect(up.status).toBe(0);
     expect(up.stdout).toMatch(/stwt_free_domains: 4 entries/);
     expect((await cli(['lists', 'show', 'stwt_free_domains', 'gmail.com', '--rules', rules, '--cache-dir', cache])).stdout).toMatch(/: found/);
@@ -247,7 +308,7 @@ describe('CLI', () => {
     // Unreachable list server: update fails (exit 1), the cached copy stays in use.
     const rules2 = join(dir, 'rules2.json');
     writeFileSync(rules2, JSON.stringify({ HttpLookup: [{ namespace: 'stwt_free_domains', url: `${base}/gone`, enable: true, timeout: 1000 }] }));
-    const bad = await cli(['lists', 'update', '--rules', rules2, '--cache-dir', cache]);
+    const bad = await cli(['lists', 'update', '--rules', rules2, '--cache-dir', cache, '--list-allow-network', '127.0.0.1']);
     expect(bad.status).toBe(1);
     expect(bad.stdout).toMatch(/FAILED: .*HTTP 503/);
   }, 60_000);

@@ -120,7 +120,8 @@ describe('spamrule serve --db (managed rules over JMAP)', () => {
     const tokens = new TokenStore(db);
     const token = tokens.create('admin', [...PERMISSIONS]).token;
     tokens.close();
-    const s = await serve(['--db', db, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '2', '--log-level', 'info', '--cache-dir', join(dir, 'lists')]);
+    // The HttpLookup below is served on loopback, which list downloads reach only when allowed.
+    const s = await serve(['--db', db, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '2', '--log-level', 'info', '--cache-dir', join(dir, 'lists'), '--list-allow-network', '127.0.0.1']);
     const jmapUrl = s.lines.jmap!;
     const rspamd = s.lines.rspamd!;
     const jmap = async (calls: unknown[]): Promise<any[]> => {
@@ -297,6 +298,7 @@ describe('spamrule serve --config FILE.toml', () => {
       [['--model', tmpdir()], /--model .* is a folder: name the model's file/],
       [['--max-size', 'lots'], /--max-size \(limits\.maxSize\): expected a size such as 50M/],
       [['--follow-redirects'], /analysis\.followRedirects needs --dns system .*: redirector hosts are resolved through it/],
+      [['--list-allow-network', 'intranet'], /allowed network "intranet" is neither an IP address nor a CIDR range/],
     ] as const) {
       const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', ...args], { cwd: REPO_ROOT });
       let err = '';
@@ -315,6 +317,10 @@ describe('spamrule serve --config FILE.toml', () => {
     };
     writeFileSync(file, JSON.stringify({ analysis }));
     expect(readServeConfig(file).analysis).toEqual(analysis);
+    writeFileSync(file, JSON.stringify({ listAllowedNetworks: ['10.0.0.5', 'fd00::/8'] }));
+    expect(readServeConfig(file).listAllowedNetworks).toEqual(['10.0.0.5', 'fd00::/8']);
+    writeFileSync(file, JSON.stringify({ listAllowedNetworks: ['intranet'] }));
+    expect(() => readServeConfig(file)).toThrow('listAllowedNetworks.0');
     for (const [bad, where] of [
       [{ allowedIps: ['10.1'] }, 'analysis.allowedIps.0'], [{ blockedIps: ['192.0.2.0/33'] }, 'analysis.blockedIps.0'], [{ dnsblLimits: { ipp: 1 } }, 'analysis.dnsblLimits'],
       [{ followRedirects: { allowedNetworks: ['intranet'] } }, 'analysis.followRedirects.allowedNetworks.0'],

@@ -82,7 +82,8 @@ const MESSAGE = 'From: a@example.org\r\nTo: b@example.com\r\nSubject: hi\r\n\r\n
 describe('spamrule serve output', () => {
   it('JSON lines only: one "listening" line per listener, "ready", worker warnings; learn without --model is a 404 that says so', async () => {
     const rules = await rulesWithUnreachableList();
-    const p = start(['--rules', rules, '--rspamd', '127.0.0.1:0', '--spamd', '127.0.0.1:0', '--workers', '1', '--cache-dir', join(dir, 'cache-info')]);
+    // Loopback allowed, so that the download is made and fails (nothing listens) rather than being refused.
+    const p = start(['--rules', rules, '--rspamd', '127.0.0.1:0', '--spamd', '127.0.0.1:0', '--workers', '1', '--cache-dir', join(dir, 'cache-info'), '--list-allow-network', '127.0.0.1']);
     await until('ready', p, () => /"msg":"ready"/.test(p.stdout()));
     const lines = logLines(p);
     const listening = lines.filter((l) => l.msg === 'listening');
