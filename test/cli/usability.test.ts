@@ -119,7 +119,7 @@ describe('standard input given twice', () => {
   it('is read once, and the second "-" is reported', async () => {
     const { expandInputs } = await import('../../src/cli/inputs.js');
     const r = expandInputs(['-', '-']);
-    expect(r.files).toEqual(['-']);
+    expect(r.files).toEqual([{ path: '-' }]);
     expect(r.problems).toEqual([{ path: '-', message: 'standard input ("-") is given more than once; it is read once' }]);
   });
 });
