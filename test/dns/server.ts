@@ -2,7 +2,7 @@
  * A small authoritative DNS server on loopback UDP (RFC 1035 wire format) for the DNS layer's tests:
  * answers A/AAAA/MX/TXT/PTR from a map with per-name TTLs, NXDOMAIN for unknown names, NODATA (NOERROR,
  * no answers) for a known name without records of the asked type; can be told to drop queries (never answer)
- * or to answer SERVFAIL, per name or for everything; counts the queries it receives.
+ * or to answer SERVFAIL, per name or for everything; counts the queries it receives and notes their source ports.
  */
 import { createSocket, type Socket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
@@ -33,6 +33,8 @@ export class TestDnsServer {
   readonly behaviourFor = new Map<string, Behaviour>();
   /** Every query received, in order, as "TYPE name" (lowercased name; unknown types as their number). */
   readonly received: string[] = [];
+  /** The UDP source ports the queries for each name (lowercased) came from, in order. */
+  readonly sourcePorts = new Map<string, number[]>();
   private socket: Socket | undefined;
 
   constructor(zone: Record<string, ZoneEntry> = {}) {
@@ -44,7 +46,7 @@ export class TestDnsServer {
     const socket = createSocket('udp4');
     this.socket = socket;
     socket.on('message', (msg, rinfo) => {
-      const reply = this.handle(msg);
+      const reply = this.handle(msg, rinfo.port);
       if (reply) socket.send(reply, rinfo.port, rinfo.address);
     });
     await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
@@ -63,7 +65,7 @@ export class TestDnsServer {
     return this.received.filter((q) => (type ? q === `${type} ${n}` : q.endsWith(` ${n}`))).length;
   }
 
-  private handle(msg: Buffer): Buffer | undefined {
+  private handle(msg: Buffer, port: number): Buffer | undefined {
     if (msg.length < 12) return undefined;
     const qdcount = msg.readUInt16BE(4);
     if (qdcount !== 1) return header(msg, 1 /* FORMERR */, 0, Buffer.alloc(0));
@@ -80,6 +82,7 @@ export class TestDnsServer {
     const name = labels.join('.').toLowerCase();
     const typeName = TYPE_NAMES.get(qtype);
     this.received.push(`${typeName ?? qtype} ${name}`);
+    this.sourcePorts.set(name, [...(this.sourcePorts.get(name) ?? []), port]);
 
     const behaviour = this.behaviourFor.get(name) ?? this.mode;
     if (behaviour === 'drop') return undefined;

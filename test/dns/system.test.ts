@@ -321,10 +321,48 @@ describe('failures', () => {
     expect(await p).toEqual({ status: 'error', error: 'ECANCELLED' });
   });
 
+  it('cancel() ends queries in flight on every per-query channel', async () => {
+    const res = make({ timeoutMs: 5000 });
+    for (const n of ['c1', 'c2', 'c3']) server.behaviourFor.set(`${n}.drop.test`, 'drop');
+    const ps = ['c1', 'c2', 'c3'].map((n) => res.query(`${n}.drop.test`, 'A'));
+    await sleep(20);
+    res.cancel();
+    expect(await Promise.all(ps)).toEqual(ps.map(() => ({ status: 'error', error: 'ECANCELLED' })));
+  });
+
   it('bad configuration throws DnsConfigError', () => {
     expect(() => new SystemResolver({ servers: ['not an address'] })).toThrow(DnsConfigError);
     expect(() => new SystemResolver({ timeoutMs: -1 })).toThrow(DnsConfigError);
     expect(() => new SystemResolver({ timeoutMs: 0 })).toThrow(DnsConfigError);
     expect(() => new SystemResolver({ negativeTtlMs: Number.NaN })).toThrow(DnsConfigError);
+  });
+});
+
+describe('source ports (docs/dns.md, "Trust")', () => {
+  // 20 queries the server never answers are all in flight at once: each open socket holds its own port.
+  let round = 0;
+  const burst = async (res: SystemResolver, on: TestDnsServer = server): Promise<Set<number>> => {
+    const names = Array.from({ length: 20 }, (_, i) => `q${i}.r${++round}.drop.test`);
+    for (const n of names) on.behaviourFor.set(n, 'drop');
+    const ps = names.map((n) => res.query(n, 'A'));
+    while (names.some((n) => on.count(n) === 0)) await sleep(10);
+    res.cancel();
+    await Promise.all(ps);
+    return new Set(names.flatMap((n) => on.sourcePorts.get(n) ?? []));
+  };
+
+  it('with one server, each query of a burst leaves from its own socket and port', async () => {
+    expect((await burst(make({ timeoutMs: 5000, tries: 1 }))).size).toBe(20);
+  });
+
+  it('socketPerQuery: false (the default with several servers) sends a burst from one socket', async () => {
+    expect((await burst(make({ timeoutMs: 5000, tries: 1, socketPerQuery: false }))).size).toBe(1);
+    const second = new TestDnsServer();
+    const other = await second.start();
+    try {
+      expect((await burst(new SystemResolver({ servers: [addr, other], timeoutMs: 5000, tries: 1 }))).size).toBe(1);
+    } finally {
+      await second.stop();
+    }
   });
 });
