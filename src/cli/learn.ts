@@ -20,7 +20,8 @@ ones, and several processes can share one store.
 Where the model lives (one of):
   --model FILE        a SQLite file (created when missing)
   --db PATH           the registry of "spamrule serve --db PATH" (same SQLite file)
-  --pg URL            PostgreSQL: postgres://user:password@host:port/database
+  --pg URL            PostgreSQL: postgres://user:password@host:port/database (a password left out comes
+                      from PGPASSWORD or ~/.pgpass, out of sight of ps: docs/deployment.md)
   --redis URL         Redis: redis://host:port
 
 Options:

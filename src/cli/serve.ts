@@ -32,7 +32,8 @@ Listeners (each optional; at least one):
 
 Rules:
   --db PATH             the managed registry (SQLite; tokens, and rules unless --pg); serves JMAP
-  --pg URL              keep SpamRules/StoreLookups in PostgreSQL
+  --pg URL              keep SpamRules/StoreLookups in PostgreSQL (a password left out of the URL comes from
+                        PGPASSWORD or ~/.pgpass, out of sight of ps; or put pg in the config file)
   --capability URN      management capability URN (default urn:stalwart:jmap)
   --secret-file-dir DIR      a directory whose files StoreLookups written over JMAP may use as File secrets
                         (repeatable; default none: refused)
