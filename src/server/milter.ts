@@ -36,17 +36,21 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner } from './scan.js';
-
-const MILTER_VERSION = 6;
-/** Largest packet accepted (libmilter's own limit with `SMFIP_MDS_1M` is 1 MiB of data). */
-const MAX_PACKET = 1024 * 1024 + 64;
-
-// Actions the filter asks for (SMFIF_*).
-const SMFIF_ADDHDRS = 0x01;
-const SMFIF_CHGHDRS = 0x10;
-// Protocol flags (SMFIP_*).
-const SMFIP_NOUNKNOWN = 0x100;
-const SMFIP_HDR_LEADSPC = 0x100000;
+import {
+  addHeader,
+  CONTINUE,
+  cstr,
+  cstrings,
+  deleteHeader,
+  MAX_PACKET,
+  MILTER_VERSION,
+  packet,
+  SMFIF_ADDHDRS,
+  SMFIF_CHGHDRS,
+  SMFIP_HDR_LEADSPC,
+  SMFIP_NOUNKNOWN,
+  TEMPFAIL,
+} from './milter-wire.js';
 
 /** The macros {@link MilterConnection.sessionWithMacros} reads; the MTA may send many more. */
 const KEPT_MACROS = new Set(['i', 'j', 'auth_authen', 'tls_version', 'daemon_addr', 'client_addr'].flatMap((n) => [n, `{${n}}`]));
@@ -98,53 +102,6 @@ interface MessageState {
 
 function newMessage(): MessageState {
   return { parts: [], size: 0, tooLarge: false, inBody: false, forged: new Map() };
-}
-
-/**
- * Splits NUL-terminated strings. `latin1` keeps every byte as one character (header lines, whose
- * 8-bit bytes the analysis must see as they are); the default reads UTF-8 (names, addresses).
- */
-function cstrings(data: Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): string[] {
-  const out: string[] = [];
-  let start = 0;
-  for (let i = 0; i < data.length; i++) {
-    if (data[i] === 0) {
-      out.push(data.toString(encoding, start, i));
-      start = i + 1;
-    }
-  }
-  if (start < data.length) out.push(data.toString(encoding, start));
-  return out;
-}
-
-function packet(cmd: string, data: Buffer | string = Buffer.alloc(0)): Buffer {
-  const body = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(body.length + 1, 0);
-  head.write(cmd, 4, 'latin1');
-  return Buffer.concat([head, body]);
-}
-
-const CONTINUE = packet('c');
-const TEMPFAIL = packet('t');
-
-function cstr(...parts: string[]): Buffer {
-  return Buffer.from(parts.map((p) => p + '\0').join(''), 'utf8');
-}
-
-/**
- * milter `h` (add header): libmilter folds with a bare LF. With `SMFIP_HDR_LEADSPC` negotiated
- * the MTA copies the value verbatim after the colon, so the space is ours to send.
- */
-function addHeader(name: string, value: string, leadingSpace: boolean): Buffer {
-  return packet('h', cstr(name, (leadingSpace ? ' ' : '') + value.replace(/\r\n/g, '\n')));
-}
-
-/** milter `m` (change header) with an empty value deletes occurrence `index` (1-based) of `name`. */
-function deleteHeader(name: string, index: number): Buffer {
-  const i = Buffer.alloc(4);
-  i.writeUInt32BE(index, 0);
-  return packet('m', Buffer.concat([i, cstr(name, '')]));
 }
 
 class MilterConnection {

@@ -1,0 +1,65 @@
+/** `spamrule serve --help`: every flag, by group (the config file's keys are in docs/deployment.md). */
+import { availableParallelism } from 'node:os';
+
+export const SERVE_USAGE = `usage: spamrule serve [--config FILE] [listeners] [rules] [options]
+
+Listeners (each optional; at least one):
+  --rspamd HOST:PORT    rspamd HTTP protocol (POST /checkv2, /ping; also /metrics, /healthz)
+  --milter HOST:PORT    milter protocol v6 (Postfix smtpd_milters, Sendmail); or unix:PATH
+  --spamd HOST:PORT     spamd protocol (SPAMC/1.5, spamc)
+  --metrics HOST:PORT   a separate HTTP listener for /metrics and /healthz
+  --listen HOST:PORT    JMAP management API (with --db; default 127.0.0.1:8080; port 0 = random)
+
+Rules:
+  --db PATH             the managed registry (SQLite; tokens, and rules unless --pg); serves JMAP
+  --pg URL              keep SpamRules/StoreLookups in PostgreSQL (a password left out of the URL comes from
+                        PGPASSWORD or ~/.pgpass, out of sight of ps; or put pg in the config file)
+  --capability URN      management capability URN (default urn:stalwart:jmap)
+  --secret-file-dir DIR      a directory whose files StoreLookups written over JMAP may use as File secrets
+                        (repeatable; default none: refused)
+  --secret-env-prefix PREFIX  the same for EnvironmentVariable secrets: names starting with PREFIX
+  --sqlite-store-dir DIR     where Sqlite StoreLookups written over JMAP may keep their files (default: the
+                        directory of --db; never the registry or --model file)
+  --rules FILE          SpamRule JSON (repeatable); default the built-in rule set (no --db)
+  --scores FILE         scores.txt or SpamTag JSON (repeatable)
+  --list NS=FILE        a static lookup list (repeatable)
+  --score-spam N  --score-reject N  --score-discard N
+  --dns SPEC            off (default) | system | system:SERVER | static:FILE.json
+  --time-budget MS      per-message time budget of the analysis and rules (default 5000; 0 = none)
+  --rule-wait MS        per-message budget of the rules' waits for stores and DNS (default 2000; 0 = none)
+  --no-module NAME      switch a built-in analysis module off (repeatable); --no-analysis: rules only
+  --trust-authserv ID   read authentication results from this authserv-id's Authentication-Results
+  --follow-redirects    follow the HTTP redirects of url-redirectors URLs (3 hops of 5 s; needs --dns system;
+                        public addresses on ports 80 and 443 only; the config file's analysis.followRedirects
+                        sets maxHops, timeoutMs, allowedNetworks and ports); analysis.dnsblLimits, .allowedIps
+                        and .blockedIps are set in the config file (docs/deployment.md)
+  --pyzor HOST[:PORT]   check each message's Pyzor digest with this server over UDP (port 24441 by default;
+                        the config file's analysis.pyzor also takes timeoutMs, blockCount, allowCount, ratio)
+  --pyzor-timeout MS    how long to wait for the Pyzor server's answer (default 5000)
+  --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
+  --no-refresh-lists    serve remote lists from the cache only (default: refresh stale ones in the background)
+  --list-allow-network CIDR  remote list downloads may connect to this address or range although it is not
+                        public (an internal list server; repeatable; default: public addresses only)
+  --allow-tell          with --model and --spamd: spamc -L spam|ham adds samples, -L forget removes them
+                        (as spamd --allow-tell)
+  --model FILE          the statistical classifier of "spamrule learn --model FILE" (PROB_* tags; a new model is
+                        picked up within 30 s); with --db, JMAP x:SpamTrainingSample objects add samples to it
+
+Workers and limits:
+  --workers N           worker threads (default: CPU cores, here ${availableParallelism()})
+  --max-size SIZE       largest message scanned (default 50M); larger ones are passed unscanned
+  --scan-timeout MS     per-message time limit (default 30000; 0 = none)
+  --max-scans N         scans handed to the workers at once (default 4 per worker)
+  --idle-timeout MS     close spamd and rspamd connections idle this long (default 60000)
+  --milter-idle-timeout MS  the same for milter connections (default 7210000, libmilter's: the MTA keeps
+                        its connection for a whole SMTP session, quiet while a slow client sends)
+  --head-timeout MS     a request head (or milter packet) must arrive within this (default 30000; 0 = none)
+  --request-timeout MS  a whole spamd/rspamd request must arrive within this (default 300000; 0 = none)
+  --shutdown-grace MS   on SIGTERM, the requests already begun may finish within this (default 30000)
+  --log-level LEVEL     trace|debug|info|warn|error|silent (default info); JSON lines on stdout, the
+                        worker threads' too; at info, one "listening" line per listener
+                        ({"listener":"rspamd","address":…}) and a "ready" line once all listen
+
+  --config FILE         JSON or TOML file with the settings above (docs/deployment.md)
+
+Create a token for the JMAP API first: spamrule token create --db PATH --permissions all`;

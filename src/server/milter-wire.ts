@@ -1,0 +1,67 @@
+/**
+ * The milter wire format (Sendmail's libmilter, version 6): packets of a 4-byte big-endian length
+ * (the command byte and the data), a command byte and its data; NUL-terminated strings inside. The
+ * replies the milter listener sends are built here; src/server/milter.ts holds the protocol state.
+ */
+
+export const MILTER_VERSION = 6;
+/** Largest packet accepted, in bytes (libmilter's own limit with `SMFIP_MDS_1M` is 1 MiB of data). */
+export const MAX_PACKET = 1024 * 1024 + 64;
+
+// Actions the filter asks for (SMFIF_*).
+export const SMFIF_ADDHDRS = 0x01;
+export const SMFIF_CHGHDRS = 0x10;
+// Protocol flags (SMFIP_*).
+export const SMFIP_NOUNKNOWN = 0x100;
+export const SMFIP_HDR_LEADSPC = 0x100000;
+
+/**
+ * Splits NUL-terminated strings. `latin1` keeps every byte as one character (header lines, whose
+ * 8-bit bytes the analysis must see as they are); the default reads UTF-8 (names, addresses).
+ */
+export function cstrings(data: Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let i = 0; i < data.length; i++) {
+    if (data[i] === 0) {
+      out.push(data.toString(encoding, start, i));
+      start = i + 1;
+    }
+  }
+  if (start < data.length) out.push(data.toString(encoding, start));
+  return out;
+}
+
+/** One packet: `cmd` (one character) and its data (a string is sent as UTF-8). */
+export function packet(cmd: string, data: Buffer | string = Buffer.alloc(0)): Buffer {
+  const body = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(body.length + 1, 0);
+  head.write(cmd, 4, 'latin1');
+  return Buffer.concat([head, body]);
+}
+
+/** `SMFIR_CONTINUE`. */
+export const CONTINUE = packet('c');
+/** `SMFIR_TEMPFAIL`: the MTA answers the SMTP command (or the message) with a 4xx reply. */
+export const TEMPFAIL = packet('t');
+
+/** NUL-terminated UTF-8 strings, one after the other. */
+export function cstr(...parts: string[]): Buffer {
+  return Buffer.from(parts.map((p) => p + '\0').join(''), 'utf8');
+}
+
+/**
+ * milter `h` (add header): libmilter folds with a bare LF. With `SMFIP_HDR_LEADSPC` negotiated
+ * the MTA copies the value verbatim after the colon, so the space is ours to send.
+ */
+export function addHeader(name: string, value: string, leadingSpace: boolean): Buffer {
+  return packet('h', cstr(name, (leadingSpace ? ' ' : '') + value.replace(/\r\n/g, '\n')));
+}
+
+/** milter `m` (change header) with an empty value deletes occurrence `index` (1-based) of `name`. */
+export function deleteHeader(name: string, index: number): Buffer {
+  const i = Buffer.alloc(4);
+  i.writeUInt32BE(index, 0);
+  return packet('m', Buffer.concat([i, cstr(name, '')]));
+}
