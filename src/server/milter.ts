@@ -35,6 +35,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
+import { PacketReader } from './milter-reader.js';
 import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner } from './scan.js';
 import {
   addHeader,
@@ -105,7 +106,7 @@ function newMessage(): MessageState {
 }
 
 class MilterConnection {
-  private buf: Buffer = Buffer.alloc(0);
+  private readonly reader = new PacketReader(MAX_PACKET);
   private macros = new Map<string, string>();
   private session: SessionInput = {};
   private msg = newMessage();
@@ -165,24 +166,24 @@ class MilterConnection {
   }
 
   onData(chunk: Buffer): void {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    if (this.closed) return;
+    const before = this.reader.completed;
+    const error = this.reader.push(chunk);
+    if (error !== undefined) return this.protocolError(error);
+    // A packet completed: the head deadline restarts with the next one's first byte (pump).
+    if (this.reader.completed !== before) this.deadlines.clear('head');
     this.pump();
   }
 
   private pump(): void {
-    while (!this.busy && !this.closed && this.buf.length >= 4) {
-      const len = this.buf.readUInt32BE(0);
-      if (len === 0 || len > MAX_PACKET) return this.protocolError(`packet length ${len} out of range`);
-      if (this.buf.length < 4 + len) break; // the rest is on its way (bounded by MAX_PACKET)
-      const cmd = String.fromCharCode(this.buf[4]!);
-      const data = this.buf.subarray(5, 4 + len);
-      this.buf = this.buf.subarray(4 + len);
-      this.deadlines.clear('head');
+    const queue = this.reader.packets;
+    while (!this.busy && !this.closed && queue.length > 0) {
+      const { cmd, data } = queue.shift()!;
       this.command(cmd, data);
     }
     // A packet that has begun must be complete within headTimeoutMs, however slowly it trickles.
     // Whole packets held back while a message is scanned are not the MTA's delay.
-    if (this.busy || this.closed || this.buf.length === 0) this.deadlines.clear('head');
+    if (this.busy || this.closed || !this.reader.partial) this.deadlines.clear('head');
     else this.deadlines.ensure('head', this.scanner.limits.headTimeoutMs);
   }
 
@@ -393,6 +394,8 @@ class MilterConnection {
       replies = [...deletions, addHeader(NOTE_HEADER, o.ok ? '' : o.message, this.leadingSpace), CONTINUE];
     } else {
       const raw = Buffer.concat(m.parts, m.size);
+      // `m` lives until the reply is sent: the parts must not stay alive beside their copy.
+      m.parts = [];
       // The idle timeout is for the MTA: it does not run while we scan.
       this.socket.setTimeout(0);
       const o = await scanner.scan({ protocol: 'milter', raw, session: this.sessionWithMacros(), queueId, open: this.open, signal: this.gone.signal });

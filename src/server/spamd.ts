@@ -28,6 +28,7 @@ import { promisify } from 'node:util';
 import { inflate } from 'node:zlib';
 import type { ClassifyResult } from '../engine/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
+import { HeadCollector } from './head-collector.js';
 import { spamAssassinHeaders, SPAMD_STRIPPED, splitMessage, withVerdictHeaders } from './headers.js';
 import { RSPAMD_ACTIONS, sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
 import { SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
@@ -192,7 +193,8 @@ export function textProtocolHandler(
   const { limits, metrics } = scanner;
   return (socket: Socket, deadlines: Deadlines): void => {
     socket.on('error', () => undefined);
-    let buf: Buffer = Buffer.alloc(0);
+    /** The request head as it arrives: its chunks, concatenated once the blank line has come. */
+    const head = new HeadCollector();
     let req: Request | undefined;
     let want = -1;
     const chunks: Buffer[] = [];
@@ -215,8 +217,8 @@ export function textProtocolHandler(
      */
     const rspamc = (): boolean => {
       if (req !== undefined) return req.rspamc;
-      const nl = buf.indexOf('\r\n');
-      const m = nl < 0 ? null : REQUEST_LINE.exec(buf.toString('latin1', 0, nl));
+      const first = head.firstLine();
+      const m = first === undefined ? null : REQUEST_LINE.exec(first);
       return m ? m[2] === 'RSPAMC' : listener === 'rspamd';
     };
     const label = (): 'spamd' | 'rspamd' => (rspamc() ? 'rspamd' : 'spamd');
@@ -258,6 +260,8 @@ export function textProtocolHandler(
       socket.pause();
       const r = req!;
       let raw: Uint8Array = Buffer.concat(chunks, got);
+      // The handler's closure outlives this request's scan: the chunks must not stay alive beside their copy.
+      chunks.length = 0;
       if (want >= 0 && raw.length > want) raw = raw.subarray(0, want);
       if ((r.headers.get('compress')?.[0] ?? '').toLowerCase() === 'zlib') {
         try {
@@ -317,20 +321,18 @@ export function textProtocolHandler(
         if (!open.admitted) return shuttingDown();
       }
       if (req === undefined) {
-        buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) {
-          if (buf.length > MAX_HEAD) fail(76, 'request headers too long');
-          else if (/^PING SPAMC\/\d+\.\d+\r\n$/.test(buf.toString('latin1'))) {
+        const whole = head.push(chunk);
+        if (whole === undefined) {
+          if (head.length > MAX_HEAD) fail(76, 'request headers too long');
+          else if (head.length <= 32 && /^PING SPAMC\/\d+\.\d+\r\n$/.test(head.text())) {
             // Some clients send PING without the blank line.
             settle();
             answer('SPAMD/1.5 0 PONG\r\n');
           }
           return;
         }
-        const parsed = parseHead(buf.toString('latin1', 0, end));
-        const rest = buf.subarray(end + 4);
-        buf = Buffer.alloc(0);
+        const parsed = parseHead(whole.head);
+        const rest = whole.rest;
         if (typeof parsed === 'string') return fail(76, parsed);
         req = parsed;
         deadlines.clear('head');
@@ -376,7 +378,7 @@ export function textProtocolHandler(
       if (done) return;
       // A connection closed before it sent anything (a TCP health check) is no protocol error, as on the
       // rspamd and milter listeners.
-      if (req === undefined) return fail(76, 'connection closed before the request was complete', buf.length > 0);
+      if (req === undefined) return fail(76, 'connection closed before the request was complete', head.length > 0);
       if (want < 0) return void finish(); // no Content-length: the body is everything until EOF
       if (got < want) return fail(76, `Content-length says ${want} bytes but the body has ${got}`);
     });
