@@ -48,6 +48,9 @@ Rules:
 Workers and limits:
   --workers N           worker threads (default: CPU cores, here ${availableParallelism()})
   --max-size SIZE       largest message scanned (default 50M); larger ones are passed unscanned
+  --max-buffered SIZE   request bytes all listeners may hold in memory at once (default 4 × max-size, at
+                        least 64M, at most a quarter of the memory; at least max-size); past it, requests
+                        get a temporary failure (rspamd 503, spamd 75, milter tempfail)
   --scan-timeout MS     per-message time limit (default 30000; 0 = none)
   --max-scans N         scans handed to the workers at once (default 4 per worker)
   --idle-timeout MS     close spamd and rspamd connections idle this long (default 60000)

@@ -19,6 +19,7 @@ import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRule
 import { canVerify, pyzorServerFlag, pyzorTimeoutFlag } from './session-flags.js';
 import { readServeConfig } from '../server/config.js';
 import { modelLearner, sampleSinkOption, startManaged, storePolicyOf } from './serve-managed.js';
+import { resolveLimits } from '../server/limits.js';
 import { ruleSetSpecFromBundle } from '../server/ruleset.js';
 import { SERVE_USAGE as USAGE } from './serve-usage.js';
 
@@ -65,6 +66,7 @@ const OPTIONS = {
   'allow-tell': { type: 'boolean' },
   workers: { type: 'string' },
   'max-size': { type: 'string' },
+  'max-buffered': { type: 'string' },
   'scan-timeout': { type: 'string' },
   'max-scans': { type: 'string' },
   'idle-timeout': { type: 'string' },
@@ -132,6 +134,7 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   out.analysis = a;
   const l = { ...c.limits };
   if (v['max-size'] !== undefined) l.maxSize = v['max-size'];
+  if (v['max-buffered'] !== undefined) l.maxBufferedBytes = v['max-buffered'];
   const st = int('scan-timeout', v['scan-timeout']);
   if (st !== undefined) l.scanTimeoutMs = st;
   const ms = int('max-scans', v['max-scans'], 1);
@@ -263,14 +266,19 @@ export async function run(argv: string[]): Promise<number> {
   let addrs: Record<'rspamd' | 'milter' | 'spamd' | 'metrics', ReturnType<typeof server.parseListenAddress> | undefined>;
   try {
     spec = specFrom(c, c.db !== undefined);
-    const { maxSize, ...rest } = c.limits ?? {};
-    let size: number | undefined;
-    try {
-      size = maxSize === undefined ? undefined : server.parseSize(maxSize);
-    } catch (e) {
-      throw new UsageError(`--max-size (limits.maxSize): ${(e as Error).message}`);
-    }
-    limits = { ...rest, ...(size !== undefined ? { maxSize: size } : {}) };
+    const { maxSize, maxBufferedBytes, ...rest } = c.limits ?? {};
+    const bytes = (v: string | number | undefined, flag: string, key: string): number | undefined => {
+      try {
+        return v === undefined ? undefined : server.parseSize(v);
+      } catch (e) {
+        throw new UsageError(`--${flag} (limits.${key}): ${(e as Error).message}`);
+      }
+    };
+    const size = bytes(maxSize, 'max-size', 'maxSize');
+    const buffered = bytes(maxBufferedBytes, 'max-buffered', 'maxBufferedBytes');
+    limits = { ...rest, ...(size !== undefined ? { maxSize: size } : {}), ...(buffered !== undefined ? { maxBufferedBytes: buffered } : {}) };
+    // Limits that cannot work together (a budget below maxSize) are a usage error, before any thread starts.
+    resolveLimits(1, limits);
     const addr = (k: 'rspamd' | 'milter' | 'spamd' | 'metrics'): ReturnType<typeof server.parseListenAddress> | undefined => {
       const s = c[k];
       if (s === undefined) return undefined;

@@ -123,6 +123,8 @@ export const ServeConfigSchema = z
         headTimeoutMs: z.number().nonnegative().optional(),
         requestTimeoutMs: z.number().nonnegative().optional(),
         maxConnections: z.number().int().positive().optional(),
+        /** Request bytes all listeners may hold at once (bytes or `200M`; default 4 × maxSize, see limits.ts). */
+        maxBufferedBytes: size.optional(),
         shutdownGraceMs: z.number().int().nonnegative().optional(),
       })
       .strict()

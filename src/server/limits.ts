@@ -1,7 +1,9 @@
 /**
  * Limits of the scanning server: message size cap, per-message time limit, a bound on concurrent
- * scans (back-pressure instead of an unbounded queue), connection idle timeouts.
+ * scans (back-pressure instead of an unbounded queue), a budget of buffered request bytes,
+ * connection idle timeouts.
  */
+import { totalmem } from 'node:os';
 
 export interface ServerLimits {
   /** Largest message scanned, in bytes (default 50 MiB). Larger ones are not scanned; each protocol says so its own way. */
@@ -37,6 +39,14 @@ export interface ServerLimits {
   /** Open connections per listener (default 1024). */
   maxConnections: number;
   /**
+   * Request bytes every listener together may hold in memory, in bytes: bodies being received,
+   * waiting for a scan or being scanned, inflated zlib bodies, milter packets and envelopes (default
+   * {@link defaultBufferBudget}: 4 × maxSize and at least 64 MiB, at most a quarter of the memory the
+   * process may use, at least maxSize). A request whose next bytes do not fit is refused with its protocol's
+   * temporary failure. At least `maxSize`, so that one message of the largest size always fits.
+   */
+  maxBufferedBytes: number;
+  /**
    * On shutdown, how long the requests already begun may take to arrive, be scanned and be answered,
    * in ms (default 30 000); those still open then are answered "shutting down" (docs/deployment.md).
    */
@@ -58,8 +68,43 @@ export function defaultLimits(workers: number): ServerLimits {
     // then needs 175 KB/s, far below any link between an MTA and its filter.
     requestTimeoutMs: 300_000,
     maxConnections: 1024,
+    maxBufferedBytes: defaultBufferBudget(50 * 1024 * 1024),
     shutdownGraceMs: 30_000,
   };
+}
+
+/**
+ * The limits in effect: the defaults for `workers`, `given` over them. A buffer budget not given
+ * follows `maxSize` ({@link defaultBufferBudget}). Throws `RangeError` for a budget below maxSize
+ * (a message of the largest size could never be received).
+ */
+export function resolveLimits(workers: number, given: Partial<ServerLimits> = {}): ServerLimits {
+  const defined = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) as Partial<ServerLimits>;
+  const l: ServerLimits = { ...defaultLimits(workers), ...defined };
+  if (defined.maxBufferedBytes === undefined) l.maxBufferedBytes = defaultBufferBudget(l.maxSize);
+  if (l.maxBufferedBytes < l.maxSize) throw new RangeError(`limits.maxBufferedBytes (${l.maxBufferedBytes} bytes) must be at least limits.maxSize (${l.maxSize} bytes)`);
+  return l;
+}
+
+/**
+ * The default buffer budget, in bytes: room for four messages of `maxSize` (200 MiB for the 50 MiB
+ * default; at least 64 MiB, so that a small `maxSize` does not also cap how many ordinary messages
+ * are in flight), lowered to a quarter of `memory` (what the process may use: its cgroup limit,
+ * such as the systemd unit's `MemoryMax`, else the machine's memory) so that buffers leave room for
+ * the workers, but never below `maxSize`.
+ */
+export function defaultBufferBudget(maxSize: number, memory = availableMemory()): number {
+  return Math.max(maxSize, Math.min(Math.max(4 * maxSize, MIN_DEFAULT_BUDGET), Math.floor(memory / 4)));
+}
+
+const MIN_DEFAULT_BUDGET = 64 * 1024 * 1024;
+
+/** Bytes of memory the process may use: its cgroup limit when there is one below the machine's memory. */
+function availableMemory(): number {
+  const total = totalmem();
+  // Undefined (Node 20) or 0 (Node 22) without a limit; a huge number for an unlimited cgroup.
+  const constrained = (process as { constrainedMemory?: () => number | undefined }).constrainedMemory?.();
+  return constrained !== undefined && constrained > 0 && constrained < total ? constrained : total;
 }
 
 /** Thrown by {@link ScanGate.acquire} when both the slots and the waiting room are full. */

@@ -10,7 +10,7 @@ export type Protocol = 'rspamd' | 'milter' | 'spamd';
 
 export class ServerMetrics {
   readonly registry = new Registry();
-  /** Scans by protocol and action (`allow`, `spam`, `reject`, `discard`, or why it was not scanned: `too_large`, `timeout`, `busy`, `session`, `error`, `closing`, `abandoned`; see `NotScanned` in scan.ts). */
+  /** Scans by protocol and action (`allow`, `spam`, `reject`, `discard`, or why it was not scanned: `too_large`, `timeout`, `busy`, `session`, `error`, `closing`, `abandoned`, `buffer_full`; see `NotScanned` in scan.ts). */
   readonly scans = new Counter({
     name: 'spamrule_scans_total',
     help: 'Messages handled, by protocol and action (or the reason they were not scanned)',
@@ -64,6 +64,46 @@ export class ServerMetrics {
     labelNames: ['protocol'] as const,
     registers: [this.registry],
   });
+  /** Connections closed as soon as they were accepted: `max` (`maxConnections`) or `per_peer` (`maxConnectionsPerPeer`). */
+  readonly connectionsRefused = new Counter({
+    name: 'spamrule_connections_refused_total',
+    help: 'Connections closed on accept because the listener (max) or the peer (per_peer) had as many open as allowed, by protocol and reason',
+    labelNames: ['protocol', 'reason'] as const,
+    registers: [this.registry],
+  });
+  private buffer: { used(): number; peak(): number; limit: number } | undefined;
+  /** Read from the buffer budget when the metrics are collected ({@link watchBuffer}). */
+  readonly bufferedBytes = new Gauge({
+    name: 'spamrule_buffered_bytes',
+    help: 'Request bytes all listeners hold in memory now (messages received, waiting or being scanned)',
+    registers: [this.registry],
+    collect: () => {
+      if (this.buffer !== undefined) this.bufferedBytes.set(this.buffer.used());
+    },
+  });
+  readonly bufferedBytesPeak = new Gauge({
+    name: 'spamrule_buffered_bytes_peak',
+    help: 'The most request bytes held in memory at once since the server started',
+    registers: [this.registry],
+    collect: () => {
+      if (this.buffer !== undefined) this.bufferedBytesPeak.set(this.buffer.peak());
+    },
+  });
+  readonly bufferedBytesLimit = new Gauge({
+    name: 'spamrule_buffered_bytes_limit',
+    help: 'The buffer budget (limits.maxBufferedBytes), in bytes',
+    registers: [this.registry],
+    collect: () => {
+      if (this.buffer !== undefined) this.bufferedBytesLimit.set(this.buffer.limit);
+    },
+  });
+  /** Requests refused because their bytes did not fit in the buffer budget (`limits.maxBufferedBytes`). */
+  readonly bufferRefusals = new Counter({
+    name: 'spamrule_buffer_refusals_total',
+    help: 'Requests (milter: packets) refused with a temporary failure because the buffer budget was full, by protocol',
+    labelNames: ['protocol'] as const,
+    registers: [this.registry],
+  });
 
   /** Messages stored, already known, or forgotten over the mail-path protocols' learn commands. */
   readonly learns = new Counter({
@@ -102,6 +142,11 @@ export class ServerMetrics {
   countLearn(protocol: 'rspamd' | 'spamd', outcome: 'learned' | 'already' | 'forgotten' | 'not_learned'): void {
     this.learns.inc({ protocol, outcome });
     if (outcome === 'learned') this.totals.learned++;
+  }
+
+  /** The `spamrule_buffered_bytes*` gauges read these when the metrics are collected. */
+  watchBuffer(buffer: { used(): number; peak(): number; limit: number }): void {
+    this.buffer = buffer;
   }
 
   /** `spamrule_queue_depth` is the sum of what these say when the metrics are collected. */

@@ -32,6 +32,8 @@ export class PacketReader {
   readonly packets: ReadPacket[] = [];
   /** Packets completed since the reader was made. */
   completed = 0;
+  /** Data bytes `reserve` granted for packets not yet taken with {@link next} (those being read included). */
+  reserved = 0;
 
   /**
    * `maxPacket`: the largest length a packet may announce (bytes, the command byte included).
@@ -42,6 +44,13 @@ export class PacketReader {
     private readonly maxPacket: number,
     private readonly reserve: (bytes: number) => boolean = () => true,
   ) {}
+
+  /** The oldest complete packet, taken off the queue (its data no longer counts in {@link reserved}). */
+  next(): ReadPacket | undefined {
+    const p = this.packets.shift();
+    if (p !== undefined && !p.dropped) this.reserved -= p.data.length;
+    return p;
+  }
 
   /** A packet has begun to arrive and is not complete yet. */
   get partial(): boolean {
@@ -70,6 +79,7 @@ export class PacketReader {
         this.need = len - 1;
         this.got = 0;
         this.dropping = this.need > 0 && !this.reserve(this.need);
+        if (!this.dropping) this.reserved += this.need;
       }
       // In the same pass as the header: a packet without data is complete at once.
       const n = Math.min(this.need - this.got, chunk.length - off);

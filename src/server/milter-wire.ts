@@ -65,3 +65,29 @@ export function deleteHeader(name: string, index: number): Buffer {
   i.writeUInt32BE(index, 0);
   return packet('m', Buffer.concat([i, cstr(name, '')]));
 }
+
+/**
+ * Where the connection is in the protocol, after the last packet: `init` before the option
+ * negotiation; `negotiated` after it (or after `K`), when the connect info comes; `session` between
+ * messages; `envelope` after MAIL (and RCPT, DATA); `headers`; `body` after end of headers.
+ */
+export type Stage = 'init' | 'negotiated' | 'session' | 'envelope' | 'headers' | 'body';
+
+/**
+ * The stages each command may come in (those not listed: any but `init`). libmilter's own order;
+ * C (connect) and H (HELO) may be left out, as an MTA does for a client that skips HELO.
+ */
+export const ALLOWED: Record<string, readonly Stage[]> = {
+  O: ['init'],
+  C: ['negotiated'],
+  // A HELO inside a transaction (EHLO again, as RFC 5321 allows) ends it, as libmilter takes it.
+  H: ['negotiated', 'session', 'envelope', 'headers', 'body'],
+  M: ['negotiated', 'session'],
+  R: ['envelope'],
+  T: ['envelope'],
+  L: ['envelope', 'headers'],
+  N: ['envelope', 'headers'],
+  B: ['body'],
+  E: ['envelope', 'headers', 'body'],
+  Q: ['init', 'negotiated', 'session', 'envelope', 'headers', 'body'],
+};

@@ -10,7 +10,10 @@
  * - `reject`: `550 5.7.1` reply (the MTA rejects at end of DATA); `discard`: discard;
  * - not scanned (over the size cap, time limit, busy, worker failure): continue with an
  *   `X-Spam-Note` header saying why (fail open; the MTA's `milter_default_action` covers a
- *   milter that is down).
+ *   milter that is down);
+ * - not received because its bytes did not fit in the buffer budget (`limits.maxBufferedBytes`):
+ *   a temporary failure, to the first content packet that did not fit and to every later one of
+ *   that message (not fail open: whoever fills the budget must not get mail through unscanned).
  *
  * In every case but reject and discard, earlier copies of those three headers are deleted first.
  * Header values are kept byte for byte (8-bit ones included). A HELO inside a transaction ends it.
@@ -23,19 +26,22 @@
  *
  * A packet longer than 1 MiB, an unknown command, or a packet out of order ends the connection (a
  * protocol error for the MTA, which applies its `milter_default_action`). The order is the one MTAs
- * send (see {@link Stage}); macros (`D`), `A` (abort), `K` (new session) and `Q` (quit) may come at
+ * send (`ALLOWED` in milter-wire.ts); macros (`D`), `A` (abort), `K` (new session) and `Q` (quit) may come at
  * any point after the negotiation.
  *
  * What the connection keeps besides the message is bounded: only the macros above, each up to
  * 1 KiB; at most 1000 recipients per message (Postfix's default `smtpd_recipient_limit`), each
  * further one answered `452 4.5.3` as Postfix itself does past that limit (the client retries it
  * later); and at most 512 KiB of connect, HELO, MAIL FROM and RCPT TO strings, past which the
- * recipient gets that 452 and a connect, HELO or MAIL FROM a temporary failure.
+ * recipient gets that 452 and a connect, HELO or MAIL FROM a temporary failure. Those strings, the
+ * message and the packets being read all count against the buffer budget.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
+import type { BudgetLease } from './budget.js';
 import { PacketReader } from './milter-reader.js';
+import { keptMacro, sessionWithMacros } from './milter-session.js';
 import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner } from './scan.js';
 import {
   addHeader,
@@ -51,42 +57,14 @@ import {
   SMFIP_HDR_LEADSPC,
   SMFIP_NOUNKNOWN,
   TEMPFAIL,
+  ALLOWED,
+  type Stage,
 } from './milter-wire.js';
 
-/** The macros {@link MilterConnection.sessionWithMacros} reads; the MTA may send many more. */
-const KEPT_MACROS = new Set(['i', 'j', 'auth_authen', 'tls_version', 'daemon_addr', 'client_addr'].flatMap((n) => [n, `{${n}}`]));
-/** Longer values of those are not kept: a host name has 255 bytes at most, an address 45. */
-const MAX_MACRO_VALUE = 1024;
 /** Recipients per message (Postfix's default smtpd_recipient_limit). */
 const MAX_RECIPIENTS = 1000;
 /** Connect, HELO, MAIL FROM and RCPT TO strings kept per message: 1000 recipients of RFC 5321's 256 bytes fit twice. */
 const MAX_ENVELOPE_BYTES = 512 * 1024;
-
-/**
- * Where the connection is in the protocol, after the last packet: `init` before the option
- * negotiation; `negotiated` after it (or after `K`), when the connect info comes; `session` between
- * messages; `envelope` after MAIL (and RCPT, DATA); `headers`; `body` after end of headers.
- */
-type Stage = 'init' | 'negotiated' | 'session' | 'envelope' | 'headers' | 'body';
-
-/**
- * The stages each command may come in (those not listed: any but `init`). libmilter's own order;
- * C (connect) and H (HELO) may be left out, as an MTA does for a client that skips HELO.
- */
-const ALLOWED: Record<string, readonly Stage[]> = {
-  O: ['init'],
-  C: ['negotiated'],
-  // A HELO inside a transaction (EHLO again, as RFC 5321 allows) ends it, as libmilter takes it.
-  H: ['negotiated', 'session', 'envelope', 'headers', 'body'],
-  M: ['negotiated', 'session'],
-  R: ['envelope'],
-  T: ['envelope'],
-  L: ['envelope', 'headers'],
-  N: ['envelope', 'headers'],
-  B: ['body'],
-  E: ['envelope', 'headers', 'body'],
-  Q: ['init', 'negotiated', 'session', 'envelope', 'headers', 'body'],
-};
 
 const NOTE_HEADER = 'X-Spam-Note';
 /** Headers we write: an upstream copy of any is deleted, scanned or not (it could be forged). */
@@ -94,19 +72,34 @@ const OUR_HEADERS = ['X-Spam-Result', 'X-Spam-Score', NOTE_HEADER];
 
 interface MessageState {
   parts: Buffer[];
+  /** Bytes of the message received (all of them, also those not kept). */
   size: number;
+  /** Bytes kept in `parts` (held in the buffer budget). */
+  held: number;
   tooLarge: boolean;
+  /** Refused because its bytes did not fit in the buffer budget: answered with tempfail. */
+  refused: boolean;
   inBody: boolean;
   /** How many copies of each of our header names the message already has (to delete them). */
   forged: Map<string, number>;
 }
 
 function newMessage(): MessageState {
-  return { parts: [], size: 0, tooLarge: false, inBody: false, forged: new Map() };
+  return { parts: [], size: 0, held: 0, tooLarge: false, refused: false, inBody: false, forged: new Map() };
 }
 
 class MilterConnection {
-  private readonly reader = new PacketReader(MAX_PACKET);
+  /**
+   * What the connection holds in the buffer budget: the data of packets being read or waiting
+   * (reserved when a packet's header announces it, so a packet that does not fit is never read
+   * into memory), the message, the one being scanned, the connect/HELO/envelope strings.
+   */
+  private readonly lease: BudgetLease;
+  private readonly reader: PacketReader;
+  /** Data bytes of the packet being handled, still held until its command is done. */
+  private inHand = 0;
+  /** Bytes of the message being scanned. */
+  private scanning = 0;
   private macros = new Map<string, string>();
   private session: SessionInput = {};
   private msg = newMessage();
@@ -131,10 +124,67 @@ class MilterConnection {
     private readonly scanner: Scanner,
   ) {
     this.deadlines = new Deadlines(socket, 'milter', scanner.metrics);
+    const lease = (this.lease = scanner.budget.lease());
+    this.reader = new PacketReader(MAX_PACKET, (n) => lease.take(n));
     socket.once('close', () => {
       this.endMessage();
       this.gone.abort();
+      lease.release();
     });
+  }
+
+  /** Bytes the connection holds now (see {@link lease}). */
+  private heldBytes(): number {
+    return this.reader.reserved + this.inHand + this.msg.held + this.scanning + this.sessionBytes + this.envelopeBytes;
+  }
+
+  /**
+   * The message under way did not fit in the buffer budget: what it holds is dropped, it is counted
+   * once, and every content packet of it is answered tempfail (the MTA answers its client 4xx and
+   * the client retries later). Not fail-open: filling the budget must not let mail pass unscanned.
+   */
+  private refuseMessage(): void {
+    const m = this.msg;
+    if (m.refused) return;
+    m.refused = true;
+    m.parts = [];
+    m.held = 0;
+    this.scanner.overBudget('milter', m.size, true, this.macros.get('i'));
+  }
+
+  /**
+   * A packet whose data did not fit in the buffer budget (read past, not kept): the message it
+   * belongs to is refused, and a command is answered tempfail; a macro packet is dropped; a
+   * negotiation too large to hold ends the connection.
+   */
+  private droppedPacket(cmd: string): void {
+    switch (cmd) {
+      case 'D':
+        this.scanner.metrics.bufferRefusals.inc({ protocol: 'milter' });
+        return;
+      case 'L':
+      case 'B':
+        this.stage = cmd === 'L' ? 'headers' : 'body';
+        this.refuseMessage();
+        return this.send(TEMPFAIL);
+      case 'E':
+        this.refuseMessage();
+        this.stage = 'session';
+        return void this.endOfMessage();
+      case 'C':
+      case 'H':
+      case 'M':
+      case 'R':
+      case 'T':
+      case 'U':
+        this.scanner.metrics.bufferRefusals.inc({ protocol: 'milter' });
+        return this.send(TEMPFAIL);
+      default:
+        this.scanner.metrics.bufferRefusals.inc({ protocol: 'milter' });
+        this.scanner.log.warn({ protocol: 'milter', command: cmd }, 'milter packet does not fit in the buffer budget: connection closed');
+        this.closed = true;
+        this.socket.destroy();
+    }
   }
 
   /** Drops the message under way (abort, or a HELO inside it). */
@@ -176,10 +226,14 @@ class MilterConnection {
   }
 
   private pump(): void {
-    const queue = this.reader.packets;
-    while (!this.busy && !this.closed && queue.length > 0) {
-      const { cmd, data } = queue.shift()!;
-      this.command(cmd, data);
+    while (!this.busy && !this.closed && this.reader.packets.length > 0) {
+      const { cmd, data, dropped } = this.reader.next()!;
+      this.inHand = data.length;
+      this.command(cmd, data, dropped);
+      this.inHand = 0;
+      // Never more than before: the packet's data was held, and what the command kept of it is no larger
+      // (a header line's growth was taken in `append`).
+      this.lease.resize(this.heldBytes());
     }
     // A packet that has begun must be complete within headTimeoutMs, however slowly it trickles.
     // Whole packets held back while a message is scanned are not the MTA's delay.
@@ -203,11 +257,12 @@ class MilterConnection {
     return this.sessionBytes + this.envelopeBytes + bytes <= MAX_ENVELOPE_BYTES;
   }
 
-  private command(cmd: string, data: Buffer): void {
+  private command(cmd: string, data: Buffer, dropped = false): void {
     const allowed = ALLOWED[cmd];
     if (allowed !== undefined ? !allowed.includes(this.stage) : this.stage === 'init' && 'DAKU'.includes(cmd)) {
       return this.protocolError(`milter command ${JSON.stringify(cmd)} out of order (after ${this.stage})`);
     }
+    if (dropped) return this.droppedPacket(cmd);
     switch (cmd) {
       case 'O': {
         if (data.length < 12) return this.protocolError('short option negotiation');
@@ -229,7 +284,7 @@ class MilterConnection {
         const pairs = cstrings(data.subarray(1));
         for (let i = 0; i + 1 < pairs.length; i += 2) {
           const [name, value] = [pairs[i]!, pairs[i + 1]!];
-          if (KEPT_MACROS.has(name) && Buffer.byteLength(value) <= MAX_MACRO_VALUE) this.macros.set(name, value);
+          if (keptMacro(name, value)) this.macros.set(name, value);
         }
         return;
       }
@@ -305,18 +360,15 @@ class MilterConnection {
         const known = OUR_HEADERS.find((h) => h.toLowerCase() === name.toLowerCase());
         if (known !== undefined) this.msg.forged.set(known, (this.msg.forged.get(known) ?? 0) + 1);
         const line = `${name}:${this.leadingSpace ? '' : ' '}${value.replace(/\r?\n/g, '\r\n')}\r\n`;
-        this.append(Buffer.from(line, 'latin1'));
         this.stage = 'headers';
-        return this.send(CONTINUE);
+        return this.send(this.append(Buffer.from(line, 'latin1')) ? CONTINUE : TEMPFAIL);
       }
       case 'N':
         this.stage = 'body';
-        this.append(Buffer.from('\r\n'));
         this.msg.inBody = true;
-        return this.send(CONTINUE);
+        return this.send(this.append(Buffer.from('\r\n')) ? CONTINUE : TEMPFAIL);
       case 'B':
-        this.append(data);
-        return this.send(CONTINUE);
+        return this.send(this.append(data) ? CONTINUE : TEMPFAIL);
       case 'E':
         if (data.length > 0) this.append(data);
         this.stage = 'session';
@@ -343,38 +395,31 @@ class MilterConnection {
     }
   }
 
-  private append(b: Buffer): void {
+  /**
+   * Adds bytes to the message under way, unless it is over maxSize (then only counted) or refused.
+   * False when the message is refused (now, because the bytes do not fit in the buffer budget, or
+   * before): the packet is to be answered tempfail.
+   */
+  private append(b: Buffer): boolean {
     const m = this.msg;
-    if (m.tooLarge) return;
+    if (m.refused) return false;
+    if (m.tooLarge) return true;
     m.size += b.length;
     if (m.size > this.scanner.limits.maxSize) {
       m.tooLarge = true;
       m.parts = [];
-      return;
+      m.held = 0;
+      return true;
+    }
+    // The packet's data is held already; the copy is held beside it until the command is done.
+    if (!this.lease.resize(this.heldBytes() + b.length)) {
+      this.refuseMessage();
+      return false;
     }
     // Body chunks are views of the receive buffer: copy so that buffer can be freed.
     m.parts.push(Buffer.from(b));
-  }
-
-  private sessionWithMacros(): SessionInput {
-    const s: SessionInput = { ...this.session };
-    const mac = (n: string): string | undefined => {
-      const v = this.macros.get(n) ?? this.macros.get(`{${n}}`);
-      return v === undefined || v === '' ? undefined : v;
-    };
-    const auth = mac('auth_authen');
-    if (auth !== undefined) s.authenticatedAs = auth;
-    const tls = mac('tls_version');
-    if (tls !== undefined) s.tls = tls;
-    const host = mac('j');
-    if (host !== undefined) s.hostname = host;
-    const local = mac('daemon_addr');
-    if (local !== undefined) s.localIp = local;
-    if (s.remoteIp === undefined) {
-      const client = mac('client_addr');
-      if (client !== undefined) s.remoteIp = client;
-    }
-    return s;
+    m.held += b.length;
+    return true;
   }
 
   private async endOfMessage(): Promise<void> {
@@ -389,16 +434,20 @@ class MilterConnection {
     const deletions: Buffer[] = [];
     if (this.canChange) for (const [name, count] of m.forged) for (let i = count; i >= 1; i--) deletions.push(deleteHeader(name, i));
     let replies: Buffer[];
-    if (m.tooLarge) {
+    if (m.refused) {
+      // Counted when it was refused; the MTA defers the message.
+      replies = [TEMPFAIL];
+    } else if (m.tooLarge) {
       const o = scanner.refuse('milter', 'too_large', scanner.tooLargeMessage(), m.size, queueId);
       replies = [...deletions, addHeader(NOTE_HEADER, o.ok ? '' : o.message, this.leadingSpace), CONTINUE];
     } else {
       const raw = Buffer.concat(m.parts, m.size);
       // `m` lives until the reply is sent: the parts must not stay alive beside their copy.
       m.parts = [];
+      this.scanning = m.held;
       // The idle timeout is for the MTA: it does not run while we scan.
       this.socket.setTimeout(0);
-      const o = await scanner.scan({ protocol: 'milter', raw, session: this.sessionWithMacros(), queueId, open: this.open, signal: this.gone.signal });
+      const o = await scanner.scan({ protocol: 'milter', raw, session: sessionWithMacros(this.session, this.macros), queueId, open: this.open, signal: this.gone.signal });
       this.socket.setTimeout(scanner.limits.milterIdleTimeoutMs);
       if (!o.ok) replies = [...deletions, addHeader(NOTE_HEADER, `not scanned: ${o.message}`, this.leadingSpace), CONTINUE];
       else if (o.result.action === 'reject') replies = [packet('y', cstr('550 5.7.1 Message rejected as spam'))];
@@ -413,6 +462,8 @@ class MilterConnection {
       }
     }
     for (const r of replies) this.send(r);
+    this.scanning = 0;
+    this.lease.resize(this.heldBytes());
     this.endMessage();
     this.busy = false;
     if (!this.closed) {

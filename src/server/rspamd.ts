@@ -8,7 +8,8 @@
  * Actions map to rspamd's names: `allow` → `no action`, `spam` → `add header`, `reject` and
  * `discard` → `reject`. `required_score` is the spam threshold. Errors are rspamd-style
  * `{"error": "…"}` bodies: 400 malformed request, 413 message over the size cap, 415 compressed
- * body, 503 busy or shutting down, 504 scan time limit, 500 worker failure.
+ * body, 503 busy, shutting down or the buffer budget full (`limits.maxBufferedBytes`, with
+ * `Retry-After`), 504 scan time limit, 500 worker failure.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
@@ -16,7 +17,8 @@ import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { replyFormatOf, rspamdReplyIn, type ReplyFormat } from './rspamd-reply.js';
 import { sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
-import { SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
+import type { BudgetLease } from './budget.js';
+import { BUFFERS_FULL, SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
 import { REQUEST_LINE, textProtocolHandler, type ReplyThresholds } from './spamd.js';
 
 export { RSPAMD_ACTIONS } from './rspamd-session.js';
@@ -74,7 +76,7 @@ export function sessionFromHeaders(req: IncomingMessage): SessionInput {
   return sessionFromHeaderMap((name) => req.headersDistinct[name]);
 }
 
-const STATUS: Record<NotScanned, number> = { too_large: 413, timeout: 504, busy: 503, closing: 503, session: 400, error: 500, abandoned: 503 };
+const STATUS: Record<NotScanned, number> = { too_large: 413, timeout: 504, busy: 503, closing: 503, session: 400, error: 500, abandoned: 503, buffer_full: 503 };
 
 /** The endpoints that scan a message. */
 const SCANS = new Set(['/checkv2', '/check', '/symbols']);
@@ -94,9 +96,18 @@ function sendText(res: ServerResponse, status: number, text: string | Uint8Array
 }
 
 class TooLarge extends Error {}
+class OverBudget extends Error {
+  constructor(readonly size: number) {
+    super(BUFFERS_FULL);
+  }
+}
 
-/** Reads the request body up to `max` bytes into one exact-size buffer. Rejects `TooLarge` past it. */
-function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
+/**
+ * Reads the request body up to `max` bytes into one exact-size buffer, taking each chunk's bytes
+ * from `lease` before keeping it. Rejects `TooLarge` past `max`, `OverBudget` (with the bytes
+ * received) when a chunk does not fit in the buffer budget.
+ */
+function readBody(req: IncomingMessage, max: number, lease: BudgetLease): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -107,10 +118,20 @@ function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
         reject(new TooLarge());
         return;
       }
+      if (!lease.take(c.length)) {
+        req.off('data', onData);
+        reject(new OverBudget(size));
+        return;
+      }
       chunks.push(c);
     };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks, size)));
+    req.once('end', () => {
+      const body = Buffer.concat(chunks, size);
+      // The listener stays attached while the request lives: the chunks must not stay alive with it.
+      chunks.length = 0;
+      resolve(body);
+    });
     req.once('error', reject);
     req.once('aborted', () => reject(new Error('the client closed the connection')));
   });
@@ -120,8 +141,10 @@ function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
  * What every endpoint that takes a message checks before and while reading it (`/checkv2` and the
  * controller's `/learnspam`, `/learnham`): the method (405), a compressed body (415), a size over
  * `maxSize` (413: refused as soon as `Content-Length` says so, before the body is read, or once the
- * body passes it; the connection is then closed), an empty body when learning (400). Resolves to the body, or to
- * `undefined` when a reply has been sent. `scan` counts a size refusal as a refused scan.
+ * body passes it; the connection is then closed), bytes that do not fit in the buffer budget (503
+ * with `Retry-After`, and the connection closed), an empty body when learning (400). The body's
+ * bytes are held in the buffer budget until the response ends. Resolves to the body, or to
+ * `undefined` when a reply has been sent. `scan` counts a size or budget refusal as a refused scan.
  */
 export async function takeMessage(
   req: IncomingMessage,
@@ -155,13 +178,24 @@ export async function takeMessage(
     tooLarge(declared);
     return undefined;
   }
+  const lease = scanner.budget.lease();
+  // 'close' follows 'finish', and comes alone when the connection breaks first.
+  res.once('close', () => lease.release());
   let raw: Uint8Array;
   try {
-    raw = await readBody(req, limits.maxSize);
+    raw = await readBody(req, limits.maxSize, lease);
   } catch (e) {
     // A body cut short is counted once: by the server's 'clientError' when the client closed it, as a
     // client timeout when the server did.
     if (e instanceof TooLarge) tooLarge(limits.maxSize + 1);
+    else if (e instanceof OverBudget) {
+      lease.release();
+      scanner.overBudget('rspamd', e.size, opts.scan, opts.queueId);
+      res.setHeader('retry-after', '5');
+      sendJson(res, 503, { error: BUFFERS_FULL }, true);
+      // The rest of the body is not read: the connection ends with the reply.
+      res.once('finish', () => req.destroy());
+    }
     return undefined;
   }
   // rspamd scans an empty message (and so does the legacy text protocol here); a training sample must

@@ -5,6 +5,7 @@
  */
 import type { SessionInput } from '../analysis/types.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
+import { ByteBudget } from './budget.js';
 import { ABANDONED, AbandonedError, BusyError, ScanGate, type ServerLimits } from './limits.js';
 import type { Logger, ScanLogLine } from './log.js';
 import type { Protocol, ServerMetrics } from './metrics.js';
@@ -41,9 +42,10 @@ export interface ScanRequest {
 /**
  * Why a message got no verdict. `closing`: the server is shutting down (the request began after
  * the shutdown started, or was still unanswered when the grace period ended); `abandoned`: the
- * client closed its connection while the scan waited for a slot (nobody is answered).
+ * client closed its connection while the scan waited for a slot (nobody is answered);
+ * `buffer_full`: its bytes did not fit in the buffer budget (`limits.maxBufferedBytes`).
  */
-export type NotScanned = 'too_large' | 'timeout' | 'busy' | 'session' | 'error' | 'closing' | 'abandoned';
+export type NotScanned = 'too_large' | 'timeout' | 'busy' | 'session' | 'error' | 'closing' | 'abandoned' | 'buffer_full';
 
 /**
  * A request that a listener has begun to receive, scan or answer ({@link Scanner.begin}). The
@@ -70,10 +72,15 @@ export interface RepliedOutcome {
 /** The message of a `closing` refusal. */
 export const SHUTTING_DOWN = 'the server is shutting down';
 
+/** The message of a `buffer_full` refusal. */
+export const BUFFERS_FULL = 'the server holds as many message bytes as it may (limits.maxBufferedBytes); try again later';
+
 /** At most one `lookup store failing` log line per store in this long (ms). */
 const STORE_WARN_INTERVAL_MS = 60_000;
 
 export class Scanner {
+  /** The bytes every listener's requests hold in memory together (`limits.maxBufferedBytes`). */
+  readonly budget: ByteBudget;
   private readonly gate: ScanGate;
   private inFlight = 0;
   private idle: (() => void)[] = [];
@@ -90,6 +97,8 @@ export class Scanner {
     readonly log: Logger,
   ) {
     this.gate = new ScanGate(limits.maxConcurrentScans, limits.maxWaitingScans);
+    const budget = (this.budget = new ByteBudget(limits.maxBufferedBytes));
+    metrics.watchBuffer({ used: () => budget.used, peak: () => budget.peak, limit: budget.limit });
     // Read when metrics are collected rather than set twice per scan.
     metrics.watchQueueDepth(() => this.gate.depth);
   }
@@ -160,6 +169,16 @@ export class Scanner {
     this.metrics.scans.inc({ protocol, action: reason });
     this.line({ protocol, queueId, action: reason, ms: round(ms), size, error: message });
     return { ok: false, reason, message, ms };
+  }
+
+  /**
+   * Counts a request refused because its bytes did not fit in the buffer budget (in
+   * `spamrule_buffer_refusals_total`), and, when it was a message to scan (`scan`), as a
+   * `buffer_full` scan outcome. `size`: the bytes received so far.
+   */
+  overBudget(protocol: Protocol, size: number, scan: boolean, queueId?: string): void {
+    this.metrics.bufferRefusals.inc({ protocol });
+    if (scan) this.refuse(protocol, 'buffer_full', BUFFERS_FULL, size, queueId);
   }
 
   tooLargeMessage(): string {

@@ -7,7 +7,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import { chmodSync, existsSync, rmSync } from 'node:fs';
 import { connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { VERSION } from '../util/version.js';
-import { defaultLimits, type ServerLimits } from './limits.js';
+import { resolveLimits, type ServerLimits } from './limits.js';
 import { createLogger, type Logger } from './log.js';
 import { ServerMetrics } from './metrics.js';
 import { createMilterServer } from './milter.js';
@@ -114,9 +114,12 @@ function listen(server: Server, addr: ListenAddress): Promise<string> {
   });
 }
 
-/** Starts the listeners named in `opts`. Throws when an address cannot be bound. */
+/**
+ * Starts the listeners named in `opts`. Throws when an address cannot be bound, or `RangeError`
+ * for limits that cannot work together (`resolveLimits`).
+ */
 export async function startScanServer(opts: ScanServerOptions): Promise<ScanServer> {
-  const limits: ServerLimits = { ...defaultLimits(opts.pool.workers), ...opts.limits };
+  const limits: ServerLimits = resolveLimits(opts.pool.workers, opts.limits);
   const log = opts.logger ?? createLogger();
   const metrics = new ServerMetrics();
   const scanner = new Scanner(opts.pool, limits, metrics, log);

@@ -8,7 +8,7 @@
  * Errors use spamd's sysexits codes: 76 `EX_PROTOCOL` (malformed request, Content-length that does
  * not match the body, unusable session), 65 `EX_DATAERR` (message over the size cap: not scanned),
  * 69 `EX_UNAVAILABLE` (`TELL` without a learner), 75 `EX_TEMPFAIL` (busy, time limit,
- * shutting down), 70 `EX_SOFTWARE` (worker failure). spamc then passes the message through
+ * shutting down, the buffer budget full), 70 `EX_SOFTWARE` (worker failure). spamc then passes the message through
  * unchanged, as it does when spamd is down.
  *
  * `TELL` (`spamc -L spam|ham`: `Message-class: spam|ham`, `Set: local`) stores the message as a
@@ -24,19 +24,15 @@
  * listener): its headers carry the SMTP session and the reply is rspamd's (see {@link rspamcReply}).
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { promisify } from 'node:util';
-import { inflate } from 'node:zlib';
 import type { ClassifyResult } from '../engine/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { HeadCollector } from './head-collector.js';
+import { inflateWithin } from './inflate.js';
 import { spamAssassinHeaders, SPAMD_STRIPPED, splitMessage, withVerdictHeaders } from './headers.js';
 import { RSPAMD_ACTIONS, sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
-import { SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
+import { BUFFERS_FULL, SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
 
 const MAX_HEAD = 64 * 1024;
-// zlib's thread pool, not the event loop every connection shares: a small body that inflates to
-// maxSize costs a tenth of a second of CPU.
-const inflateAsync = promisify(inflate);
 const VERBS = new Set(['CHECK', 'SYMBOLS', 'REPORT', 'REPORT_IFSPAM', 'HEADERS', 'PROCESS', 'PING', 'SKIP', 'TELL']);
 
 const EX: Record<number, string> = {
@@ -48,7 +44,7 @@ const EX: Record<number, string> = {
   76: 'EX_PROTOCOL',
 };
 
-const CODE: Record<NotScanned, number> = { too_large: 65, timeout: 75, busy: 75, closing: 75, session: 76, error: 70, abandoned: 75 };
+const CODE: Record<NotScanned, number> = { too_large: 65, timeout: 75, busy: 75, closing: 75, session: 76, error: 70, abandoned: 75, buffer_full: 75 };
 
 function errorReply(code: number, text: string, rspamc = false): string {
   return `${rspamc ? 'RSPAMD/1.3' : 'SPAMD/1.1'} ${code} ${EX[code]} ${text.replace(/[\r\n]+/g, ' ')}\r\n\r\n`;
@@ -206,9 +202,12 @@ export function textProtocolHandler(
     /** A scan of this request is under way: its outcome is counted when it ends, not here. */
     let scanning = false;
     const gone = new AbortController();
+    /** The bytes this connection holds (head, body, inflated body) in the buffer budget, until its reply is sent. */
+    const lease = scanner.budget.lease();
     socket.once('close', () => {
       open?.end();
       gone.abort();
+      lease.release();
     });
     /**
      * Whether this is rspamd's legacy dialect, which decides the format of an error reply and the
@@ -235,7 +234,8 @@ export function textProtocolHandler(
       if (answered) return;
       answered = true;
       open?.end();
-      socket.end(reply);
+      // Once the reply (a PROCESS reply is the whole message again) has gone to the kernel.
+      socket.end(reply, () => lease.release());
     };
 
     const fail = (code: number, text: string, protocolError = true): void => {
@@ -245,6 +245,13 @@ export function textProtocolHandler(
       answer(errorReply(code, text, rspamc()));
       // A client still sending (a 60 MB body) is not read further.
       socket.once('finish', () => socket.destroy());
+    };
+
+    /** The next bytes do not fit in the buffer budget: 75 EX_TEMPFAIL (spamc passes the message on unscanned). */
+    const overBudget = (): void => {
+      lease.release();
+      scanner.overBudget(label(), head.length + got, req !== undefined && req.verb !== 'TELL');
+      fail(75, BUFFERS_FULL, false);
     };
 
     /** The shutdown's grace period is over (or the request began after it started): 75 EX_TEMPFAIL. */
@@ -262,18 +269,23 @@ export function textProtocolHandler(
       let raw: Uint8Array = Buffer.concat(chunks, got);
       // The handler's closure outlives this request's scan: the chunks must not stay alive beside their copy.
       chunks.length = 0;
+      lease.resize(raw.length);
       if (want >= 0 && raw.length > want) raw = raw.subarray(0, want);
       if ((r.headers.get('compress')?.[0] ?? '').toLowerCase() === 'zlib') {
-        try {
-          raw = await inflateAsync(raw, { maxOutputLength: limits.maxSize + 1 });
-          if (socket.destroyed) return;
-        } catch (e) {
-          const tooBig = (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-          if (tooBig) scanner.refuse(label(), 'too_large', scanner.tooLargeMessage(), limits.maxSize + 1);
+        // Inflated bytes count against maxSize and the budget as they come (160 KB can inflate to 47 MB).
+        const z = await inflateWithin(raw, limits.maxSize, lease);
+        if (socket.destroyed) return;
+        if (!z.ok) {
+          // `finish` settled the request; the refusal is its answer.
           done = false;
-          fail(tooBig ? 65 : 76, tooBig ? scanner.tooLargeMessage() : 'the zlib-compressed body does not inflate', !tooBig);
-          return;
+          if (z.reason === 'buffer_full') return overBudget();
+          lease.release();
+          if (z.reason === 'too_large') scanner.refuse(label(), 'too_large', scanner.tooLargeMessage(), limits.maxSize + 1);
+          return fail(z.reason === 'too_large' ? 65 : 76, z.reason === 'too_large' ? scanner.tooLargeMessage() : 'the zlib-compressed body does not inflate', z.reason === 'corrupt');
         }
+        raw = z.body;
+        // The compressed body is dropped: only the inflated one is held now.
+        lease.resize(raw.length);
       }
       // The idle timeout is for the client: it does not run while we scan (or learn).
       socket.setTimeout(0);
@@ -320,6 +332,8 @@ export function textProtocolHandler(
         open = scanner.begin(shuttingDown);
         if (!open.admitted) return shuttingDown();
       }
+      // Before the bytes are kept: past the budget they are refused, not held.
+      if (!lease.take(chunk.length)) return overBudget();
       if (req === undefined) {
         const whole = head.push(chunk);
         if (whole === undefined) {

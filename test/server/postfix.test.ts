@@ -13,9 +13,11 @@ import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rea
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, waitForPort, run, sendSmtp, startAll, startSmtpSink, type Started } from './harness.js';
+import { connect } from 'node:net';
+import { freePort, milterOptneg, milterPacket, waitForPort, run, sendSmtp, startAll, startSmtpSink, type Started } from './harness.js';
 
 const POSTFIX = '/usr/sbin/postfix';
+const MB = 1024 * 1024;
 const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
 const isRoot = userInfo().uid === 0;
 /** Postfix is started as root (it drops to mail_owner itself); without root, through `sudo -n`. */
@@ -37,7 +39,8 @@ const log = (): string => `${readLog()}\n${exited}`;
 
 beforeAll(async () => {
   if (!available) return;
-  s = await startAll({ workers: 1 });
+  // A small buffer budget, so that one raw client can fill it (the last test).
+  s = await startAll({ workers: 1, limits: { maxSize: MB, maxBufferedBytes: MB } });
   sink = await startSmtpSink();
   smtpPort = await freePort();
   const conf = join(dir, 'conf');
@@ -169,5 +172,30 @@ describe.skipIf(!available)('Postfix with smtpd_milters = spamrule', () => {
     expect(replies.some((l) => l.startsWith('550 5.7.1 Message rejected as spam')), replies.join('\n')).toBe(true);
     await new Promise((r) => setTimeout(r, 300));
     expect(sink.messages.length).toBe(before);
+  }, 60_000);
+
+  it('defers a message (451 4.7.1) whose bytes do not fit in the buffer budget, and delivers it once there is room', async () => {
+    // Another milter client holds 900 KB of a message it never finishes.
+    const milter = s.hostPort('milter');
+    const holder = connect(milter.port, milter.host);
+    holder.on('error', () => undefined);
+    holder.on('data', () => undefined);
+    const chunks = Array.from({ length: 15 }, () => milterPacket('B', Buffer.alloc(60 * 1024, 'h')));
+    holder.write(Buffer.concat([milterOptneg(), milterPacket('M', '<h@example.org>\x00'), milterPacket('L', 'Subject\x00hold\x00'), milterPacket('N'), ...chunks]));
+    while (s.server.scanner.budget.used < 900 * 1024) await new Promise((r) => setTimeout(r, 20));
+    const body = Array.from({ length: 4000 }, (_, i) => `line ${i} of a longer report, padded to some length for the test`).join('\r\n');
+    const msg = ['From: Alice <alice@example.org>', 'To: bob@example.com', 'Subject: big report', 'Message-ID: <big@example.org>', '', body, ''].join('\r\n');
+    const before = sink.messages.length;
+    const deferred = await sendSmtp(smtpPort, 'alice@example.org', 'bob@example.com', msg);
+    expect(deferred.some((l) => /^451 4\.7\.1 /.test(l)), `${deferred.join('\n')}\n${log()}`).toBe(true);
+    expect(sink.messages.length).toBe(before);
+    holder.destroy();
+    while (s.server.scanner.budget.used > 0) await new Promise((r) => setTimeout(r, 20));
+    // The client retries, as it does after any 4xx: now it goes through, scanned.
+    const retried = await sendSmtp(smtpPort, 'alice@example.org', 'bob@example.com', msg);
+    expect(retried.some((l) => /^250 .*queued as/.test(l)), retried.join('\n')).toBe(true);
+    const got = await delivered(before + 1);
+    expect(got).toMatch(/^X-Spam-Score: \S/m);
+    expect(got).toContain('line 3999 of a longer report');
   }, 60_000);
 });

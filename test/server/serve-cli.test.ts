@@ -299,6 +299,7 @@ describe('spamrule serve --config FILE.toml', () => {
       [['--max-size', 'lots'], /--max-size \(limits\.maxSize\): expected a size such as 50M/],
       [['--follow-redirects'], /analysis\.followRedirects needs --dns system .*: redirector hosts are resolved through it/],
       [['--list-allow-network', 'intranet'], /allowed network "intranet" is neither an IP address nor a CIDR range/],
+      [['--max-size', '10M', '--max-buffered', '5M'], /limits\.maxBufferedBytes \(5242880 bytes\) must be at least limits\.maxSize \(10485760 bytes\)/],
     ] as const) {
       const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', ...args], { cwd: REPO_ROOT });
       let err = '';
