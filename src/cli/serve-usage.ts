@@ -56,8 +56,11 @@ Workers and limits:
   --idle-timeout MS     close spamd and rspamd connections idle this long (default 60000)
   --milter-idle-timeout MS  the same for milter connections (default 7210000, libmilter's: the MTA keeps
                         its connection for a whole SMTP session, quiet while a slow client sends)
-  --head-timeout MS     a request head (or milter packet) must arrive within this (default 30000; 0 = none)
+  --head-timeout MS     a request head (or milter packet, or the milter negotiation from the connect) must
+                        arrive within this (default 30000; 0 = none)
   --request-timeout MS  a whole spamd/rspamd request must arrive within this (default 300000; 0 = none)
+  --milter-message-timeout MS  a milter message's content must arrive within this of its first header
+                        (default 600000; 0 = none); else the message is dropped and the connection closed
   --shutdown-grace MS   on SIGTERM, the requests already begun may finish within this (default 30000)
   --log-level LEVEL     trace|debug|info|warn|error|silent (default info); JSON lines on stdout, the
                         worker threads' too; at info, one "listening" line per listener

@@ -73,6 +73,7 @@ const OPTIONS = {
   'milter-idle-timeout': { type: 'string' },
   'head-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
+  'milter-message-timeout': { type: 'string' },
   'shutdown-grace': { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -147,6 +148,8 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (ht !== undefined) l.headTimeoutMs = ht;
   const rt = int('request-timeout', v['request-timeout']);
   if (rt !== undefined) l.requestTimeoutMs = rt;
+  const mmt = int('milter-message-timeout', v['milter-message-timeout']);
+  if (mmt !== undefined) l.milterMessageTimeoutMs = mmt;
   const sg = int('shutdown-grace', v['shutdown-grace']);
   if (sg !== undefined) l.shutdownGraceMs = sg;
   out.limits = l;

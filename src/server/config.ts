@@ -122,6 +122,7 @@ export const ServeConfigSchema = z
         milterIdleTimeoutMs: z.number().positive().optional(),
         headTimeoutMs: z.number().nonnegative().optional(),
         requestTimeoutMs: z.number().nonnegative().optional(),
+        milterMessageTimeoutMs: z.number().nonnegative().optional(),
         maxConnections: z.number().int().positive().optional(),
         /** Request bytes all listeners may hold at once (bytes or `200M`; default 4 × maxSize, see limits.ts). */
         maxBufferedBytes: size.optional(),

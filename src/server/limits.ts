@@ -27,15 +27,24 @@ export interface ServerLimits {
    * A request head must arrive within this many ms, however steadily it trickles in (default
    * 30 000; 0 = none): spamd's request line and headers and the rspamd HTTP request line and headers,
    * timed from the connection's start (for HTTP keep-alive, from the previous reply); for milter,
-   * each packet, from its first byte. Over it, the connection is closed.
+   * the first packet (the MTA's option negotiation) from the connection's start, and each later
+   * packet from its first byte. Over it, the connection is closed.
    */
   headTimeoutMs: number;
   /**
    * A whole spamd or rspamd request (head and body) must arrive within this many ms of its start
-   * (default 300 000; 0 = none). Over it, the connection is closed. Milter has no such deadline: the
-   * MTA forwards the message as its own SMTP client sends it, under its own timeouts.
+   * (default 300 000; 0 = none). Over it, the connection is closed. Milter has its own,
+   * {@link milterMessageTimeoutMs}.
    */
   requestTimeoutMs: number;
+  /**
+   * A milter message's content (headers, body, end of message) must arrive within this many ms of
+   * its first header (default 600 000, the 10 minutes RFC 5321 §4.5.3.2.6 gives the end of DATA;
+   * 0 = none). Postfix and Sendmail send the content only once their SMTP client has sent all of
+   * it, so an MTA sends it in one go. Over it, the message is dropped and the connection closed
+   * (the MTA applies its `milter_default_action`).
+   */
+  milterMessageTimeoutMs: number;
   /** Open connections per listener (default 1024). */
   maxConnections: number;
   /**
@@ -67,6 +76,7 @@ export function defaultLimits(workers: number): ServerLimits {
     // Postfix's milter_content_timeout and spamd's --timeout-child are both 300 s; a 50 MiB message
     // then needs 175 KB/s, far below any link between an MTA and its filter.
     requestTimeoutMs: 300_000,
+    milterMessageTimeoutMs: 600_000,
     maxConnections: 1024,
     maxBufferedBytes: defaultBufferBudget(50 * 1024 * 1024),
     shutdownGraceMs: 30_000,

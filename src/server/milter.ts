@@ -22,7 +22,9 @@
  * one still open at its end gets a temporary failure when its content is under way (else the
  * connection just closes, see `shuttingDown`), and a MAIL after the shutdown began a temporary
  * failure, so that the MTA retries the message later rather than passing it unscanned. The idle
- * timeout is `milterIdleTimeoutMs` (libmilter's 7210 s by default).
+ * timeout is `milterIdleTimeoutMs` (libmilter's 7210 s by default); the option negotiation must come
+ * within `headTimeoutMs` of the connection, each packet within it of its first byte, and a
+ * message's content within `milterMessageTimeoutMs` of its first header, else the connection ends.
  *
  * A packet longer than 1 MiB, an unknown command, or a packet out of order ends the connection (a
  * protocol error for the MTA, which applies its `milter_default_action`). The order is the one MTAs
@@ -124,6 +126,9 @@ class MilterConnection {
     private readonly scanner: Scanner,
   ) {
     this.deadlines = new Deadlines(socket, 'milter', scanner.metrics);
+    // An MTA negotiates as soon as it connects: a connection that sends nothing holds a slot for
+    // nobody, and the idle timeout (two hours, libmilter's) would keep it that long.
+    this.deadlines.start('head', scanner.limits.headTimeoutMs);
     const lease = (this.lease = scanner.budget.lease());
     this.reader = new PacketReader(MAX_PACKET, (n) => lease.take(n));
     socket.once('close', () => {
@@ -164,10 +169,12 @@ class MilterConnection {
         return;
       case 'L':
       case 'B':
+        this.contentArrives();
         this.stage = cmd === 'L' ? 'headers' : 'body';
         this.refuseMessage();
         return this.send(TEMPFAIL);
       case 'E':
+        this.deadlines.clear('request');
         this.refuseMessage();
         this.stage = 'session';
         return void this.endOfMessage();
@@ -197,6 +204,16 @@ class MilterConnection {
   private endMessage(): void {
     this.open?.end();
     this.open = undefined;
+    this.deadlines.clear('request');
+  }
+
+  /**
+   * The message's content has begun: it must be complete within `milterMessageTimeoutMs` of its
+   * first content packet (the deadline keeps that first start), or the connection is closed.
+   * Counted as a `request` client timeout.
+   */
+  private contentArrives(): void {
+    this.deadlines.ensure('request', this.scanner.limits.milterMessageTimeoutMs);
   }
 
   /**
@@ -354,6 +371,7 @@ class MilterConnection {
       case 'U':
         return this.send(CONTINUE);
       case 'L': {
+        this.contentArrives();
         // Byte for byte: an 8-bit header value (Latin-1 from a careless client) must reach the analysis as
         // sent, as it does through spamd or a file, not as U+FFFD (INVALID_FROM_8BIT and the like read it).
         const [name = '', value = ''] = cstrings(data, 'latin1');
@@ -364,12 +382,16 @@ class MilterConnection {
         return this.send(this.append(Buffer.from(line, 'latin1')) ? CONTINUE : TEMPFAIL);
       }
       case 'N':
+        this.contentArrives();
         this.stage = 'body';
         this.msg.inBody = true;
         return this.send(this.append(Buffer.from('\r\n')) ? CONTINUE : TEMPFAIL);
       case 'B':
+        this.contentArrives();
         return this.send(this.append(data) ? CONTINUE : TEMPFAIL);
       case 'E':
+        // The content is complete: the scan's time is not the MTA's.
+        this.deadlines.clear('request');
         if (data.length > 0) this.append(data);
         this.stage = 'session';
         return void this.endOfMessage();

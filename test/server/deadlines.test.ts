@@ -16,10 +16,11 @@ let s: Started;
 const IDLE = 600;
 const HEAD = 1000;
 const REQUEST = 2000;
+const MESSAGE = 2500;
 const GAP = 150;
 
 beforeAll(async () => {
-  s = await startAll({ workers: 1, limits: { idleTimeoutMs: IDLE, headTimeoutMs: HEAD, requestTimeoutMs: REQUEST, maxConnections: 4 } });
+  s = await startAll({ workers: 1, limits: { idleTimeoutMs: IDLE, headTimeoutMs: HEAD, requestTimeoutMs: REQUEST, milterMessageTimeoutMs: MESSAGE, maxConnections: 4 } });
 }, 60_000);
 
 afterAll(async () => {
@@ -168,4 +169,27 @@ describe('slow clients (one byte every 150 ms, under the idle timeout)', () => {
     expect(m.reply.subarray(4, 5).toString()).toBe('O');
     expect(m.reply.toString('latin1')).toContain('X-Spam-Score');
   }, 40_000);
+
+  it('closes a milter connection whose message content does not complete within milterMessageTimeoutMs, however steadily its packets come', async () => {
+    const before = await timeouts('milter', 'request');
+    const ml = s.hostPort('milter');
+    // Whole body chunks, each in time for the head deadline, for longer than the message deadline.
+    const head = [milterOptneg(), milterPacket('M', '<a@example.org>\x00'), milterPacket('R', '<b@example.com>\x00'), milterPacket('L', 'Subject\x00slow\x00'), milterPacket('N')];
+    const body = Array.from({ length: 100 }, () => milterPacket('B', 'one more line\r\n'));
+    const r = await trickle(ml.host, ml.port, [Buffer.concat(head), ...body], GAP, 30_000);
+    expect(r.closedBy).toBe('server');
+    expect(await timeouts('milter', 'request')).toBe(before + 1);
+    // Dropped: no verdict was sent.
+    expect(r.reply.toString('latin1')).not.toContain('X-Spam-Score');
+    await stillServing();
+  }, 40_000);
+
+  it('closes a milter connection that never negotiates within headTimeoutMs (the idle timeout is two hours)', async () => {
+    const before = await timeouts('milter', 'head');
+    const ml = s.hostPort('milter');
+    const silent = connect(ml.port, ml.host);
+    silent.on('error', () => undefined);
+    await closed(silent);
+    expect(await timeouts('milter', 'head')).toBe(before + 1);
+  }, 20_000);
 });
