@@ -124,6 +124,7 @@ export const ServeConfigSchema = z
         requestTimeoutMs: z.number().nonnegative().optional(),
         milterMessageTimeoutMs: z.number().nonnegative().optional(),
         maxConnections: z.number().int().positive().optional(),
+        maxConnectionsPerPeer: z.number().int().positive().optional(),
         /** Request bytes all listeners may hold at once (bytes or `200M`; default 4 × maxSize, see limits.ts). */
         maxBufferedBytes: size.optional(),
         shutdownGraceMs: z.number().int().nonnegative().optional(),

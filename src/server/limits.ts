@@ -1,7 +1,7 @@
 /**
  * Limits of the scanning server: message size cap, per-message time limit, a bound on concurrent
  * scans (back-pressure instead of an unbounded queue), a budget of buffered request bytes,
- * connection idle timeouts.
+ * connection caps and timeouts.
  */
 import { totalmem } from 'node:os';
 
@@ -45,8 +45,16 @@ export interface ServerLimits {
    * (the MTA applies its `milter_default_action`).
    */
   milterMessageTimeoutMs: number;
-  /** Open connections per listener (default 1024). */
+  /** Open connections per listener (default 1024); more are closed as soon as they are accepted. */
   maxConnections: number;
+  /**
+   * Open connections per listener from one peer (default 256): an IPv4 address, or an IPv6 /64
+   * (one host's usual allocation); more from that peer are closed as soon as they are accepted.
+   * Unix-socket connections have no peer address and count only against {@link maxConnections}.
+   * Keep it above the connections the MTA opens at once: Postfix opens one milter connection per
+   * smtpd process (`default_process_limit`, 100 by default).
+   */
+  maxConnectionsPerPeer: number;
   /**
    * Request bytes every listener together may hold in memory, in bytes: bodies being received,
    * waiting for a scan or being scanned, inflated zlib bodies, milter packets and envelopes (default
@@ -78,6 +86,7 @@ export function defaultLimits(workers: number): ServerLimits {
     requestTimeoutMs: 300_000,
     milterMessageTimeoutMs: 600_000,
     maxConnections: 1024,
+    maxConnectionsPerPeer: 256,
     maxBufferedBytes: defaultBufferBudget(50 * 1024 * 1024),
     shutdownGraceMs: 30_000,
   };
@@ -86,12 +95,13 @@ export function defaultLimits(workers: number): ServerLimits {
 /**
  * The limits in effect: the defaults for `workers`, `given` over them. A buffer budget not given
  * follows `maxSize` ({@link defaultBufferBudget}). Throws `RangeError` for a budget below maxSize
- * (a message of the largest size could never be received).
+ * (a message of the largest size could never be received) or a per-peer cap below 1.
  */
 export function resolveLimits(workers: number, given: Partial<ServerLimits> = {}): ServerLimits {
   const defined = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) as Partial<ServerLimits>;
   const l: ServerLimits = { ...defaultLimits(workers), ...defined };
   if (defined.maxBufferedBytes === undefined) l.maxBufferedBytes = defaultBufferBudget(l.maxSize);
+  if (!Number.isInteger(l.maxConnectionsPerPeer) || l.maxConnectionsPerPeer < 1) throw new RangeError(`limits.maxConnectionsPerPeer must be a positive integer, not ${l.maxConnectionsPerPeer}`);
   if (l.maxBufferedBytes < l.maxSize) throw new RangeError(`limits.maxBufferedBytes (${l.maxBufferedBytes} bytes) must be at least limits.maxSize (${l.maxSize} bytes)`);
   return l;
 }

@@ -44,6 +44,7 @@ import { Deadlines, idleTimeout } from './deadline.js';
 import type { BudgetLease } from './budget.js';
 import { PacketReader } from './milter-reader.js';
 import { keptMacro, sessionWithMacros } from './milter-session.js';
+import { ConnectionCaps } from './peers.js';
 import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner } from './scan.js';
 import {
   addHeader,
@@ -499,12 +500,13 @@ class MilterConnection {
 export function createMilterServer(scanner: Scanner): Server {
   const { limits, metrics } = scanner;
   const server = createServer((socket) => {
+    if (!caps.admit(socket)) return;
     metrics.countConnection('milter', socket);
     idleTimeout(socket, limits.milterIdleTimeoutMs, 'milter', metrics);
     socket.on('error', () => undefined);
     const conn = new MilterConnection(socket, scanner);
     socket.on('data', (c: Buffer) => conn.onData(c));
   });
-  server.maxConnections = limits.maxConnections;
+  const caps = new ConnectionCaps(server, 'milter', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
   return server;
 }

@@ -16,6 +16,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { replyFormatOf, rspamdReplyIn, type ReplyFormat } from './rspamd-reply.js';
+import { ConnectionCaps } from './peers.js';
 import { sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
 import type { BudgetLease } from './budget.js';
 import { BUFFERS_FULL, SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
@@ -308,6 +309,7 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
   const legacy = textProtocolHandler(scanner, thresholds, 'rspamd');
   const conns = new WeakMap<Socket, RspamdConnection>();
   const outer = createNetServer({ allowHalfOpen: true }, (socket) => {
+    if (!caps.admit(socket)) return;
     socket.on('error', () => undefined);
     // Counted and timed from the accept: a client that never sends a line holds a connection too.
     metrics.countConnection('rspamd', socket);
@@ -336,6 +338,6 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
     socket.on('data', sniff);
     socket.once('end', ended);
   });
-  outer.maxConnections = limits.maxConnections;
+  const caps = new ConnectionCaps(outer, 'rspamd', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
   return outer;
 }

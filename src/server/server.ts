@@ -15,6 +15,7 @@ import { SpamEnginePool } from './pool.js';
 import { createRspamdServer, takeMessage, type OpsHandler } from './rspamd.js';
 import { rspamdAuth, rspamdStat } from './rspamd-reply.js';
 import { Scanner } from './scan.js';
+import { ConnectionCaps } from './peers.js';
 import { createSpamdServer, type TellLearner } from './spamd.js';
 
 /** `{ host, port }` for TCP (port 0 = random) or `{ path }` for a unix socket. */
@@ -206,6 +207,9 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       }
     });
+    // Scrapers are few; the caps keep anyone else from holding every socket of the process.
+    const caps = new ConnectionCaps(http, 'metrics', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
+    http.prependListener('connection', (socket: Socket) => void caps.admit(socket));
     add('metrics', http);
   }
 

@@ -28,6 +28,7 @@ import type { ClassifyResult } from '../engine/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { HeadCollector } from './head-collector.js';
 import { inflateWithin } from './inflate.js';
+import { ConnectionCaps } from './peers.js';
 import { spamAssassinHeaders, SPAMD_STRIPPED, splitMessage, withVerdictHeaders } from './headers.js';
 import { RSPAMD_ACTIONS, sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
 import { BUFFERS_FULL, SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
@@ -442,12 +443,13 @@ export function createSpamdServer(scanner: Scanner, thresholds: ReplyThresholds,
   const handler = textProtocolHandler(scanner, thresholds, 'spamd', learner);
   // spamc half-closes its side after sending the message and then reads the reply.
   const server = createServer({ allowHalfOpen: true }, (socket) => {
+    if (!caps.admit(socket)) return;
     metrics.countConnection('spamd', socket);
     idleTimeout(socket, limits.idleTimeoutMs, 'spamd', metrics);
     const deadlines = new Deadlines(socket, 'spamd', metrics);
     deadlines.startRequest(limits);
     handler(socket, deadlines);
   });
-  server.maxConnections = scanner.limits.maxConnections;
+  const caps = new ConnectionCaps(server, 'spamd', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
   return server;
 }
