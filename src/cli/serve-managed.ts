@@ -60,6 +60,7 @@ export async function startManaged(
     pg: c.pg,
     capability: c.capability,
     ...listen,
+    maxConnections: c.limits?.maxConnections,
     log: warn,
     storePolicy: storePolicyOf(c),
     ...sampleSinkOption(learner),

@@ -253,7 +253,7 @@ export async function run(argv: string[]): Promise<number> {
     const learner = c.model === undefined ? undefined : await modelLearner(c.model, (m) => process.stderr.write(`spamrule serve: ${m}\n`));
     let server: JmapServer;
     try {
-      server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen, ...sampleSinkOption(learner), storePolicy: storePolicyOf(c) });
+      server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen, maxConnections: c.limits?.maxConnections, ...sampleSinkOption(learner), storePolicy: storePolicyOf(c) });
     } catch (e) {
       return fail(startError(e, c, { jmap: jmapListen }), 1);
     }

@@ -19,6 +19,12 @@ export interface PushOptions {
   /** Most event streams open at once on this server; beyond it a request gets 503 (default 64). */
   maxConnections?: number;
   /**
+   * Most event streams open at once with one token (default 8); beyond it a request gets 429
+   * (503 first when the server has `maxConnections` open). Any token that may read one type (a `sys…Get` permission) may open a
+   * stream, so without it one such token could hold every stream of the server.
+   */
+  maxConnectionsPerToken?: number;
+  /**
    * Bounds of the ping interval in seconds (defaults 30 and 300): a requested interval outside them
    * is clamped, and the `ping` events carry the interval used. RFC 8620 §7.3 forbids a minimum above
    * 30 and a maximum below 300, so `minPing` is 1..30 and `maxPing` at least 300.
@@ -27,7 +33,7 @@ export interface PushOptions {
   maxPing?: number;
 }
 
-export const DEFAULT_PUSH: Required<PushOptions> = { maxConnections: 64, minPing: 30, maxPing: 300 };
+export const DEFAULT_PUSH: Required<PushOptions> = { maxConnections: 64, maxConnectionsPerToken: 8, minPing: 30, maxPing: 300 };
 
 /** Bytes a stream may have waiting for a client that does not read before it is cut off. */
 const MAX_BUFFERED = 256 * 1024;
@@ -39,6 +45,7 @@ export function resolvePushOptions(opts: PushOptions = {}): Required<PushOptions
     if (!Number.isInteger(v) || v < min || v > max) throw new RangeError(`push.${name} must be an integer from ${min} to ${max}, not ${v}`);
   };
   int('maxConnections', o.maxConnections, 1, 1_000_000);
+  int('maxConnectionsPerToken', o.maxConnectionsPerToken, 1, 1_000_000);
   int('minPing', o.minPing, 1, 30);
   int('maxPing', o.maxPing, 300, 86_400);
   return o;
@@ -180,6 +187,8 @@ interface OpenStream {
 /** The open event streams of one server. */
 export class EventSources {
   private readonly streams = new Set<OpenStream>();
+  /** Open streams per token id. */
+  private readonly perToken = new Map<number, number>();
   private closing = false;
   private readonly opts: Required<PushOptions>;
 
@@ -198,11 +207,12 @@ export class EventSources {
 
   /**
    * Answers an authenticated `GET` with an event stream, or throws HttpError: 400 for bad
-   * parameters, 403 when the token may read none of the requested types, 503 beyond
-   * `maxConnections` or while the server closes. `stillAuthorized` is asked before each event is
-   * sent: a revoked token ends its streams.
+   * parameters, 403 when the token may read none of the requested types, 429 beyond
+   * `maxConnectionsPerToken` streams of token `tokenId`, 503 beyond `maxConnections` or while the
+   * server closes. `stillAuthorized` is asked before each event is sent: a revoked token ends its
+   * streams.
    */
-  serve(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, permissions: readonly Permission[], stillAuthorized: () => boolean): void {
+  serve(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, permissions: readonly Permission[], stillAuthorized: () => boolean, tokenId: number): void {
     const params = parseEventSourceParams(query, this.opts);
     const readable = OBJECT_TYPES.filter((t) => permissions.includes(`${KINDS[t].permissionPrefix}Get` as Permission));
     const types = new Set(params.types.filter((t) => readable.includes(t)));
@@ -229,6 +239,18 @@ export class EventSources {
         },
         { 'retry-after': '30' },
       );
+    const mine = this.perToken.get(tokenId) ?? 0;
+    if (mine >= this.opts.maxConnectionsPerToken)
+      throw new HttpError(
+        429,
+        {
+          type: 'urn:ietf:params:jmap:error:limit',
+          status: 429,
+          detail: `more than ${this.opts.maxConnectionsPerToken} event streams open at once with this token; close one first`,
+          limit: 'maxEventSourceConnectionsPerToken',
+        },
+        { 'retry-after': '30' },
+      );
 
     // What the client saw last, when it reconnects (WHATWG EventSource sends Last-Event-ID).
     const last = req.headers['last-event-id'];
@@ -249,6 +271,9 @@ export class EventSources {
       unsubscribe();
       clearTimeout(timer);
       this.streams.delete(stream);
+      const left = (this.perToken.get(tokenId) ?? 1) - 1;
+      if (left <= 0) this.perToken.delete(tokenId);
+      else this.perToken.set(tokenId, left);
     };
     const end = (): void => {
       cleanup();
@@ -295,6 +320,7 @@ export class EventSources {
         }),
     };
     this.streams.add(stream);
+    this.perToken.set(tokenId, mine + 1);
     res.on('close', cleanup);
 
     if (params.ping > 0) {

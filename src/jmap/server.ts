@@ -54,7 +54,7 @@ export interface JmapServerOptions {
    * typically schedule a training run). Without it, creating a sample is `forbidden`.
    */
   trainingSamples?: TrainingSampleSink;
-  /** Event source push (RFC 8620 §7.3): most open streams (64) and ping interval bounds (30–300 s). */
+  /** Event source push (RFC 8620 §7.3): most open streams (64, 8 per token) and ping interval bounds (30–300 s). */
   push?: PushOptions;
   /**
    * What a StoreLookup written over JMAP may reach on this host (docs/jmap.md "Store policy";
@@ -64,6 +64,12 @@ export interface JmapServerOptions {
    * Checked on every create and update, and again when a stored store is started.
    */
   storePolicy?: StorePolicyOptions;
+  /**
+   * Most open connections (default 1024); more are closed as soon as they are accepted, before
+   * any token is read: otherwise connections that never authenticate could use up the process's
+   * file descriptors.
+   */
+  maxConnections?: number;
 }
 
 export interface JmapServer {
@@ -81,6 +87,8 @@ export interface JmapServer {
 }
 
 export const DEFAULT_CAPABILITY = 'urn:stalwart:jmap';
+/** The default of {@link JmapServerOptions.maxConnections}, as the mail-path listeners' `limits.maxConnections`. */
+const DEFAULT_MAX_CONNECTIONS = 1024;
 const ACCOUNT_ID = 'a';
 
 function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json; charset=utf-8', headers: Record<string, string> = {}): void {
@@ -126,6 +134,8 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   const capability = opts.capability ?? DEFAULT_CAPABILITY;
   const capabilities = [CORE_CAPABILITY, capability];
   const pushOptions = resolvePushOptions(opts.push);
+  const maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  if (!Number.isInteger(maxConnections) || maxConnections < 1) throw new RangeError(`maxConnections must be a positive integer, not ${maxConnections}`);
   const tokens = new TokenStore(opts.db);
   const stored: ObjectRepository = opts.pg ? await PostgresRepository.open(opts.pg) : new SqliteRepository(opts.db);
   // Every write goes through `repo`, which announces each committed change to the event streams.
@@ -276,7 +286,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
         return false;
       }
     };
-    eventSources.serve(req, res, new URLSearchParams(search), who.permissions, stillAuthorized);
+    eventSources.serve(req, res, new URLSearchParams(search), who.permissions, stillAuthorized, who.id);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -385,6 +395,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     }
     handle(req, res).catch((e: unknown) => fail(res, e));
   });
+  server.maxConnections = maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());

@@ -274,6 +274,62 @@ describe('event source limits and shutdown', () => {
     }
   });
 
+  it('refuses a token more than push.maxConnectionsPerToken streams with 429; other tokens still get theirs', async () => {
+    const small = await startHarness({ push: { maxConnections: 6, maxConnectionsPerToken: 2 } });
+    try {
+      // A token that may only read tags: the least a token needs to open a stream.
+      const reader = small.token(['sysSpamTagGet'], 'tags only');
+      const a = await stream(small, '?types=*&closeafter=no&ping=0', reader);
+      const b = await stream(small, '?types=*&closeafter=no&ping=0', reader);
+      const r = await refusal(small, '?types=*&closeafter=no&ping=0', reader);
+      expect(r.status).toBe(429);
+      expect(r.headers['retry-after']).toBe('30');
+      expect(r.json).toMatchObject({ type: 'urn:ietf:params:jmap:error:limit', status: 429, limit: 'maxEventSourceConnectionsPerToken' });
+      // The server's other streams are not taken: another token opens its own.
+      const c = await stream(small, ALL);
+      expect(small.server.openEventStreams()).toBe(3);
+      a.close();
+      await until(() => small.server.openEventStreams() === 2);
+      const d = await stream(small, '?types=*&closeafter=no&ping=0', reader);
+      b.close();
+      c.close();
+      d.close();
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('closes connections beyond maxConnections as soon as they are accepted, before any token is read', async () => {
+    const { connect } = await import('node:net');
+    const small = await startHarness({ maxConnections: 2 });
+    try {
+      const port = Number(new URL(small.server.url).port);
+      const idle = await Promise.all(
+        [0, 1].map(
+          () =>
+            new Promise<import('node:net').Socket>((resolve) => {
+              const c = connect(port, '127.0.0.1', () => resolve(c));
+              c.on('error', () => undefined);
+            }),
+        ),
+      );
+      const third = await new Promise<string>((resolve) => {
+        const c = connect(port, '127.0.0.1', () => c.write('GET /jmap/session HTTP/1.1\r\nHost: x\r\n\r\n'));
+        let out = '';
+        c.on('data', (d: Buffer) => (out += d.toString()));
+        c.on('error', () => undefined);
+        c.on('close', () => resolve(out));
+      });
+      expect(third).toBe('');
+      for (const c of idle) c.destroy();
+      // Their slots free again: the API answers.
+      const status = async (): Promise<number> => fetch(`${small.server.url}/jmap/session`, { headers: { authorization: `Bearer ${small.admin}` } }).then((r) => r.status, () => 0);
+      while ((await status()) !== 200) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      await small.close();
+    }
+  });
+
   it('ends open streams cleanly when the server closes', async () => {
     const other = await startHarness({ push: { minPing: 1 } });
     const a = await stream(other, '?types=*&closeafter=no&ping=1');
@@ -290,6 +346,8 @@ describe('event source limits and shutdown', () => {
     await expect(createJmapServer({ db, push: { minPing: 60 } })).rejects.toThrow(/minPing/);
     await expect(createJmapServer({ db, push: { maxPing: 100 } })).rejects.toThrow(/maxPing/);
     await expect(createJmapServer({ db, push: { maxConnections: 0 } })).rejects.toThrow(/maxConnections/);
+    await expect(createJmapServer({ db, push: { maxConnectionsPerToken: 0 } })).rejects.toThrow(/maxConnectionsPerToken/);
+    await expect(createJmapServer({ db, maxConnections: 0 })).rejects.toThrow(/maxConnections/);
     expect(existsSync(db)).toBe(false);
   });
 });
