@@ -42,8 +42,13 @@ Rules:
                         public (an internal list server; repeatable; default: public addresses only)
   --allow-tell          with --model and --spamd: spamc -L spam|ham adds samples, -L forget removes them
                         (as spamd --allow-tell)
+  --allow-learn         with --model and --rspamd: rspamc learn_spam|learn_ham (POST /learnspam, /learnham on
+                        the rspamd listener) adds samples; off by default, 403 without it (rspamd learns on
+                        its password-protected controller; here anyone reaching the port could train)
   --model FILE          the statistical classifier of "spamrule learn --model FILE" (PROB_* tags; a new model is
-                        picked up within 30 s); with --db, JMAP x:SpamTrainingSample objects add samples to it
+                        picked up within 30 s); with --db, JMAP x:SpamTrainingSample objects add samples to it;
+                        limits.maxLearnSize (1M) and limits.learnPerMinute (60) cap what --allow-learn and
+                        --allow-tell take
 
 Workers and limits:
   --workers N           worker threads (default: CPU cores, here ${availableParallelism()})

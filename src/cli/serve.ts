@@ -64,6 +64,7 @@ const OPTIONS = {
   'list-allow-network': { type: 'string', multiple: true },
   model: { type: 'string' },
   'allow-tell': { type: 'boolean' },
+  'allow-learn': { type: 'boolean' },
   workers: { type: 'string' },
   'max-size': { type: 'string' },
   'max-buffered': { type: 'string' },
@@ -106,6 +107,7 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (v['list-allow-network'] !== undefined) out.listAllowedNetworks = [...(c.listAllowedNetworks ?? []), ...v['list-allow-network']];
   if (v.model !== undefined) out.model = v.model;
   if (v['allow-tell']) out.allowTell = true;
+  if (v['allow-learn']) out.allowLearn = true;
   if (v.scores !== undefined) out.scores = v.scores;
   if (v.list !== undefined) out.lists = [...((c.lists as string[] | undefined) ?? []), ...v.list];
   const w = int('workers', v.workers, 1);
@@ -228,6 +230,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!scanning && c.db === undefined) return fail(`give --db (JMAP management) or a listener (--rspamd, --milter, --spamd)\n${USAGE}`);
   if (c.db !== undefined && c.rules !== undefined && c.rules.length > 0) return fail('--rules and --db are two rule sources: give one');
   if (c.allowTell === true && (c.model === undefined || c.spamd === undefined)) return fail('--allow-tell needs --model (the model TELL trains) and --spamd (where spamc sends it)');
+  if (c.allowLearn === true && (c.model === undefined || c.rspamd === undefined)) return fail('--allow-learn needs --model (the model learnspam/learnham train) and --rspamd (where rspamc sends them)');
   if (c.model !== undefined) {
     const problem = (await import('../classifier/cli.js')).modelFileProblem(c.model);
     if (problem !== undefined) return fail(problem);
@@ -269,17 +272,23 @@ export async function run(argv: string[]): Promise<number> {
   let addrs: Record<'rspamd' | 'milter' | 'spamd' | 'metrics', ReturnType<typeof server.parseListenAddress> | undefined>;
   try {
     spec = specFrom(c, c.db !== undefined);
-    const { maxSize, maxBufferedBytes, ...rest } = c.limits ?? {};
-    const bytes = (v: string | number | undefined, flag: string, key: string): number | undefined => {
+    const { maxSize, maxBufferedBytes, maxLearnSize, ...rest } = c.limits ?? {};
+    const bytes = (v: string | number | undefined, flag: string | undefined, key: string): number | undefined => {
       try {
         return v === undefined ? undefined : server.parseSize(v);
       } catch (e) {
-        throw new UsageError(`--${flag} (limits.${key}): ${(e as Error).message}`);
+        throw new UsageError(`${flag === undefined ? '' : `--${flag} `}(limits.${key}): ${(e as Error).message}`.replace(/^\((limits\.\w+)\)/, '$1'));
       }
     };
     const size = bytes(maxSize, 'max-size', 'maxSize');
     const buffered = bytes(maxBufferedBytes, 'max-buffered', 'maxBufferedBytes');
-    limits = { ...rest, ...(size !== undefined ? { maxSize: size } : {}), ...(buffered !== undefined ? { maxBufferedBytes: buffered } : {}) };
+    const learnSize = bytes(maxLearnSize, undefined, 'maxLearnSize');
+    limits = {
+      ...rest,
+      ...(size !== undefined ? { maxSize: size } : {}),
+      ...(buffered !== undefined ? { maxBufferedBytes: buffered } : {}),
+      ...(learnSize !== undefined ? { maxLearnSize: learnSize } : {}),
+    };
     // Limits that cannot work together (a budget below maxSize) are a usage error, before any thread starts.
     resolveLimits(1, limits);
     const addr = (k: 'rspamd' | 'milter' | 'spamd' | 'metrics'): ReturnType<typeof server.parseListenAddress> | undefined => {
@@ -314,16 +323,16 @@ export async function run(argv: string[]): Promise<number> {
   let jmap: JmapServer | undefined;
   let scan: Awaited<ReturnType<typeof server.startScanServer>>;
   try {
-    // With a model, rspamd's learnspam/learnham on the rspamd listener and JMAP x:SpamTrainingSample
-    // creates store samples and train (in a worker) 10 s after the last one.
+    // With a model, rspamd's learnspam/learnham (--allow-learn), spamd's TELL (--allow-tell) and JMAP
+    // x:SpamTrainingSample creates store samples and train (in a worker) 10 s after the last one.
     const learner =
-      c.model !== undefined && (addrs.rspamd !== undefined || c.db !== undefined || c.allowTell === true) ? await modelLearner(c.model, (m) => logger.warn(m)) : undefined;
+      c.model !== undefined && (c.allowLearn === true || c.db !== undefined || c.allowTell === true) ? await modelLearner(c.model, (m) => logger.warn(m)) : undefined;
     if (c.db !== undefined) {
       jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m), learner);
       // The scan listeners announce themselves the same way (startScanServer).
       logger.info({ listener: 'jmap', address: jmap.url }, 'listening');
     }
-    scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner, allowTell: c.allowTell === true });
+    scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner, allowTell: c.allowTell === true, allowLearn: c.allowLearn === true });
   } catch (e) {
     await jmap?.close();
     await pool.close();

@@ -61,6 +61,8 @@ export const ServeConfigSchema = z
     model: z.string().optional(),
     /** spamd's `TELL` (`spamc -L`) trains the model (with `model` and `spamd`). */
     allowTell: z.boolean().optional(),
+    /** rspamd's `/learnspam` and `/learnham` on the rspamd listener train the model (with `model` and `rspamd`). */
+    allowLearn: z.boolean().optional(),
     /** Lookup stores for file-based rule sets: namespace → `x:StoreLookup` `store` configuration. */
     stores: z.record(z.string(), z.unknown()).optional(),
     /**
@@ -127,6 +129,10 @@ export const ServeConfigSchema = z
         maxConnectionsPerPeer: z.number().int().positive().optional(),
         /** Request bytes all listeners may hold at once (bytes or `200M`; default 4 × maxSize, see limits.ts). */
         maxBufferedBytes: size.optional(),
+        /** Largest training sample over rspamd learnspam/learnham and spamd TELL (bytes or `1M`; default 1 MiB). */
+        maxLearnSize: size.optional(),
+        /** Training samples over those per minute, all clients together (default 60; 0 = no limit). */
+        learnPerMinute: count.optional(),
         shutdownGraceMs: z.number().int().nonnegative().optional(),
       })
       .strict()

@@ -1,7 +1,7 @@
 /**
  * Limits of the scanning server: message size cap, per-message time limit, a bound on concurrent
  * scans (back-pressure instead of an unbounded queue), a budget of buffered request bytes,
- * connection caps and timeouts.
+ * connection caps and timeouts, and the caps on learning over the mail-path protocols.
  */
 import { totalmem } from 'node:os';
 
@@ -64,6 +64,18 @@ export interface ServerLimits {
    */
   maxBufferedBytes: number;
   /**
+   * Largest message taken as a training sample over rspamd's `/learnspam`/`/learnham` and spamd's
+   * `TELL`, in bytes (default 1 MiB; at most maxSize). SpamAssassin's `sa-learn` skips messages over
+   * 256 KB by default and spamc does not send those over 500 KB: the classifier learns from text, and
+   * a large attachment adds bytes to the model file, not words.
+   */
+  maxLearnSize: number;
+  /**
+   * Training samples taken over those protocols per minute, all clients together (default 60; 0 =
+   * no limit). More are refused as a temporary failure (rspamd 429 with `Retry-After`, spamd 75).
+   */
+  learnPerMinute: number;
+  /**
    * On shutdown, how long the requests already begun may take to arrive, be scanned and be answered,
    * in ms (default 30 000); those still open then are answered "shutting down" (docs/deployment.md).
    */
@@ -88,19 +100,22 @@ export function defaultLimits(workers: number): ServerLimits {
     maxConnections: 1024,
     maxConnectionsPerPeer: 256,
     maxBufferedBytes: defaultBufferBudget(50 * 1024 * 1024),
+    maxLearnSize: 1024 * 1024,
+    learnPerMinute: 60,
     shutdownGraceMs: 30_000,
   };
 }
 
 /**
  * The limits in effect: the defaults for `workers`, `given` over them. A buffer budget not given
- * follows `maxSize` ({@link defaultBufferBudget}). Throws `RangeError` for a budget below maxSize
+ * follows `maxSize` ({@link defaultBufferBudget}); the learn size is at most `maxSize`. Throws `RangeError` for a budget below maxSize
  * (a message of the largest size could never be received) or a per-peer cap below 1.
  */
 export function resolveLimits(workers: number, given: Partial<ServerLimits> = {}): ServerLimits {
   const defined = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) as Partial<ServerLimits>;
   const l: ServerLimits = { ...defaultLimits(workers), ...defined };
   if (defined.maxBufferedBytes === undefined) l.maxBufferedBytes = defaultBufferBudget(l.maxSize);
+  l.maxLearnSize = Math.min(l.maxLearnSize, l.maxSize);
   if (!Number.isInteger(l.maxConnectionsPerPeer) || l.maxConnectionsPerPeer < 1) throw new RangeError(`limits.maxConnectionsPerPeer must be a positive integer, not ${l.maxConnectionsPerPeer}`);
   if (l.maxBufferedBytes < l.maxSize) throw new RangeError(`limits.maxBufferedBytes (${l.maxBufferedBytes} bytes) must be at least limits.maxSize (${l.maxSize} bytes)`);
   return l;

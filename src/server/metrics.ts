@@ -8,6 +8,13 @@ import type { StatTotals } from './rspamd-reply.js';
 
 export type Protocol = 'rspamd' | 'milter' | 'spamd';
 
+/**
+ * What became of a learn request: stored, already stored with that class, forgotten, not learned (a
+ * forget of a message never learned), `refused` (learning is off on that listener: rspamd without
+ * `--allow-learn`), over `limits.learnPerMinute`, or over `limits.maxLearnSize`.
+ */
+export type LearnOutcome = 'learned' | 'already' | 'forgotten' | 'not_learned' | 'refused' | 'rate_limited' | 'too_large';
+
 export class ServerMetrics {
   readonly registry = new Registry();
   /** Scans by protocol and action (`allow`, `spam`, `reject`, `discard`, or why it was not scanned: `too_large`, `timeout`, `busy`, `session`, `error`, `closing`, `abandoned`, `buffer_full`; see `NotScanned` in scan.ts). */
@@ -105,10 +112,10 @@ export class ServerMetrics {
     registers: [this.registry],
   });
 
-  /** Messages stored, already known, or forgotten over the mail-path protocols' learn commands. */
+  /** Learn requests over the mail-path protocols' learn commands, by outcome ({@link LearnOutcome}). */
   readonly learns = new Counter({
     name: 'spamrule_learns_total',
-    help: 'Learn requests over the mail-path protocols (rspamd learnspam/learnham, spamd TELL), by protocol and outcome (learned, already, forgotten, not_learned)',
+    help: 'Learn requests over the mail-path protocols (rspamd learnspam/learnham, spamd TELL), by protocol and outcome (learned, already, forgotten, not_learned, refused, rate_limited, too_large)',
     labelNames: ['protocol', 'outcome'] as const,
     registers: [this.registry],
   });
@@ -139,7 +146,7 @@ export class ServerMetrics {
   }
 
   /** Counts a learn request's outcome. */
-  countLearn(protocol: 'rspamd' | 'spamd', outcome: 'learned' | 'already' | 'forgotten' | 'not_learned'): void {
+  countLearn(protocol: 'rspamd' | 'spamd', outcome: LearnOutcome): void {
     this.learns.inc({ protocol, outcome });
     if (outcome === 'learned') this.totals.learned++;
   }

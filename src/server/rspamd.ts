@@ -142,7 +142,8 @@ function readBody(req: IncomingMessage, max: number, lease: BudgetLease): Promis
  * What every endpoint that takes a message checks before and while reading it (`/checkv2` and the
  * controller's `/learnspam`, `/learnham`): the method (405), a compressed body (415), a size over
  * `maxSize` (413: refused as soon as `Content-Length` says so, before the body is read, or once the
- * body passes it; the connection is then closed), bytes that do not fit in the buffer budget (503
+ * body passes it; the connection is then closed; `opts.maxSize` and `opts.tooLargeMessage` for a
+ * smaller cap, such as a training sample's), bytes that do not fit in the buffer budget (503
  * with `Retry-After`, and the connection closed), an empty body when learning (400). The body's
  * bytes are held in the buffer budget until the response ends. Resolves to the body, or to
  * `undefined` when a reply has been sent. `scan` counts a size or budget refusal as a refused scan.
@@ -151,9 +152,10 @@ export async function takeMessage(
   req: IncomingMessage,
   res: ServerResponse,
   scanner: Scanner,
-  opts: { methods: readonly string[]; scan: boolean; queueId?: string },
+  opts: { methods: readonly string[]; scan: boolean; queueId?: string; maxSize?: number; tooLargeMessage?: string },
 ): Promise<Uint8Array | undefined> {
-  const { limits, metrics } = scanner;
+  const { metrics } = scanner;
+  const maxSize = opts.maxSize ?? scanner.limits.maxSize;
   const path = (req.url ?? '/').split('?')[0]!;
   if (!opts.methods.includes(req.method ?? '')) {
     req.resume();
@@ -163,7 +165,7 @@ export async function takeMessage(
   }
   const tooLarge = (size: number): void => {
     const message = opts.scan ? scanner.refuse('rspamd', 'too_large', scanner.tooLargeMessage(), size, opts.queueId) : undefined;
-    sendJson(res, 413, { error: message === undefined ? scanner.tooLargeMessage() : message.ok ? '' : message.message }, true);
+    sendJson(res, 413, { error: message === undefined ? (opts.tooLargeMessage ?? scanner.tooLargeMessage()) : message.ok ? '' : message.message }, true);
     // The rest of the body is not read: the connection ends with the reply.
     res.once('finish', () => req.destroy());
   };
@@ -175,7 +177,7 @@ export async function takeMessage(
     return undefined;
   }
   const declared = Number(req.headers['content-length'] ?? NaN);
-  if (declared > limits.maxSize) {
+  if (declared > maxSize) {
     tooLarge(declared);
     return undefined;
   }
@@ -184,11 +186,11 @@ export async function takeMessage(
   res.once('close', () => lease.release());
   let raw: Uint8Array;
   try {
-    raw = await readBody(req, limits.maxSize, lease);
+    raw = await readBody(req, maxSize, lease);
   } catch (e) {
     // A body cut short is counted once: by the server's 'clientError' when the client closed it, as a
     // client timeout when the server did.
-    if (e instanceof TooLarge) tooLarge(limits.maxSize + 1);
+    if (e instanceof TooLarge) tooLarge(maxSize + 1);
     else if (e instanceof OverBudget) {
       lease.release();
       scanner.overBudget('rspamd', e.size, opts.scan, opts.queueId);
@@ -214,12 +216,15 @@ export interface OpsHandler {
   (req: IncomingMessage, res: ServerResponse): boolean;
 }
 
+/** Answers rspamd controller's `/learnspam` or `/learnham` (`path`), learning or refusing (src/server/learn.ts). */
+export type LearnHandler = (req: IncomingMessage, res: ServerResponse, path: string) => void;
+
 /**
  * Creates the rspamd-protocol server (not yet listening): HTTP, and on the same port rspamd's
  * legacy text protocol (`CHECK RSPAMC/1.3`, which Exim's `variant=rspamd` sends), told apart by
- * the first line of each connection.
+ * the first line of each connection. `learn` answers the controller's learn commands.
  */
-export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds: ReplyThresholds): NetServer {
+export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds: ReplyThresholds, learn: LearnHandler): NetServer {
   const { limits, metrics } = scanner;
   /**
    * A 503 once the grace period of a shutdown is over (or for a message sent after it started),
@@ -243,13 +248,8 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
       return;
     }
     if (ops(req, res)) return;
-    // rspamd controller's learn commands: `ops` serves them when the server has a classifier to
-    // train (serve --model); without one, say so rather than "unknown command".
-    if (path === '/learnspam' || path === '/learnham') {
-      req.resume();
-      sendJson(res, 404, { error: 'learning needs serve --model' });
-      return;
-    }
+    // rspamd controller's learn commands, which only this listener serves (not --metrics).
+    if (path === '/learnspam' || path === '/learnham') return learn(req, res, path);
     if (!SCANS.has(path)) {
       req.resume();
       sendJson(res, 404, { error: `unknown command ${path}` });

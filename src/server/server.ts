@@ -12,7 +12,9 @@ import { createLogger, type Logger } from './log.js';
 import { ServerMetrics } from './metrics.js';
 import { createMilterServer } from './milter.js';
 import { SpamEnginePool } from './pool.js';
-import { createRspamdServer, takeMessage, type OpsHandler } from './rspamd.js';
+import { LearnGate } from './learn-gate.js';
+import { rspamdLearnHandler } from './learn.js';
+import { createRspamdServer, type OpsHandler } from './rspamd.js';
 import { rspamdAuth, rspamdStat } from './rspamd-reply.js';
 import { Scanner } from './scan.js';
 import { ConnectionCaps } from './peers.js';
@@ -52,10 +54,17 @@ export interface ScanServerOptions {
   limits?: Partial<ServerLimits>;
   logger?: Logger;
   /**
-   * Takes rspamd controller's `POST /learnspam` and `/learnham` (the message as the body, as `rspamc
-   * learn_spam` sends it) on the rspamd listener: the classifier's samples (docs/classifier.md).
+   * Stores training samples (the classifier's, docs/classifier.md) for the learn commands the
+   * options below switch on.
    */
   learner?: TellLearner;
+  /**
+   * Lets rspamd controller's `POST /learnspam` and `/learnham` (the message as the body, as `rspamc
+   * learn_spam` sends it) store samples through `learner` on the rspamd listener (off by default:
+   * anyone who can reach the MTA's scan port could then fill the model's disk and poison it; rspamd
+   * learns on its password-protected controller port instead). Without it they get 403.
+   */
+  allowLearn?: boolean;
   /**
    * Lets spamd's `TELL` (`spamc -L spam|ham|forget`) store and forget samples through `learner` on the spamd listener,
    * as SpamAssassin's spamd `--allow-tell` does (off by default: anyone who can reach the port could
@@ -142,34 +151,6 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
       );
       return true;
     }
-    if ((path === '/learnspam' || path === '/learnham') && opts.learner !== undefined) {
-      const learner = opts.learner;
-      const reply = (status: number, body: unknown): void => {
-        // Sent already: the shutdown's grace period ended first (503).
-        if (res.headersSent) return;
-        const text = JSON.stringify(body);
-        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-        res.end(text);
-      };
-      // The same refusals as /checkv2 (405, 415, 413 before the body is read, 400), so that a
-      // compressed or oversized body never becomes a training sample. rspamc sends POST.
-      takeMessage(req, res, scanner, { methods: ['POST'], scan: false })
-        .then(async (raw) => {
-          if (raw === undefined) return;
-          const cls = path === '/learnspam' ? 'spam' : 'ham';
-          const { id, already } = await learner.learnNew(raw, cls === 'spam');
-          metrics.countLearn('rspamd', already ? 'already' : 'learned');
-          scanner.log.info({ protocol: 'rspamd', class: cls, sample: id }, already ? 'already learned' : 'learned');
-          // rspamd's controller answers a message learned before with this class 208 and this error, which
-          // rspamc prints and exits 0 on.
-          if (already) reply(208, { error: `sample ${id} has been already learned as ${cls}, ignore it` });
-          else reply(200, { success: true });
-        })
-        .catch((e: unknown) => {
-          if (!res.headersSent) reply(500, { error: `learning failed: ${e instanceof Error ? e.message : String(e)}` });
-        });
-      return true;
-    }
     // rspamd controller's statistics (`rspamc stat`) and `/auth` (`rspamc uptime`), from the running totals.
     if ((path === '/stat' || path === '/auth') && (req.method === 'GET' || req.method === 'POST')) {
       req.resume();
@@ -197,9 +178,11 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
     });
     servers.push({ name, server, sockets });
   };
-  if (opts.rspamd) add('rspamd', createRspamdServer(scanner, ops, thresholds));
+  // One allowance for both protocols' learn commands.
+  const gate = new LearnGate(limits.learnPerMinute, limits.maxLearnSize);
+  if (opts.rspamd) add('rspamd', createRspamdServer(scanner, ops, thresholds, rspamdLearnHandler(scanner, opts.learner, opts.allowLearn === true, gate)));
   if (opts.milter) add('milter', createMilterServer(scanner));
-  if (opts.spamd) add('spamd', createSpamdServer(scanner, thresholds, opts.allowTell === true ? opts.learner : undefined));
+  if (opts.spamd) add('spamd', createSpamdServer(scanner, thresholds, opts.allowTell === true && opts.learner !== undefined ? { learner: opts.learner, gate } : undefined));
   if (opts.metrics) {
     const http: HttpServer = createHttpServer((req, res) => {
       if (!ops(req, res)) {

@@ -13,7 +13,8 @@
  *
  * `TELL` (`spamc -L spam|ham`: `Message-class: spam|ham`, `Set: local`) stores the message as a
  * classifier sample when the server was given a learner (`serve --model --allow-tell`, as spamd's
- * `--allow-tell`), and answers `DidSet: local`. `Remove: local` (`spamc -L forget`) removes every sample of
+ * `--allow-tell`), and answers `DidSet: local`. A sample over `limits.maxLearnSize` gets 65
+ * `EX_DATAERR`, a `TELL` over `limits.learnPerMinute` 75 `EX_TEMPFAIL` (before its body is read). `Remove: local` (`spamc -L forget`) removes every sample of
  * that message and retrains the model from the rest (`Learner.forgetMessage`), answering `DidRemove: local`,
  * or no `DidRemove` when the message was not learned (spamc then says "Message was already un/learned", as
  * with SpamAssassin's spamd). Remote reporting (Razor and the like) is not done: `Set: remote` or
@@ -28,6 +29,7 @@ import type { ClassifyResult } from '../engine/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { HeadCollector } from './head-collector.js';
 import { inflateWithin } from './inflate.js';
+import { LearnGate } from './learn-gate.js';
 import { ConnectionCaps } from './peers.js';
 import { spamAssassinHeaders, SPAMD_STRIPPED, splitMessage, withVerdictHeaders } from './headers.js';
 import { RSPAMD_ACTIONS, sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
@@ -185,7 +187,7 @@ export function textProtocolHandler(
   scanner: Scanner,
   thresholds: ReplyThresholds,
   listener: 'spamd' | 'rspamd' = 'spamd',
-  learner?: TellLearner,
+  learning?: TellLearning,
 ): (socket: Socket, deadlines: Deadlines) => void {
   const { limits, metrics } = scanner;
   return (socket: Socket, deadlines: Deadlines): void => {
@@ -194,6 +196,8 @@ export function textProtocolHandler(
     const head = new HeadCollector();
     let req: Request | undefined;
     let want = -1;
+    /** The largest body taken: maxSize, or maxLearnSize for a TELL that learns. */
+    let cap = limits.maxSize;
     const chunks: Buffer[] = [];
     let got = 0;
     let done = false;
@@ -248,6 +252,18 @@ export function textProtocolHandler(
       socket.once('finish', () => socket.destroy());
     };
 
+    /** Over `cap` (`size`: bytes announced or received): 65 EX_DATAERR, counted as a scan or a learn refused. */
+    const tooBig = (size: number): void => {
+      if (req?.verb === 'TELL') {
+        const text = LearnGate.describe({ reason: 'too_large', maxSize: cap });
+        metrics.countLearn('spamd', 'too_large');
+        scanner.log.warn({ protocol: 'spamd', size, error: text }, 'not learned');
+        return fail(65, text, false);
+      }
+      scanner.refuse(label(), 'too_large', scanner.tooLargeMessage(), size);
+      fail(65, scanner.tooLargeMessage(), false);
+    };
+
     /** The next bytes do not fit in the buffer budget: 75 EX_TEMPFAIL (spamc passes the message on unscanned). */
     const overBudget = (): void => {
       lease.release();
@@ -274,15 +290,15 @@ export function textProtocolHandler(
       if (want >= 0 && raw.length > want) raw = raw.subarray(0, want);
       if ((r.headers.get('compress')?.[0] ?? '').toLowerCase() === 'zlib') {
         // Inflated bytes count against maxSize and the budget as they come (160 KB can inflate to 47 MB).
-        const z = await inflateWithin(raw, limits.maxSize, lease);
+        const z = await inflateWithin(raw, cap, lease);
         if (socket.destroyed) return;
         if (!z.ok) {
           // `finish` settled the request; the refusal is its answer.
           done = false;
           if (z.reason === 'buffer_full') return overBudget();
           lease.release();
-          if (z.reason === 'too_large') scanner.refuse(label(), 'too_large', scanner.tooLargeMessage(), limits.maxSize + 1);
-          return fail(z.reason === 'too_large' ? 65 : 76, z.reason === 'too_large' ? scanner.tooLargeMessage() : 'the zlib-compressed body does not inflate', z.reason === 'corrupt');
+          if (z.reason === 'too_large') return tooBig(cap + 1);
+          return fail(76, 'the zlib-compressed body does not inflate');
         }
         raw = z.body;
         // The compressed body is dropped: only the inflated one is held now.
@@ -293,13 +309,13 @@ export function textProtocolHandler(
       if (r.verb === 'TELL') {
         try {
           if (tellActions(r, 'remove').includes('local')) {
-            const removed = await learner!.forgetMessage(raw);
+            const removed = await learning!.learner.forgetMessage(raw);
             scanner.metrics.countLearn('spamd', removed > 0 ? 'forgotten' : 'not_learned');
             scanner.log.info({ protocol: 'spamd', removed }, removed > 0 ? 'forgot a learned message' : 'forget: message not learned');
             if (!socket.destroyed) answer(`SPAMD/1.1 0 EX_OK\r\n${removed > 0 ? 'DidRemove: local\r\n' : ''}\r\n`);
           } else {
             const cls = messageClass(r);
-            const { id, already } = await learner!.learnNew(raw, cls === 'spam');
+            const { id, already } = await learning!.learner.learnNew(raw, cls === 'spam');
             scanner.metrics.countLearn('spamd', already ? 'already' : 'learned');
             scanner.log.info({ protocol: 'spamd', class: cls, sample: id }, already ? 'already learned' : 'learned');
             // No DidSet: spamc prints "Message was already un/learned", as with spamd.
@@ -362,8 +378,10 @@ export function textProtocolHandler(
           return;
         }
         if (req.verb === 'TELL') {
-          const refused = tellRefusal(req, learner);
+          const refused = tellRefusal(req, learning);
           if (refused !== undefined) return fail(refused.code, refused.text, refused.code === 76);
+          // A sample is capped at maxLearnSize; a forget may name any message.
+          if (!tellActions(req, 'remove').includes('local')) cap = learning!.gate.maxSize;
         }
         const lengths = req.headers.get('content-length') ?? [];
         // Two different lengths: which one a proxy in between believed is anyone's guess (smuggling).
@@ -372,19 +390,22 @@ export function textProtocolHandler(
         if (cl !== undefined) {
           if (!/^\d+$/.test(cl)) return fail(76, `bad Content-length ${JSON.stringify(cl)}`);
           want = Number(cl);
-          if (want > limits.maxSize) {
-            scanner.refuse(label(), 'too_large', scanner.tooLargeMessage(), want);
-            return fail(65, scanner.tooLargeMessage(), false);
+          if (want > cap) return tooBig(want);
+        }
+        if (req.verb === 'TELL') {
+          // Before the body is read: a flood of samples costs neither the bytes nor the store.
+          const refused = learning!.gate.admit();
+          if (refused !== undefined) {
+            metrics.countLearn('spamd', 'rate_limited');
+            scanner.log.warn({ protocol: 'spamd', error: LearnGate.describe(refused) }, 'not learned');
+            return fail(75, LearnGate.describe(refused), false);
           }
         }
         chunk = rest;
       }
       if (chunk.length > 0) {
         got += chunk.length;
-        if (got > limits.maxSize) {
-          scanner.refuse(label(), 'too_large', scanner.tooLargeMessage(), got);
-          return fail(65, scanner.tooLargeMessage(), false);
-        }
+        if (got > cap) return tooBig(got);
         chunks.push(chunk);
       }
       onBody();
@@ -408,6 +429,12 @@ export interface TellLearner {
   forgetMessage(raw: Uint8Array): Promise<number>;
 }
 
+/** What `TELL` needs: the learner, and the caps on its samples (shared with rspamd's learn commands). */
+export interface TellLearning {
+  learner: TellLearner;
+  gate: LearnGate;
+}
+
 /** The lower-cased actions of a `TELL` request's `Set` or `Remove` header (`local`, `remote`). */
 function tellActions(r: Request, header: 'set' | 'remove'): string[] {
   return (r.headers.get(header) ?? []).flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase());
@@ -418,8 +445,8 @@ function messageClass(r: Request): string {
 }
 
 /** Why a `TELL` request is refused before its body is read (code and text), or undefined. */
-function tellRefusal(r: Request, learner: TellLearner | undefined): { code: number; text: string } | undefined {
-  if (learner === undefined || r.rspamc) return { code: 69, text: 'learning (TELL) needs serve --model and --allow-tell' };
+function tellRefusal(r: Request, learning: TellLearning | undefined): { code: number; text: string } | undefined {
+  if (learning === undefined || r.rspamc) return { code: 69, text: 'learning (TELL) needs serve --model and --allow-tell' };
   // Only the local parts are carried out (and answered in DidSet/DidRemove): spamc -C report sends
   // Set: local, remote and -C revoke Set: local with Remove: remote, which learn locally, as spamd does
   // with no remote reporting configured. Setting and removing locally at once is refused, as spamd does.
@@ -435,12 +462,12 @@ function tellRefusal(r: Request, learner: TellLearner | undefined): { code: numb
 }
 
 /**
- * Creates the spamd-protocol server (not yet listening). With `learner`, `TELL` stores messages as
- * classifier samples (see the module docstring).
+ * Creates the spamd-protocol server (not yet listening). With `learning`, `TELL` stores messages as
+ * classifier samples (see the module docstring), within its gate's caps.
  */
-export function createSpamdServer(scanner: Scanner, thresholds: ReplyThresholds, learner?: TellLearner): Server {
+export function createSpamdServer(scanner: Scanner, thresholds: ReplyThresholds, learning?: TellLearning): Server {
   const { limits, metrics } = scanner;
-  const handler = textProtocolHandler(scanner, thresholds, 'spamd', learner);
+  const handler = textProtocolHandler(scanner, thresholds, 'spamd', learning);
   // spamc half-closes its side after sending the message and then reads the reply.
   const server = createServer({ allowHalfOpen: true }, (socket) => {
     if (!caps.admit(socket)) return;

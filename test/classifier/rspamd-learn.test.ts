@@ -24,7 +24,7 @@ describe('rspamc learn_spam / learn_ham', () => {
     const classifier = new SpamClassifier(new ClassifierStore(new MemoryStore()), { settings: { minHamSamples: 10, minSpamSamples: 10 }, refreshMs: 0 });
     const learner = debouncedLearner(classifier, 60_000);
     const pool = new SpamEnginePool({ rules: [], workers: 1 });
-    const server = await startScanServer({ pool, rspamd: { host: '127.0.0.1', port: 0 }, learner });
+    const server = await startScanServer({ pool, rspamd: { host: '127.0.0.1', port: 0 }, learner, allowLearn: true });
     try {
       const hostPort = server.addresses.rspamd!.replace(/^http:\/\//, '');
       const spam = Array.from({ length: 10 }, (_, i) => join(dir, `spam${i}.eml`));

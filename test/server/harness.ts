@@ -36,7 +36,7 @@ export interface Started {
 }
 
 export async function startAll(
-  opts: { workers?: number; limits?: Partial<ServerLimits>; spec?: RuleSetSpec; timeoutMs?: number; learner?: ScanServerOptions['learner'] } = {},
+  opts: { workers?: number; limits?: Partial<ServerLimits>; spec?: RuleSetSpec; timeoutMs?: number; learner?: ScanServerOptions['learner']; allowLearn?: boolean; allowTell?: boolean } = {},
 ): Promise<Started> {
   const pool = new SpamEnginePool({ ...(opts.spec ?? defaultSpec()), workers: opts.workers ?? 2, timeoutMs: opts.timeoutMs });
   const logs: Record<string, unknown>[] = [];
@@ -47,7 +47,17 @@ export async function startAll(
     },
   });
   const any = { host: '127.0.0.1', port: 0 };
-  const server = await startScanServer({ pool, rspamd: any, milter: any, spamd: any, limits: opts.limits, logger: createLogger({ destination }), learner: opts.learner });
+  const server = await startScanServer({
+    pool,
+    rspamd: any,
+    milter: any,
+    spamd: any,
+    limits: opts.limits,
+    logger: createLogger({ destination }),
+    learner: opts.learner,
+    allowLearn: opts.allowLearn,
+    allowTell: opts.allowTell,
+  });
   return {
     pool,
     server,

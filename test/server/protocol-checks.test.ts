@@ -22,7 +22,7 @@ beforeAll(async () => {
     },
     forgetMessage: (): Promise<number> => Promise.resolve(0),
   };
-  s = await startAll({ workers: 1, limits: { maxSize: MB, idleTimeoutMs: 5000 }, learner });
+  s = await startAll({ workers: 1, limits: { maxSize: MB, idleTimeoutMs: 5000, maxLearnSize: MB }, learner, allowLearn: true });
 }, 60_000);
 
 afterAll(async () => {

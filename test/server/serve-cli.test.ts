@@ -295,6 +295,7 @@ describe('spamrule serve --config FILE.toml', () => {
       [['--rule-wait', 'soon'], /--rule-wait expects an integer/],
       [['--shutdown-grace', '1.5'], /--shutdown-grace expects an integer ≥ 0/],
       [['--allow-tell'], /--allow-tell needs --model .* and --spamd/],
+      [['--allow-learn'], /--allow-learn needs --model .* and --rspamd/],
       [['--model', tmpdir()], /--model .* is a folder: name the model's file/],
       [['--max-size', 'lots'], /--max-size \(limits\.maxSize\): expected a size such as 50M/],
       [['--follow-redirects'], /analysis\.followRedirects needs --dns system .*: redirector hosts are resolved through it/],

@@ -2,7 +2,7 @@
  * What `spamrule serve` prints (a separate process, as an operator runs it): JSON log lines only,
  * one "listening" line per listener and a "ready" line, the worker threads' warnings among them, all
  * at `--log-level`; a listener that cannot bind is named with its address; and the rspamd
- * listener's learn commands without `--model` say what is missing.
+ * listener's learn commands without `--allow-learn` say what is missing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,7 +80,7 @@ async function rulesWithUnreachableList(): Promise<string> {
 const MESSAGE = 'From: a@example.org\r\nTo: b@example.com\r\nSubject: hi\r\n\r\nbody\r\n';
 
 describe('spamrule serve output', () => {
-  it('JSON lines only: one "listening" line per listener, "ready", worker warnings; learn without --model is a 404 that says so', async () => {
+  it('JSON lines only: one "listening" line per listener, "ready", worker warnings; learn without --allow-learn is a 403 that says so', async () => {
     const rules = await rulesWithUnreachableList();
     // Loopback allowed, so that the download is made and fails (nothing listens) rather than being refused.
     const p = start(['--rules', rules, '--rspamd', '127.0.0.1:0', '--spamd', '127.0.0.1:0', '--workers', '1', '--cache-dir', join(dir, 'cache-info'), '--list-allow-network', '127.0.0.1']);
@@ -92,11 +92,12 @@ describe('spamrule serve output', () => {
     expect(rspamd).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(lines.find((l) => l.msg === 'ready')).toMatchObject({ level: 30, workers: 1 });
 
-    // rspamd controller's learn commands need a model to train.
+    // rspamd controller's learn commands are off unless asked for (--model --allow-learn): 403, as
+    // rspamd's controller answers a request without its password.
     for (const path of ['/learnspam', '/learnham']) {
       const learn = await http(`${rspamd}${path}`, { method: 'POST', body: MESSAGE });
-      expect(learn.status).toBe(404);
-      expect(JSON.parse(learn.body)).toEqual({ error: 'learning needs serve --model' });
+      expect(learn.status).toBe(403);
+      expect(JSON.parse(learn.body)).toEqual({ error: 'learning is off on this listener: start serve with --model FILE --allow-learn (docs/deployment.md)' });
     }
 
     // The scan looks the remote list up, and the worker's background download of it fails.
