@@ -1,6 +1,7 @@
 /**
- * The SMTP session a milter connection reports: the connect, HELO and envelope stages
- * (src/server/milter.ts) and the few macros the session is built from.
+ * What a milter connection keeps (src/server/milter.ts): the SMTP session it reports (the connect,
+ * HELO and envelope stages and the few macros the session is built from), its bounds, and the
+ * message under way.
  */
 import type { SessionInput } from '../analysis/types.js';
 
@@ -38,4 +39,37 @@ export function sessionWithMacros(session: SessionInput, macros: ReadonlyMap<str
     if (client !== undefined) s.remoteIp = client;
   }
   return s;
+}
+
+/** Recipients per message (Postfix's default smtpd_recipient_limit). */
+export const MAX_RECIPIENTS = 1000;
+/** Connect, HELO, MAIL FROM and RCPT TO strings kept per message: 1000 recipients of RFC 5321's 256 bytes fit twice. */
+export const MAX_ENVELOPE_BYTES = 512 * 1024;
+
+/** The header that says why a message was not scanned. */
+export const NOTE_HEADER = 'X-Spam-Note';
+/** Headers we write: an upstream copy of any is deleted, scanned or not (it could be forged). */
+export const OUR_HEADERS = ['X-Spam-Result', 'X-Spam-Score', NOTE_HEADER];
+
+/** The message under way, from MAIL to its end. */
+export interface MessageState {
+  /** The message as received so far: header lines (CRLF), the blank line, body chunks. */
+  parts: Buffer[];
+  /** Bytes of the message received (all of them, also those not kept). */
+  size: number;
+  /** Bytes kept in `parts` (held in the buffer budget). */
+  held: number;
+  /** Over maxSize: the rest is counted, not kept, and the message is not scanned. */
+  tooLarge: boolean;
+  /** Refused because its bytes did not fit in the buffer budget: answered with tempfail. */
+  refused: boolean;
+  /** The end of headers has come. */
+  inBody: boolean;
+  /** How many copies of each of our header names the message already has (to delete them). */
+  forged: Map<string, number>;
+}
+
+/** An empty message. */
+export function newMessage(): MessageState {
+  return { parts: [], size: 0, held: 0, tooLarge: false, refused: false, inBody: false, forged: new Map() };
 }

@@ -43,7 +43,7 @@ import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import type { BudgetLease } from './budget.js';
 import { PacketReader } from './milter-reader.js';
-import { keptMacro, sessionWithMacros } from './milter-session.js';
+import { keptMacro, MAX_ENVELOPE_BYTES, MAX_RECIPIENTS, newMessage, NOTE_HEADER, OUR_HEADERS, sessionWithMacros } from './milter-session.js';
 import { ConnectionCaps } from './peers.js';
 import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner } from './scan.js';
 import {
@@ -63,33 +63,6 @@ import {
   ALLOWED,
   type Stage,
 } from './milter-wire.js';
-
-/** Recipients per message (Postfix's default smtpd_recipient_limit). */
-const MAX_RECIPIENTS = 1000;
-/** Connect, HELO, MAIL FROM and RCPT TO strings kept per message: 1000 recipients of RFC 5321's 256 bytes fit twice. */
-const MAX_ENVELOPE_BYTES = 512 * 1024;
-
-const NOTE_HEADER = 'X-Spam-Note';
-/** Headers we write: an upstream copy of any is deleted, scanned or not (it could be forged). */
-const OUR_HEADERS = ['X-Spam-Result', 'X-Spam-Score', NOTE_HEADER];
-
-interface MessageState {
-  parts: Buffer[];
-  /** Bytes of the message received (all of them, also those not kept). */
-  size: number;
-  /** Bytes kept in `parts` (held in the buffer budget). */
-  held: number;
-  tooLarge: boolean;
-  /** Refused because its bytes did not fit in the buffer budget: answered with tempfail. */
-  refused: boolean;
-  inBody: boolean;
-  /** How many copies of each of our header names the message already has (to delete them). */
-  forged: Map<string, number>;
-}
-
-function newMessage(): MessageState {
-  return { parts: [], size: 0, held: 0, tooLarge: false, refused: false, inBody: false, forged: new Map() };
-}
 
 class MilterConnection {
   /**
