@@ -52,6 +52,7 @@ export class ByteBudget {
  */
 export class BudgetLease {
   private heldBytes = 0;
+  private ended = false;
 
   constructor(private readonly budget: ByteBudget) {}
 
@@ -60,10 +61,10 @@ export class BudgetLease {
     return this.heldBytes;
   }
 
-  /** Takes `n` more bytes; false (nothing taken) when the budget has not that much left. */
+  /** Takes `n` more bytes; false (nothing taken) when the budget has not that much left, or the lease has ended. */
   take(n: number): boolean {
     if (n <= 0) return true;
-    if (!this.budget.take(n)) return false;
+    if (this.ended || !this.budget.take(n)) return false;
     this.heldBytes += n;
     return true;
   }
@@ -84,5 +85,14 @@ export class BudgetLease {
   /** Gives back everything held. Idempotent. */
   release(): void {
     this.resize(0);
+  }
+
+  /**
+   * Gives back everything and takes nothing more: the connection is gone, and work still finishing
+   * for it (a scan, an inflate) must not take bytes that nobody would give back. Idempotent.
+   */
+  end(): void {
+    this.release();
+    this.ended = true;
   }
 }

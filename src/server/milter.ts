@@ -108,7 +108,7 @@ class MilterConnection {
     socket.once('close', () => {
       this.endMessage();
       this.gone.abort();
-      lease.release();
+      lease.end();
     });
   }
 

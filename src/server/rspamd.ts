@@ -183,7 +183,7 @@ export async function takeMessage(
   }
   const lease = scanner.budget.lease();
   // 'close' follows 'finish', and comes alone when the connection breaks first.
-  res.once('close', () => lease.release());
+  res.once('close', () => lease.end());
   let raw: Uint8Array;
   try {
     raw = await readBody(req, maxSize, lease);

@@ -212,7 +212,7 @@ export function textProtocolHandler(
     socket.once('close', () => {
       open?.end();
       gone.abort();
-      lease.release();
+      lease.end();
     });
     /**
      * Whether this is rspamd's legacy dialect, which decides the format of an error reply and the

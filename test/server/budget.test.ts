@@ -15,6 +15,7 @@ import { deflateSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ByteBudget } from '../../src/server/budget.js';
 import { defaultBufferBudget, resolveLimits } from '../../src/server/limits.js';
+import { createLogger, SpamEnginePool, startScanServer } from '../../src/server/index.js';
 import { http, milterOptneg, milterPacket, milterReplies, raw, run, startAll, type Started } from './harness.js';
 
 const KB = 1024;
@@ -284,5 +285,57 @@ describe('the budget itself', () => {
     two.release();
     expect(b.used).toBe(0);
     expect(b.peak).toBe(100);
+    // An ended lease (its connection gone) takes nothing more.
+    two.end();
+    expect(two.take(1)).toBe(false);
+    expect(two.resize(10)).toBe(false);
+    expect(b.used).toBe(0);
+  });
+});
+
+describe('a connection that closes while its message is scanned', () => {
+  it('gives back every byte it held (milter, spamd with an inflated body)', async () => {
+    // A classifier that holds each scan until the test lets it go: the client is gone by then.
+    const waiting: (() => void)[] = [];
+    const verdict = { action: 'allow', score: 0, tags: [], scores: {}, matches: [], errors: [], headers: { 'X-Spam-Result': '', 'X-Spam-Score': 'ham, score=0.00' } };
+    const pool = {
+      workers: 1,
+      ruleSet: {},
+      classify: () => new Promise((resolve) => waiting.push(() => resolve(verdict))),
+    } as unknown as SpamEnginePool;
+    const server = await startScanServer({ pool, milter: { host: '127.0.0.1', port: 0 }, spamd: { host: '127.0.0.1', port: 0 }, logger: createLogger({ level: 'silent' }) });
+    try {
+      const budget = server.scanner.budget;
+      const port = (name: 'milter' | 'spamd'): number => Number(server.addresses[name]!.split(':').pop());
+      const body = Buffer.alloc(300 * KB, 'q');
+      const milter = Buffer.concat([
+        milterOptneg(),
+        milterPacket('C', 'client.example.net\x004\x00\x19127.0.0.1\x00'),
+        milterPacket('M', '<a@example.org>\x00'),
+        milterPacket('R', '<b@example.com>\x00'),
+        milterPacket('L', 'Subject\x00gone\x00'),
+        milterPacket('N'),
+        milterPacket('B', body),
+        milterPacket('E'),
+      ]);
+      const zipped = deflateSync(Buffer.from(MSG + 'z'.repeat(300 * KB)));
+      const spamd = Buffer.concat([Buffer.from(`CHECK SPAMC/1.5\r\nCompress: zlib\r\nContent-length: ${zipped.length}\r\n\r\n`), zipped]);
+      const socks = [connect(port('milter'), '127.0.0.1'), connect(port('spamd'), '127.0.0.1')];
+      for (const x of socks) x.on('error', () => undefined);
+      socks[0]!.write(milter);
+      socks[1]!.end(spamd);
+      await until(() => waiting.length === 2);
+      expect(budget.used).toBeGreaterThan(600 * KB);
+      // A reset: a spamd client that only half-closes is still waiting for its reply (spamc does).
+      for (const x of socks) x.resetAndDestroy();
+      // The scans end after their clients have gone: nothing they held stays taken, whichever comes
+      // first, the end of the scan or the server seeing the reset (a paused socket sees it late).
+      for (const go of waiting.splice(0)) go();
+      await until(() => server.scanner.depth === 0 && budget.used === 0);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(budget.used).toBe(0);
+    } finally {
+      await server.close(1000);
+    }
   });
 });
