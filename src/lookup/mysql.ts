@@ -17,7 +17,7 @@ import type { MySqlSettings, MySqlStoreConfig } from './config.js';
 import { loadMySql, prefetch, type MySql } from './drivers.js';
 import { resolveSecret } from './secret.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
-import { closedWithin, DEFAULT_SQL_MAX_ROWS, endPool, isSelect, parseCounter, RequestRefusedError, RoundRobin, shapeRows, socketClosed, tooManyRows, withTimeout, type ClosingSocket } from './util.js';
+import { closePools, DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, RequestRefusedError, RoundRobin, shapeRows, tooManyRows, withTimeout, type DestroyableSocket } from './util.js';
 
 /** The core (callback) mysql2 query of a pooled connection, used to stream SELECT rows. */
 interface CoreQuery {
@@ -317,20 +317,9 @@ export class MySqlStore implements LookupStore {
     const pools = await this.pools?.catch(() => undefined);
     // mysql2 keeps every connection (one still connecting included) in the core pool's `_allConnections`;
     // past the grace their sockets are destroyed, which ends them and lets `end()` resolve.
-    const streams = (p: mysql.Pool) => {
-      const core = (p as unknown as { pool?: { _allConnections?: { toArray(): { stream?: ClosingSocket & { destroy(): void } }[] } } }).pool;
+    await closePools(pools?.all ?? [], (p) => {
+      const core = (p as unknown as { pool?: { _allConnections?: { toArray(): { stream?: DestroyableSocket }[] } } }).pool;
       return core?._allConnections?.toArray().map((c) => c.stream) ?? [];
-    };
-    const cut = (p: mysql.Pool) => (): void => {
-      for (const s of streams(p)) s?.destroy();
-    };
-    await Promise.all(
-      (pools?.all ?? []).map(async (p) => {
-        // Taken before end(), which may resolve before the sockets have closed.
-        const closes = streams(p).map(socketClosed);
-        await endPool(p.end(), cut(p));
-        await closedWithin(closes);
-      }),
-    );
+    });
   }
 }

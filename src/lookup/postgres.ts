@@ -11,7 +11,7 @@ import type { PostgreSqlSettings, PostgreSqlStoreConfig } from './config.js';
 import { loadPg, prefetch, type Pg } from './drivers.js';
 import { resolveSecret } from './secret.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
-import { closedWithin, DEFAULT_SQL_MAX_ROWS, endPool, isSelect, parseCounter, RoundRobin, shapeRows, socketClosed, tooManyRows, withTimeout, type ClosingSocket } from './util.js';
+import { closePools, DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, RoundRobin, shapeRows, tooManyRows, withTimeout, type DestroyableSocket } from './util.js';
 
 const SCHEMA = [
   'CREATE TABLE IF NOT EXISTS spamrule_kv (k TEXT PRIMARY KEY, v TEXT NOT NULL, expires_at BIGINT NULL)',
@@ -234,19 +234,11 @@ export class PostgresStore implements LookupStore {
     if (this.closed) return;
     this.closed = true;
     const pools = await this.pools?.catch(() => undefined);
-    // pg-pool keeps its clients (a connect still in progress included) in `_clients`; past the grace,
-    // their sockets are destroyed, which ends the connects and lets `end()` resolve.
-    const streams = (p: pg.Pool) => (p as unknown as { _clients?: { connection?: { stream?: ClosingSocket & { destroy(): void } } }[] })._clients?.map((c) => c.connection?.stream) ?? [];
-    const cut = (p: pg.Pool) => (): void => {
-      for (const s of streams(p)) s?.destroy();
-    };
-    await Promise.all(
-      (pools?.all ?? []).map(async (p) => {
-        // Taken before end(), which empties `_clients` before the sockets have closed.
-        const closes = streams(p).map(socketClosed);
-        await endPool(p.end(), cut(p));
-        await closedWithin(closes);
-      }),
+    // pg-pool keeps its clients (a connect still in progress included) in `_clients` (emptied by `end()`
+    // before their sockets have closed); past the grace, their sockets are destroyed, which ends the
+    // connects and lets `end()` resolve.
+    await closePools(pools?.all ?? [], (p) =>
+      (p as unknown as { _clients?: { connection?: { stream?: DestroyableSocket } }[] })._clients?.map((c) => c.connection?.stream) ?? [],
     );
   }
 }

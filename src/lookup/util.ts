@@ -164,3 +164,25 @@ export async function closedWithin(closes: readonly Promise<void>[], graceMs = C
   await Promise.race([Promise.all(closes), late]);
   clearTimeout(timer);
 }
+
+/** A driver's socket that {@link closePools} can also destroy. */
+export type DestroyableSocket = ClosingSocket & { destroy(): void };
+
+/**
+ * Ends each of a store's connection pools ({@link endPool}) and waits for their sockets to close
+ * ({@link closedWithin}). `sockets(pool)` reads the driver's open sockets: once before `end()`, which may
+ * forget them before they have closed, and again past the grace, to destroy those still open. Never rejects.
+ */
+export async function closePools<P extends { end(): Promise<unknown> }>(
+  pools: readonly P[], sockets: (pool: P) => readonly (DestroyableSocket | undefined)[],
+): Promise<void> {
+  await Promise.all(
+    pools.map(async (p) => {
+      const closes = sockets(p).map(socketClosed);
+      await endPool(p.end(), () => {
+        for (const s of sockets(p)) s?.destroy();
+      });
+      await closedWithin(closes);
+    }),
+  );
+}
