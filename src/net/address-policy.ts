@@ -5,6 +5,7 @@
  * the cloud metadata address 169.254.169.254, so the check runs on the address actually connected to.
  */
 import ipaddr from '../dns/ipaddr.js';
+import { parseIpStrict } from '../dns/names.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -16,10 +17,21 @@ const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
  * the URL's brackets (a zone id such as `%eth0` is dropped). `undefined` for anything else (a host name).
  */
 export function parseIpHost(host: string): Address | undefined {
-  const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (ipaddr.IPv4.isValidFourPartDecimal(h)) return ipaddr.IPv4.parse(h);
-  if (ipaddr.IPv6.isValid(h)) return ipaddr.IPv6.parse(h);
-  return undefined;
+  return parseIpStrict(host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
+}
+
+/**
+ * An address or CIDR range as operators write them in lists (`10.1.2.3`, `10.0.0.0/8`, `fd00::/8`), as
+ * `[network, prefix bits]`; four-part IPv4 only (ipaddr.js would read `10.1` as 10.0.0.1, which nobody
+ * means in such a list). `undefined` for anything else.
+ */
+export function parseNetwork(text: string): [Address, number] | undefined {
+  const t = text.trim();
+  const slash = t.indexOf('/');
+  const ip = parseIpStrict(slash < 0 ? t : t.slice(0, slash));
+  if (ip === undefined) return undefined;
+  if (slash < 0) return [ip, ip.kind() === 'ipv4' ? 32 : 128];
+  return ipaddr.isValidCIDR(t) ? ipaddr.parseCIDR(t) : undefined;
 }
 
 /**
@@ -55,14 +67,9 @@ export class AddressPolicy {
   constructor(readonly allowedNetworks: readonly string[] = []) {
     this.allowed = allowedNetworks.map((n) => {
       if (typeof n !== 'string') throw new TypeError(`allowed network ${JSON.stringify(n)} is not a string`);
-      const t = n.trim();
-      const slash = t.indexOf('/');
-      const base = slash < 0 ? t : t.slice(0, slash);
-      const ip = parseIpHost(base);
-      if (ip === undefined || (slash >= 0 && !ipaddr.isValidCIDR(t))) {
-        throw new TypeError(`allowed network "${n}" is neither an IP address nor a CIDR range (such as 10.0.0.0/8)`);
-      }
-      return slash < 0 ? [ip, ip.kind() === 'ipv4' ? 32 : 128] : ipaddr.parseCIDR(t);
+      const net = parseNetwork(n);
+      if (net === undefined) throw new TypeError(`allowed network "${n}" is neither an IP address nor a CIDR range (such as 10.0.0.0/8)`);
+      return net;
     });
   }
 

@@ -8,20 +8,13 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
-import ipaddr from '../dns/ipaddr.js';
+import { parseNetwork } from '../net/index.js';
 import { pyzorSettingsProblem, type PyzorSettings } from '../analysis/pyzor/settings.js';
 
 const size = z.union([z.number().positive(), z.string()]);
 const count = z.number().int().nonnegative();
 /** An IP address or CIDR range, as the ip module reads `allowedIps`/`blockedIps` (it ignores others). */
-const ipOrRange = z.string().refine((v) => {
-  const t = v.trim();
-  const slash = t.indexOf('/');
-  const addr = slash < 0 ? t : t.slice(0, slash);
-  // Four-part IPv4 only: ipaddr.js also reads `10.1` as 10.0.0.1, which nobody means in such a list.
-  if (!ipaddr.IPv4.isValidFourPartDecimal(addr) && !ipaddr.IPv6.isValid(addr)) return false;
-  return slash < 0 || ipaddr.isValidCIDR(t);
-}, 'not an IP address or CIDR range (192.0.2.0/24, 2001:db8::1)');
+const ipOrRange = z.string().refine((v) => parseNetwork(v) !== undefined, 'not an IP address or CIDR range (192.0.2.0/24, 2001:db8::1)');
 /** `analysis.pyzor`: true, false or the settings to change (checked as `new SpamEngine` checks them). */
 const pyzor = z.custom<boolean | PyzorSettings>().superRefine((v, ctx) => {
   const problem = pyzorSettingsProblem(v);
