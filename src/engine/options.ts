@@ -12,7 +12,7 @@ import type { DnsBudget } from '../dns/budget.js';
 import { MIN_REGEX_CACHE_BYTES } from '../expr/regex-cache.js';
 import type { Resolver } from '../dns/types.js';
 import type { LookupMap } from '../lookup/memory.js';
-import { closestName } from '../util/suggest.js';
+import { closestName, isObject } from '../util/index.js';
 import type { SpamRuleInput, SpamTagInput, SpamThresholds } from './types.js';
 
 /** Default of `EngineOptions.timeBudgetMs`. */
@@ -99,10 +99,6 @@ const ENGINE_KEYS = [
 ] as const;
 const ANALYSIS_KEYS = ['dnsblServers', 'dnsblLimits', 'allowedIps', 'blockedIps', 'fileExtensions', 'followRedirects', 'pyzor', 'testMode', 'modules'] as const;
 const THRESHOLD_KEYS = ['scoreSpam', 'scoreReject', 'scoreDiscard'] as const;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function unknownKeys(where: string, v: Record<string, unknown>, known: readonly string[]): void {
   for (const k of Object.keys(v)) {

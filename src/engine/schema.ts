@@ -10,6 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import type { z as Zod } from 'zod';
+import { isObject } from '../util/index.js';
 
 export interface Problem {
   /** JSON pointer relative to the object, e.g. `priority`, `condition/match/0/if`. */
@@ -30,7 +31,6 @@ export function normalizeRuleName(name: string): string {
 }
 
 const msg = (message: string) => ({ error: () => message });
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * The schemas, built on first validation: zod is about 95 modules, which `spamrule classify` and

@@ -7,15 +7,11 @@ import { MethodError, RequestError } from './errors.js';
 import { changesMethodOf, getMethod, queryChangesMethodOf, queryMethod, setMethod, type MethodContext } from './methods.js';
 import { KINDS, type ObjectType } from './objects.js';
 import { evaluatePath } from './pointer.js';
-import { isStackOverflow } from '../util/index.js';
+import { isObject, isStackOverflow } from '../util/index.js';
 
 export const CORE_CAPABILITY = 'urn:ietf:params:jmap:core';
 
 type Invocation = [string, Record<string, unknown>, string];
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /**
  * Checks the Request shape; throws `RequestError` (notRequest, unknownCapability, limit).

@@ -13,6 +13,7 @@ import type { Data, ObjectKind, ObjectType, Validators } from './objects.js';
 import { runQuery } from './query.js';
 import { queryChangesMethod } from './query-changes.js';
 import type { ObjectRepository } from './repo.js';
+import { isObject } from '../util/index.js';
 
 /** RFC 8620 §2 core limits, advertised in the session and enforced. */
 export interface Limits {
@@ -57,10 +58,6 @@ export interface MethodContext {
 }
 
 export const stateString = (n: number): string => `s${n}`;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 function checkAccount(args: Record<string, unknown>, ctx: MethodContext): void {
   const a = args.accountId;

@@ -14,14 +14,11 @@ import { carriedSecretProblems, keepSecrets } from './store-secrets.js';
 import { REGISTRY_KINDS } from './registry-kinds.js';
 import { SpamTrainingSampleKind } from './training-samples.js';
 import { MAX_OBJECT_BYTES, type Data, type ObjectKind, type ObjectType, type Validators } from './kind.js';
+import { isObject } from '../util/index.js';
 
 export type { ObjectType, Data, ConditionValidator, Validators, ObjectKind } from './kind.js';
 export { MAX_OBJECT_BYTES } from './kind.js';
 export { SPAM_RULE_SCOPES, normalizeRuleName } from '../engine/schema.js';
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 function requireObject(v: unknown, what: string): Record<string, unknown> {
   if (!isObject(v)) throw new SetErrorException({ type: 'invalidPatch', description: `${what} must be a JSON object`, properties: [''] });
@@ -41,7 +38,6 @@ function refuseUnknown(input: Record<string, unknown>, allowed: readonly string[
     else if (!allowed.includes(k)) problems.push({ path: k, message: 'unknown property' });
   }
 }
-
 
 function textMatch(value: unknown, key: string, target: string): boolean {
   if (typeof value !== 'string') throw new MethodError('unsupportedFilter', `filter "${key}" needs a string`);

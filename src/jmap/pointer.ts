@@ -3,16 +3,13 @@
  * `/`) and ResultReference paths with the `*` wildcard (RFC 8620 §3.7).
  */
 import { MethodError, SetErrorException } from './errors.js';
+import { isObject } from '../util/index.js';
 
 /** Splits a pointer into unescaped segments; a leading `/` is optional (`store/port` ≡ `/store/port`). */
 export function parsePointer(pointer: string): string[] {
   const p = pointer.startsWith('/') ? pointer.slice(1) : pointer;
   if (p === '') return [];
   return p.split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function patchError(path: string, description: string): SetErrorException {
@@ -68,7 +65,7 @@ export function applyPatch(target: Record<string, unknown>, patch: Record<string
       const seg = segs[s]!;
       const next: unknown = Array.isArray(node)
         ? /^\d+$/.test(seg) ? node[Number(seg)] : undefined
-        : isPlainObject(node) && Object.hasOwn(node, seg) ? node[seg] : undefined;
+        : isObject(node) && Object.hasOwn(node, seg) ? node[seg] : undefined;
       if (next === null || typeof next !== 'object') throw patchError(path, `path "${key}" does not exist`);
       node = next;
     }
@@ -81,7 +78,7 @@ export function applyPatch(target: Record<string, unknown>, patch: Record<string
         if (idx >= node.length) throw patchError(path, `no item at index ${idx}`);
         node.splice(idx, 1);
       } else node[idx] = value;
-    } else if (isPlainObject(node)) {
+    } else if (isObject(node)) {
       if (value === null) delete node[last];
       else node[last] = value;
     } else throw patchError(path, `path "${key}" does not exist`);
@@ -108,13 +105,13 @@ export function evaluatePath(value: unknown, pointer: string): unknown {
         });
       }
       if (/^\d+$/.test(seg) && Number(seg) < node.length) return walk(node[Number(seg)], i + 1);
-    } else if (isPlainObject(node) && seg === '*') {
+    } else if (isObject(node) && seg === '*') {
       // Extension: `*` also maps over an object's values, so `/created/*/id` works on a /set response.
       return Object.values(node).flatMap((item) => {
         const r = walk(item, i + 1);
         return Array.isArray(r) ? r : [r];
       });
-    } else if (isPlainObject(node) && Object.hasOwn(node, seg)) {
+    } else if (isObject(node) && Object.hasOwn(node, seg)) {
       return walk(node[seg], i + 1);
     }
     throw new MethodError('invalidResultReference', `path "${pointer}" does not resolve (at "${seg}")`);

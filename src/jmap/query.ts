@@ -6,6 +6,7 @@
 import { MethodError } from './errors.js';
 import { compareIds } from './ids.js';
 import type { Data, ObjectKind } from './objects.js';
+import { isObject } from '../util/index.js';
 
 const OPERATORS: Record<string, 'AND' | 'OR' | 'NOT'> = { AND: 'AND', OR: 'OR', NOT: 'NOT', AllOf: 'AND', AnyOf: 'OR', Not: 'NOT' };
 
@@ -19,10 +20,6 @@ export const MAX_FILTER_DEPTH = 64;
 
 function tooDeep(): MethodError {
   return new MethodError('invalidArguments', `filter operators nested deeper than ${MAX_FILTER_DEPTH}`);
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /** Compiles a filter tree once; throws `invalidArguments` for a malformed operator, `unsupportedFilter` via the kind. */

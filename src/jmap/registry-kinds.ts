@@ -11,11 +11,9 @@ import { invalidProperties, MethodError, SetErrorException } from './errors.js';
 import { MAX_OBJECT_BYTES, type Data, type ObjectKind, type RegistryObjectType, type Validators } from './kind.js';
 import { applyPatch } from './pointer.js';
 import type { Problem } from './schema.js';
+import { isObject } from '../util/index.js';
 
 export type { RegistryObjectType } from './kind.js';
-
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 interface KindSpec {
   type: RegistryObjectType & RegistryType;

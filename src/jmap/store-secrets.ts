@@ -10,13 +10,10 @@
 import { MASKED_PASSWORD, maskUrlPassword } from '../lookup/secret.js';
 import { parsePointer } from './pointer.js';
 import type { Problem } from './schema.js';
+import { isObject } from '../util/index.js';
 
 /** The secret properties of the store variants and their replica or shard items (x:SecretKeyOptional). */
 const SECRET_KEYS = ['authSecret', 'sentinelSecret'];
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** `url` back with the stored password when it is that stored URL as `/get` masked it. */
 function unmask(url: string, stored: readonly string[]): string {

@@ -12,6 +12,7 @@
 import { splitHeaders, decodeText } from '../message/headers.js';
 import { invalidProperties, MethodError, SetErrorException } from './errors.js';
 import type { Data, KindHookContext, ObjectKind } from './kind.js';
+import { isObject } from '../util/index.js';
 
 export type { TrainingSampleSink } from './kind.js';
 
@@ -25,8 +26,6 @@ const MAX_INFO_CHARS = 1000;
 
 /** Objects returned by prepareCreate: create() accepts only these (a client cannot set `sampleId`). */
 const prepared = new WeakSet<object>();
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function utcDate(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');

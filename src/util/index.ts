@@ -5,6 +5,7 @@ export { prng } from './prng.js';
 export { isStackOverflow } from './stack.js';
 export { detach } from './strings.js';
 export { closestName, editDistance } from './suggest.js';
+export { isObject } from './is-object.js';
 export { MAX_TAG_LENGTH, quoteTag, tagNameProblem } from './tag-name.js';
 export { VERSION } from './version.js';
 export { WaitClock } from './wait-clock.js';
