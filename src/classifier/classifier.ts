@@ -1,7 +1,7 @@
 /**
  * The live classifier (docs/classifier.md): the current model of a {@link ClassifierStore}, the
  * `classify` step of the engine (Stalwart's behaviour: confidence per recipient, averaged, mapped to one
- * `PROB_*` tag), learning (samples into the store) and training (a worker thread by default, so
+ * `PROB_*` tag), learning (samples into the store) and training (a child process by default, so
  * classification never waits on it). A new model replaces the old one in one assignment, so a message
  * is classified entirely with one model; other processes sharing the store pick it up on their next
  * refresh.
@@ -113,7 +113,8 @@ export interface SpamClassifierOptions {
   settings?: Partial<ClassifierSettings>;
   /**
    * The store's configuration (`x:StoreLookup` `store` object), when it has one: training then runs in
-   * a worker thread that opens its own connection. Without it training runs in this thread.
+   * a child process that opens its own connection (src/classifier/worker.ts). Without it training runs in
+   * this thread.
    */
   storeConfig?: unknown;
   /** How often `classify` checks the store for a newer model (ms, default 60,000; 0 = never). */
@@ -222,7 +223,7 @@ export class SpamClassifier implements EngineClassifier {
 
   /**
    * Runs a training run (one at a time: a second call while one runs gets the running one), in a
-   * worker thread when the store has a configuration, then switches to the new model.
+   * child process when the store has a configuration, then switches to the new model.
    * @throws when the store fails; the model in use stays.
    */
   train(opts: TrainOptions = {}): Promise<TrainReport> {

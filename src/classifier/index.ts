@@ -93,7 +93,7 @@ export interface Learner {
 
 /**
  * A {@link Learner} over a classifier: each message becomes a sample at once; a training run (in a
- * worker thread) starts `delayMs` (default 10 s) after the last message, so a burst trains once.
+ * child process) starts `delayMs` (default 10 s) after the last message, so a burst trains once.
  * A failed run is reported to `onError` and retried with the next message.
  */
 export function debouncedLearner(classifier: SpamClassifier, delayMs = 10_000, onError?: (e: Error) => void): Learner & { flush(): Promise<void> } {

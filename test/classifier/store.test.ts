@@ -1,8 +1,9 @@
 /**
  * The classifier's store: samples, trainer state and models shared by several classifiers over one
- * SQLite file, training in a worker thread while classification goes on, an atomic switch to the new
+ * SQLite file, training in a child process while classification goes on (and dying there harmlessly), an atomic switch to the new
  * model, and bad input (empty, binary, 50 MB messages; a store that fails mid-training).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,7 +37,7 @@ class FlakyStore implements LookupStore {
 }
 
 describe('a model shared through a SQLite file', () => {
-  it('trains in a worker while classification goes on, and other classifiers load the new model', async () => {
+  it('trains in a child process while classification goes on, and other classifiers load the new model', async () => {
     const file = join(dir, 'shared.sqlite');
     const a = await openClassifier(sqliteModelConfig(file), { settings, refreshMs: 0 });
     for (let i = 0; i < 12; i++) await a.learn(spamMessage(i), true);
@@ -46,7 +47,7 @@ describe('a model shared through a SQLite file', () => {
     const report = await a.train({ seed: 1 });
     clearInterval(timer);
     expect(report).toMatchObject({ ready: true, generation: 1, spam: 12, ham: 10, replayed: 2 });
-    // The event loop kept running during the run (training happened in the worker thread).
+    // The event loop kept running during the run (training happened in the child process).
     expect(ticks).toBeGreaterThan(3);
     expect(a.generation).toBe(1);
 
@@ -64,6 +65,37 @@ describe('a model shared through a SQLite file', () => {
     expect(a.generation).toBe(2);
     await a.store.store.close();
     await b.store.store.close();
+  }, 120_000);
+});
+
+describe('a training process that dies', () => {
+  it('rejects the run and leaves the previous model current; the next run trains', async () => {
+    const file = join(dir, 'killed.sqlite');
+    const c = await openClassifier(sqliteModelConfig(file), { settings, refreshMs: 0 });
+    for (let i = 0; i < 12; i++) await c.learn(spamMessage(i), true);
+    for (let i = 0; i < 10; i++) await c.learn(hamMessage(i), false);
+    expect((await c.train({ seed: 1 })).generation).toBe(1);
+    for (let i = 12; i < 16; i++) await c.learn(spamMessage(i), true);
+    const run = c.train({ seed: 1 });
+    // The child is this process's child running train-worker: kill it as soon as it shows (out of memory, kill -9).
+    let killed = false;
+    for (let k = 0; k < 400 && !killed; k++) {
+      const ps = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' });
+      const line = ps.split('\n').find((l) => l.includes('train-worker'));
+      if (line !== undefined) {
+        process.kill(Number(line.trim().split(/\s+/)[0]), 'SIGKILL');
+        killed = true;
+      } else await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(killed).toBe(true);
+    await expect(run).rejects.toThrow(/training process ended \(SIGKILL\) without a report/);
+    expect(c.generation).toBe(1);
+    expect(await c.reload()).toBe(false);
+    expect(c.generation).toBe(1);
+    // Nothing was lost: the next run trains the four new samples into generation 2.
+    expect(await c.train({ seed: 1 })).toMatchObject({ ready: true, generation: 2, spam: 4, totalSpam: 16, totalHam: 10 });
+    expect(c.generation).toBe(2);
+    await c.close();
   }, 120_000);
 });
 
