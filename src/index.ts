@@ -65,6 +65,53 @@ export {
   type ClassifierVerdict, type EngineClassifier, type SpamClassifierOptions, type ClassifierSettings, type TrainReport,
 } from './classifier/index.js';
 
+// The named types the exports above use in their signatures, so that each can be imported by name
+// (test/package/signature-types.test.ts keeps it so): options, results and the shapes they carry.
+export type { IfResult, IfBlockError, SourcePosition, CompileOptions, DnsResolver } from './expr/types.js';
+export type { MaybeAsyncExpression } from './expr/compile.js';
+export type { Captures } from './expr/specialize.js';
+export type { IfBlockInput } from './expr/if-block.js';
+export type { AnalysisConfig, TestMode, ModuleMatch, Session, ExpressionInput, FileExtensionInput } from './analysis/types.js';
+export type { PyzorResponse } from './analysis/pyzor/client.js';
+export type { AnalysisTimings } from './message/types.js';
+export type { AnalyzeOptions, MessageContext, Recipient } from './message/context.js';
+export type { EnvelopeFromHeaders } from './message/analyze.js';
+export type { RawHeader } from './message/headers.js';
+export type { EmailAddress, Hostname } from './message/hostname.js';
+export type { MimeMessage, MimePart, PartHeader, PartKind } from './message/mime-tree.js';
+export type { ContentType } from './message/content-type.js';
+export type { MimeView, TextPart, ParsedBody } from './message/text-parts.js';
+export type { HtmlTokens, HtmlToken, HtmlStartTag, HtmlEndTag, HtmlComment, HtmlText, HtmlLinks } from './message/html-tokens.js';
+export type { TextTokens } from './message/tokenizer.js';
+export type { LookupValue, SqlParam } from './lookup/types.js';
+export type { StaticEntry } from './lookup/memory.js';
+export type { ConfigProblem } from './lookup/config.js';
+export type { DownloadOptions } from './lookup/http-list.js';
+export type { StorePolicyOptions } from './lookup/store-policy.js';
+export type { JmapServer, JmapServerOptions } from './jmap/server.js';
+export type { ManagedRuleSet } from './jmap/index.js';
+export type { Limits } from './jmap/methods.js';
+export type { EngineLike } from './jmap/bridge.js';
+export type { ObjectType, Data, TrainingSampleSink } from './jmap/kind.js';
+export type { PushOptions } from './jmap/push.js';
+export type { ObjectRepository, Snapshot, Mutation } from './jmap/repo.js';
+export type { ChangeLog, ChangeRow } from './jmap/changes.js';
+export type { TokenInfo } from './jmap/auth.js';
+export type { JmapClientOptions, CoreLimits, ManagedType } from './client/client.js';
+export type {
+  JmapSession, Invocation, GetResponse, QueryOptions, Filter, QueryResponse, SetRequest, SetResponse, SetError, SpamRule, SpamRuleScope,
+  ExpressionMatch, StoreLookup,
+} from './client/types.js';
+export type { RuleInput, StalwartBundle } from './client/bundle.js';
+export type { ImportOptions, ImportReport } from './client/import.js';
+export type { ReplyFormat } from './server/rspamd-reply.js';
+export type { ReplyVerdict } from './server/worker.js';
+export type { ClassifierInput, ProbTag } from './classifier/classifier.js';
+export type { TokenFacts, TrustCheck } from './classifier/features.js';
+export type { ClassifierModel, Features, FtrlParameters, FtrlTrainer } from './classifier/model.js';
+export type { Sample, SampleMeta, SampleState, PendingSample, Reservoir, TrainerState, CommitResult } from './classifier/store.js';
+export type { TrainOptions } from './classifier/train.js';
+
 let defaultEngine: SpamEngine | undefined;
 
 /**
