@@ -68,6 +68,10 @@ export interface AnalysisFlags {
   timeBudgetMs?: number;
   /** `EngineOptions.ruleWaitMs` (ms; 0 = no limit). */
   ruleWaitMs?: number;
+  /** `EngineOptions.regexWorkLimit` (steps per `matches` search). */
+  regexWorkLimit?: number;
+  /** `EngineOptions.regexCacheBytes` (bytes; the thread's DFA cache budget). */
+  regexCacheBytes?: number;
 }
 
 export interface LoadedRuleSet {
@@ -199,5 +203,7 @@ export function buildEngine(
   opts.authResults = { trustedAuthservIds: analysis.trustedAuthservIds ?? [], verify: analysis.verify ?? false };
   if (analysis.trustReceived) opts.trustReceived = true;
   if (analysis.timeBudgetMs !== undefined) opts.timeBudgetMs = analysis.timeBudgetMs;
+  if (analysis.regexWorkLimit !== undefined) opts.regexWorkLimit = analysis.regexWorkLimit;
+  if (analysis.regexCacheBytes !== undefined) opts.regexCacheBytes = analysis.regexCacheBytes;
   return new SpamEngine(opts);
 }

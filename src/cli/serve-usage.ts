@@ -27,6 +27,10 @@ Rules:
   --dns SPEC            off (default) | system | system:SERVER | static:FILE.json
   --time-budget MS      per-message time budget of the analysis and rules (default 5000; 0 = none)
   --rule-wait MS        per-message budget of the rules' waits for stores and DNS (default 2000; 0 = none)
+  --regex-work-limit STEPS  most steps one matches() search may take (default 67108864 = 2^26, about a
+                        second at worst; 1 to 2^36): over it the rule fails with a RegexWorkError
+  --regex-cache SIZE    each worker thread's budget for the DFA caches of compiled patterns (default 64M;
+                        1M to 16G); /metrics: spamrule_regex_cache_*
   --no-module NAME      switch a built-in analysis module off (repeatable); --no-analysis: rules only
   --trust-authserv ID   read authentication results from this authserv-id's Authentication-Results
   --follow-redirects    follow the HTTP redirects of url-redirectors URLs (3 hops of 5 s; needs --dns system;

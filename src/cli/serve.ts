@@ -16,10 +16,10 @@ import type { ServeConfig } from '../server/config.js';
 import type { ServerLimits } from '../server/limits.js';
 import { openError, optionError } from './errors.js';
 import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
-import { canVerify, pyzorServerFlag, pyzorTimeoutFlag } from './session-flags.js';
+import { canVerify, pyzorServerFlag, pyzorTimeoutFlag, regexFlag } from './session-flags.js';
 import { readServeConfig } from '../server/config.js';
 import { modelLearner, sampleSinkOption, startManaged, storePolicyOf } from './serve-managed.js';
-import { resolveLimits } from '../server/limits.js';
+import { parseRegexCacheBytes, parseRegexWorkLimit, resolveLimits } from '../server/limits.js';
 import { ruleSetSpecFromBundle } from '../server/ruleset.js';
 import { SERVE_USAGE as USAGE } from './serve-usage.js';
 
@@ -53,6 +53,8 @@ const OPTIONS = {
   dns: { type: 'string' },
   'time-budget': { type: 'string' },
   'rule-wait': { type: 'string' },
+  'regex-work-limit': { type: 'string' },
+  'regex-cache': { type: 'string' },
   'no-module': { type: 'string', multiple: true },
   'no-analysis': { type: 'boolean' },
   'trust-authserv': { type: 'string', multiple: true },
@@ -119,6 +121,10 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (tb !== undefined) a.timeBudgetMs = tb;
   const rw = int('rule-wait', v['rule-wait']);
   if (rw !== undefined) a.ruleWaitMs = rw;
+  const rl = regexFlag('regex-work-limit', v['regex-work-limit'], parseRegexWorkLimit);
+  if (rl !== undefined) a.regexWorkLimit = rl;
+  const rc = regexFlag('regex-cache', v['regex-cache'], parseRegexCacheBytes);
+  if (rc !== undefined) a.regexCacheBytes = rc;
   if (v['no-module'] !== undefined) a.disabledModules = [...(a.disabledModules ?? []), ...v['no-module']];
   if (v['no-analysis']) a.enabled = false;
   if (v['trust-authserv'] !== undefined) a.trustedAuthservIds = v['trust-authserv'];
@@ -191,6 +197,8 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
       authResults: { trustedAuthservIds: a.trustedAuthservIds ?? [], verify: a.verify ?? false },
       ...(a.timeBudgetMs !== undefined ? { timeBudgetMs: a.timeBudgetMs } : {}),
       ...(a.ruleWaitMs !== undefined ? { ruleWaitMs: a.ruleWaitMs } : {}),
+      ...(a.regexWorkLimit !== undefined ? { regexWorkLimit: a.regexWorkLimit } : {}),
+      ...(a.regexCacheBytes !== undefined ? { regexCacheBytes: a.regexCacheBytes } : {}),
     },
   };
   // A spec no resolver can be built from is refused by the pool, in this thread (SpamEnginePool checkSpec).

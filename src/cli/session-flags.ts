@@ -10,6 +10,7 @@ import type { FollowRedirects, SessionInput } from '../analysis/types.js';
 import { createResolver } from '../dns/index.js';
 import type { Resolver } from '../dns/types.js';
 import { AddressPolicy } from '../net/index.js';
+import { parseRegexCacheBytes, parseRegexWorkLimit } from '../server/limits.js';
 
 /** parseArgs option descriptors. */
 export const SESSION_OPTIONS = {
@@ -45,6 +46,8 @@ export const SESSION_OPTIONS = {
   'pyzor-timeout': { type: 'string' },
   'time-budget': { type: 'string' },
   'rule-wait': { type: 'string' },
+  'regex-work-limit': { type: 'string' },
+  'regex-cache': { type: 'string' },
 } as const;
 
 export const SESSION_HELP = `Session (what the MTA knows; validated before any message is read):
@@ -82,6 +85,11 @@ Analysis:
                     (not counting waits for DNS) are skipped and reported (default 5000; 0 = no budget)
   --rule-wait MS    per message: how long the rules may wait for lookup stores in all; past it, a rule
                     still waiting fails and is reported (default 2000; 0 = only each store's timeout)
+  --regex-work-limit STEPS  most steps one matches() search may take (pattern cost × subject length,
+                    default 67108864 = 2^26, about a second at worst; 1 to 2^36): a search over it is
+                    not run and its rule fails with a RegexWorkError, reported in errors
+  --regex-cache SIZE  memory budget of the compiled patterns' DFA caches (bytes, or 512k, 64M, 1G;
+                    default 64M; 1M to 16G): past it the least recently used caches are dropped
 `;
 
 type Values = { [K in keyof typeof SESSION_OPTIONS]?: (typeof SESSION_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof SESSION_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
@@ -106,6 +114,10 @@ export interface SessionFlags {
   timeBudgetMs?: number;
   /** `EngineOptions.ruleWaitMs` (ms; 0 = no limit); undefined: the engine's default. */
   ruleWaitMs?: number;
+  /** `EngineOptions.regexWorkLimit` (steps per `matches` search, 1..2^36); undefined: the engine's default. */
+  regexWorkLimit?: number;
+  /** `EngineOptions.regexCacheBytes` (bytes, 1 MiB..16 GiB); undefined: the engine's default (64 MiB). */
+  regexCacheBytes?: number;
 }
 
 /**
@@ -261,7 +273,11 @@ export function parseSessionFlags(v: Values): SessionFlags {
   const timeBudgetMs = ms('time-budget');
   const ruleWaitMs = ms('rule-wait');
   const pyzor = pyzorFlags(v.pyzor, v['pyzor-timeout']);
+  const regexWorkLimit = regexFlag('regex-work-limit', v['regex-work-limit'], parseRegexWorkLimit);
+  const regexCacheBytes = regexFlag('regex-cache', v['regex-cache'], parseRegexCacheBytes);
   return {
+    ...(regexWorkLimit !== undefined ? { regexWorkLimit } : {}),
+    ...(regexCacheBytes !== undefined ? { regexCacheBytes } : {}),
     ...(pyzor !== undefined ? { pyzor } : {}),
     ...(timeBudgetMs !== undefined ? { timeBudgetMs } : {}),
     ...(ruleWaitMs !== undefined ? { ruleWaitMs } : {}),
@@ -274,6 +290,19 @@ export function parseSessionFlags(v: Values): SessionFlags {
     trustReceived: v['trust-received'] ?? false,
     followRedirects,
   };
+}
+
+/**
+ * `--regex-work-limit` or `--regex-cache` (shared with `spamrule serve`): the parsed value, or undefined
+ * when not given. Throws `Error` naming the flag and what it expects.
+ */
+export function regexFlag(flag: 'regex-work-limit' | 'regex-cache', text: string | undefined, parse: (v: string) => number): number | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parse(text);
+  } catch (e) {
+    throw new Error(`--${flag}: ${(e as Error).message}`);
+  }
 }
 
 /** `--follow-redirects` with its `--redirect-allow-network`/`--redirect-port`; throws `Error` naming a bad one. */

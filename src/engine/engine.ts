@@ -8,7 +8,7 @@ import { addUpstreamTags } from './upstream-tags.js';
 import { fillAuthResults } from './auth-fill.js';
 import { setFlagsFromString } from 'node:v8';
 import { ExprEvalError, type DnsResolver, type EvalContext, type IfResult } from '../expr/types.js';
-import { DEFAULT_REGEX_WORK_LIMIT } from '../expr/regex.js';
+import { DEFAULT_REGEX_WORK_LIMIT, RegexWorkError } from '../expr/regex.js';
 import { setRegexCacheBudget } from '../expr/regex-cache.js';
 import { LookupMap, StaticLookupList } from '../lookup/memory.js';
 import type { LookupStore } from '../lookup/types.js';
@@ -429,7 +429,9 @@ export class SpamEngine {
           } catch (e) {
             const message = e === WAIT_EXCEEDED ? `no answer within the message's wait budget for stores and DNS (${waits.limitMs} ms in all); the rule was not applied` : errorMessage(e);
             const store = e instanceof ExprEvalError ? e.store : undefined;
-            errors.push(store === undefined ? { source: rule.name, scope, element: el.label, message } : { source: rule.name, store, scope, element: el.label, message });
+            const failed: ClassifyError = store === undefined ? { source: rule.name, scope, element: el.label, message } : { source: rule.name, store, scope, element: el.label, message };
+            if (e instanceof RegexWorkError) failed.kind = 'regex_work';
+            errors.push(failed);
             continue;
           }
           // Only a String result is a tag (Stalwart: a non-string result sets nothing); one that would break

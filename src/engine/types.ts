@@ -69,6 +69,11 @@ export interface ClassifyError {
   source: string;
   /** For a rule that failed because its lookup store did: the store's namespace. */
   store?: string;
+  /**
+   * Set for a rule that failed because a `matches` search was refused for its work
+   * (`RegexWorkError`: pattern cost × subject length over `EngineOptions.regexWorkLimit`).
+   */
+  kind?: 'regex_work';
   message: string;
   scope?: Scope;
   element?: string;

@@ -10,6 +10,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { parseNetwork } from '../net/index.js';
 import { pyzorSettingsProblem, type PyzorSettings } from '../analysis/pyzor/settings.js';
+import { parseRegexCacheBytes, parseRegexWorkLimit } from './limits.js';
 
 const size = z.union([z.number().positive(), z.string()]);
 const count = z.number().int().nonnegative();
@@ -20,6 +21,17 @@ const pyzor = z.custom<boolean | PyzorSettings>().superRefine((v, ctx) => {
   const problem = pyzorSettingsProblem(v);
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
 });
+/** A zod refinement from a parser that throws `Error` (its message is the issue's); returns the parsed value. */
+function refineBy<T>(parse: (v: T) => number): (v: T, ctx: z.RefinementCtx) => number | undefined {
+  return (v, ctx) => {
+    try {
+      return parse(v);
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      return undefined;
+    }
+  };
+}
 const strings = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
 
 export const ServeConfigSchema = z
@@ -77,6 +89,12 @@ export const ServeConfigSchema = z
         /** The engine's `timeBudgetMs` and `ruleWaitMs` (ms; 0 = none). */
         timeBudgetMs: z.number().int().nonnegative().optional(),
         ruleWaitMs: z.number().int().nonnegative().optional(),
+        /**
+         * The engine's `regexWorkLimit` (steps one `matches` search may take, 1..2^36; default 2^26) and
+         * `regexCacheBytes` (each worker thread's DFA cache budget: bytes or `64M`, 1 MiB..16 GiB; default 64 MiB).
+         */
+        regexWorkLimit: z.number().transform((v, ctx) => refineBy(parseRegexWorkLimit)(v, ctx) ?? z.NEVER).optional(),
+        regexCacheBytes: size.transform((v, ctx) => refineBy(parseRegexCacheBytes)(v, ctx) ?? z.NEVER).optional(),
         /**
          * Follow the redirects of `url-redirectors` URLs over HTTP (docs/analysis.md, "Redirects"): public
          * addresses only, unless `allowedNetworks` names others; ports 80 and 443 unless `ports` names others.

@@ -225,3 +225,40 @@ export function parseSize(s: string | number): number {
   const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
   return Math.floor(Number(m[1]) * mult);
 }
+
+/**
+ * Most steps an operator may allow one `matches` search (`--regex-work-limit`, `analysis.regexWorkLimit`):
+ * 2^36, about 1,000 times the default of 2^26 (which is about a second on the worst pattern shape,
+ * docs/expression-language.md, "Work per search"). A search cannot be interrupted, so a limit much over the
+ * default lets one rule hold a worker past the time budget.
+ */
+export const MAX_REGEX_WORK_LIMIT = 2 ** 36;
+/** Smallest regex DFA cache budget per thread (`--regex-cache`, `analysis.regexCacheBytes`): 1 MiB, the engine's minimum. */
+export const MIN_REGEX_CACHE_SETTING = 1024 ** 2;
+/** Largest one an operator may set: 16 GiB per thread (the default is 64 MiB). */
+export const MAX_REGEX_CACHE_SETTING = 16 * 1024 ** 3;
+
+/**
+ * An operator's `regexWorkLimit` (steps per `matches` search, `EngineOptions.regexWorkLimit`): an integer from
+ * 1 to {@link MAX_REGEX_WORK_LIMIT}, as a number or decimal digits. Throws `Error` saying what is expected.
+ */
+export function parseRegexWorkLimit(v: string | number): number {
+  const n = typeof v === 'number' ? v : /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_REGEX_WORK_LIMIT) {
+    throw new Error(`expected steps per search, an integer from 1 to ${MAX_REGEX_WORK_LIMIT} (2^36; the default is 2^26 = 67108864), got ${JSON.stringify(v)}`);
+  }
+  return n;
+}
+
+/**
+ * An operator's `regexCacheBytes` (the DFA cache budget of each thread, `EngineOptions.regexCacheBytes`): a
+ * size in bytes or with a k, M or G suffix (binary multiples), from 1 MiB to 16 GiB. Throws `Error` saying
+ * what is expected.
+ */
+export function parseRegexCacheBytes(v: string | number): number {
+  const n = parseSize(v);
+  if (n < MIN_REGEX_CACHE_SETTING || n > MAX_REGEX_CACHE_SETTING) {
+    throw new Error(`expected a size from 1M to 16G (bytes, or with a k, M or G suffix; the default is 64M), got ${JSON.stringify(v)} (${n} bytes)`);
+  }
+  return n;
+}
