@@ -4,6 +4,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ClassifyResult } from '../engine/types.js';
+import type { RegexCacheStats } from '../expr/regex-cache.js';
 import type { StatTotals } from './rspamd-reply.js';
 
 export type Protocol = 'rspamd' | 'milter' | 'spamd';
@@ -31,9 +32,14 @@ export class ServerMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
+  /**
+   * Rules and modules that failed, by `reason`: `regex_work` (a `matches` search over the regex work limit,
+   * `RegexWorkError`), `store` (their lookup store failed), `other`.
+   */
   readonly ruleErrors = new Counter({
     name: 'spamrule_rule_errors_total',
-    help: 'Rules and analysis modules that failed at run time (reported in the verdict, the rest still ran)',
+    help: 'Rules and analysis modules that failed at run time (reported in the verdict, the rest still ran), by reason: regex_work (a matches search over the regex work limit), store (their lookup store failed), other',
+    labelNames: ['reason'] as const,
     registers: [this.registry],
   });
   readonly storeErrors = new Counter({
@@ -112,6 +118,52 @@ export class ServerMetrics {
     registers: [this.registry],
   });
 
+  private regexCache: (() => RegexCacheStats) | undefined;
+  /** Read when the metrics are collected ({@link watchRegexCache}): the worker threads' regex DFA caches, summed. */
+  readonly regexCacheBytes = new Gauge({
+    name: 'spamrule_regex_cache_bytes',
+    help: 'Bytes the DFA caches of compiled matches() patterns hold, summed over the worker threads (as of each thread\'s last scan)',
+    registers: [this.registry],
+    collect: () => {
+      if (this.regexCache !== undefined) this.regexCacheBytes.set(this.regexCache().bytes);
+    },
+  });
+  readonly regexCacheBudgetBytes = new Gauge({
+    name: 'spamrule_regex_cache_budget_bytes',
+    help: 'The regex DFA cache budget of all worker threads together (each thread: --regex-cache, analysis.regexCacheBytes), in bytes',
+    registers: [this.registry],
+    collect: () => {
+      if (this.regexCache !== undefined) this.regexCacheBudgetBytes.set(this.regexCache().budgetBytes);
+    },
+  });
+  readonly regexCachePrograms = new Gauge({
+    name: 'spamrule_regex_cache_programs',
+    help: 'Compiled matches() patterns whose DFA cache holds something, summed over the worker threads',
+    registers: [this.registry],
+    collect: () => {
+      if (this.regexCache !== undefined) this.regexCachePrograms.set(this.regexCache().warmPrograms);
+    },
+  });
+  readonly regexCacheUntracked = new Gauge({
+    name: 'spamrule_regex_cache_untracked_programs',
+    help: 'Compiled patterns left out of the budget because their DFA lacks the fields it reads (another re2js version); 0 normally',
+    registers: [this.registry],
+    collect: () => {
+      if (this.regexCache !== undefined) this.regexCacheUntracked.set(this.regexCache().untracked);
+    },
+  });
+  readonly regexCacheEvictions = new Counter({
+    name: 'spamrule_regex_cache_evictions_total',
+    help: 'Regex DFA caches dropped to keep within the budget (rebuilt when next needed), summed over the worker threads',
+    registers: [this.registry],
+    collect: () => {
+      if (this.regexCache === undefined) return;
+      // A running total kept by the threads: the counter is set to it.
+      this.regexCacheEvictions.reset();
+      this.regexCacheEvictions.inc(this.regexCache().evictions);
+    },
+  });
+
   /** Learn requests over the mail-path protocols' learn commands, by outcome ({@link LearnOutcome}). */
   readonly learns = new Counter({
     name: 'spamrule_learns_total',
@@ -156,19 +208,24 @@ export class ServerMetrics {
     this.buffer = buffer;
   }
 
+  /** The `spamrule_regex_cache_*` series read this when the metrics are collected (`SpamEnginePool.regexCacheStats`). */
+  watchRegexCache(stats: () => RegexCacheStats): void {
+    this.regexCache = stats;
+  }
+
   /** `spamrule_queue_depth` is the sum of what these say when the metrics are collected. */
   watchQueueDepth(depth: () => number): void {
     this.depths.push(depth);
   }
 
   /**
-   * Counts a verdict's errors: every failed rule or module in `spamrule_rule_errors_total`, and those
-   * that failed because their store did also in `spamrule_store_errors_total{namespace}`.
+   * Counts a verdict's errors: every failed rule or module in `spamrule_rule_errors_total{reason}`, and
+   * those that failed because their store did also in `spamrule_store_errors_total{namespace}`.
    */
   countErrors(r: Pick<ClassifyResult, 'errors'>): void {
     for (const e of r.errors) {
       if (e.source === 'message') continue;
-      this.ruleErrors.inc();
+      this.ruleErrors.inc({ reason: e.kind === 'regex_work' ? 'regex_work' : e.store !== undefined ? 'store' : 'other' });
       if (e.store !== undefined) this.storeErrors.inc({ namespace: e.store });
     }
   }

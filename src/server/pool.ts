@@ -20,9 +20,10 @@ import { compileRuleSet } from '../engine/rules.js';
 import type { SpamRuleInput, ClassifyOptions, ClassifyResult, RuleLoadReport } from '../engine/types.js';
 import { LookupConfigError, parseLookupStoreConfig } from '../lookup/config.js';
 import { AddressPolicy } from '../net/index.js';
+import { DEFAULT_REGEX_CACHE_BYTES, type RegexCacheStats } from '../expr/regex-cache.js';
 import type { RuleSetSpec } from './ruleset.js';
 import type { ReplyFormat } from './rspamd-reply.js';
-import type { ReplyVerdict, RuleSetUpdate, ScanReply, ScanTask, ThreadLoaded, WorkerInit } from './worker.js';
+import type { ReplyVerdict, RuleSetUpdate, ScanReply, ScanTask, ThreadLoaded, ThreadRegexStats, WorkerInit } from './worker.js';
 
 export type { ReplyVerdict } from './worker.js';
 
@@ -137,6 +138,10 @@ export class SpamEnginePool {
   /** Threads whose module has loaded (their {@link ThreadLoaded} message came), by `threadId`. */
   private readonly loaded = new Set<number>();
   private report: RuleLoadReport;
+  /** Each thread's regex cache counters as of its last scan, by `threadId`. */
+  private readonly regexStats = new Map<number, ThreadRegexStats>();
+  /** Evictions counted by threads that have ended (replaced after a time-out), so the sum never goes back. */
+  private retiredEvictions = 0;
 
   /**
    * Starts the threads. Throws {@link DnsConfigError} for a bad `dns` spec, {@link LookupConfigError}
@@ -202,6 +207,34 @@ export class SpamEnginePool {
   /** Messages being classified or waiting. */
   get pending(): number {
     return this.running;
+  }
+
+  /**
+   * The DFA caches of compiled `matches` patterns (src/expr/regex-cache.ts), summed over the threads: each
+   * thread has its own budget and caches, and reports them with every message it classifies, so the figures
+   * are as of each thread's last message (a thread that has classified nothing counts its budget only).
+   * `budgetBytes` is the budget of all threads together (bytes; `Infinity` when unbounded); `evictions` also
+   * counts those of threads that have ended since.
+   */
+  regexCacheStats(): RegexCacheStats {
+    const threads = this.piscina.threads.map((w) => w.threadId);
+    for (const [id, s] of this.regexStats) {
+      if (threads.includes(id)) continue;
+      this.retiredEvictions += s.evictions;
+      this.regexStats.delete(id);
+    }
+    const sum: RegexCacheStats = { budgetBytes: 0, bytes: 0, warmPrograms: 0, evictions: this.retiredEvictions, untracked: 0 };
+    const configured = this.spec.engine?.regexCacheBytes ?? DEFAULT_REGEX_CACHE_BYTES;
+    for (let i = 0; i < this.workers; i++) {
+      const s = threads[i] !== undefined ? this.regexStats.get(threads[i]!) : undefined;
+      sum.budgetBytes += s?.budgetBytes ?? configured;
+      if (s === undefined) continue;
+      sum.bytes += s.bytes;
+      sum.warmPrograms += s.warmPrograms;
+      sum.evictions += s.evictions;
+      sum.untracked += s.untracked;
+    }
+    return sum;
   }
 
   /** The rule set in force (the last one given to the constructor or {@link update}). */
@@ -274,6 +307,7 @@ export class SpamEnginePool {
       if (r.stale) r = await this.run({ ...base, gen: this.gen, spec: this.spec });
       if (r.stale) throw new ScanError('worker', 'the worker did not take the rule set');
       if ('error' in r) throw new ScanError(r.error.name === 'SessionError' ? 'session' : 'worker', r.error.message);
+      this.regexStats.set(r.regex.thread, r.regex);
       return r;
     } finally {
       this.running--;

@@ -132,6 +132,7 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
   const limits: ServerLimits = resolveLimits(opts.pool.workers, opts.limits);
   const log = opts.logger ?? createLogger();
   const metrics = new ServerMetrics();
+  metrics.watchRegexCache(() => opts.pool.regexCacheStats());
   const scanner = new Scanner(opts.pool, limits, metrics, log);
   const thresholds = { spam: (): number => opts.pool.ruleSet.thresholds?.scoreSpam ?? 5, reject: (): number => opts.pool.ruleSet.thresholds?.scoreReject ?? 0 };
   let closing = false;

@@ -10,6 +10,7 @@ import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
+import { regexCacheStats, type RegexCacheStats } from '../expr/regex-cache.js';
 import { createLogger } from './log.js';
 import { rspamdReplyIn, type ReplyFormat } from './rspamd-reply.js';
 import { buildEngineFromSpec, sharedParts, type RuleSetSpec } from './ruleset.js';
@@ -47,11 +48,19 @@ export interface ScanTask {
 /** What a listener needs of a verdict whose reply the worker wrote: the action and score it logs and counts, the errors it counts. */
 export type ReplyVerdict = Pick<ClassifyResult, 'action' | 'score' | 'errors'>;
 
+/**
+ * The regex DFA caches of the thread that scanned (src/expr/regex-cache.ts: a budget per thread), as of the
+ * end of the scan, so that the pool can report them for all its threads (`SpamEnginePool.regexCacheStats`).
+ */
+export interface ThreadRegexStats extends RegexCacheStats {
+  thread: number;
+}
+
 export type ScanReply =
   | { stale: true }
-  | { stale: false; result: ClassifyResult }
+  | { stale: false; result: ClassifyResult; regex: ThreadRegexStats }
   /** The task asked for a reply: `body` is its UTF-8 text, in a buffer of its own that is moved (not copied) to the pool's thread. */
-  | { stale: false; verdict: ReplyVerdict; body: Uint8Array }
+  | { stale: false; verdict: ReplyVerdict; body: Uint8Array; regex: ThreadRegexStats }
   /** `classify` rejected: `SessionError` for unusable session input; errors cannot cross threads as such. */
   | { stale: false; error: { name: string; message: string } };
 
@@ -129,7 +138,7 @@ function withReply(result: ClassifyResult, reply: ReplyFormat, ms: number): Scan
   // Not Buffer.from: a small one is a slice of Node's shared pool, whose memory cannot be transferred;
   // TextEncoder gives an array with a buffer of its own.
   const body = UTF8.encode(text);
-  const out: ScanReply = { stale: false, verdict: { action: result.action, score: result.score, errors: result.errors }, body };
+  const out: ScanReply = { stale: false, verdict: { action: result.action, score: result.score, errors: result.errors }, body, regex: { thread: threadId, ...regexCacheStats() } };
   // piscina posts a movable's value with its transferables moved.
   return move({ [transferableSymbol]: [body.buffer], [valueSymbol]: out }) as unknown as ScanReply;
 }
@@ -141,7 +150,7 @@ export default async function scan(task: ScanTask): Promise<ScanReply> {
     const t0 = performance.now();
     // Called before any await, so the engine cannot have been retired (closed) in between.
     const result = await current.engine.classify(task.raw, task.opts);
-    if (task.reply === undefined) return { stale: false, result };
+    if (task.reply === undefined) return { stale: false, result, regex: { thread: threadId, ...regexCacheStats() } };
     return withReply(result, task.reply, performance.now() - t0);
   } catch (e) {
     return { stale: false, error: { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) } };
