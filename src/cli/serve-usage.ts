@@ -70,6 +70,9 @@ Workers and limits:
   --request-timeout MS  a whole spamd/rspamd request must arrive within this (default 300000; 0 = none)
   --milter-message-timeout MS  a milter message's content must arrive within this of its first header
                         (default 600000; 0 = none); else the message is dropped and the connection closed
+  --milter-busy-action tempfail|accept  a milter message that finds every scan slot and the waiting room
+                        full: tempfail (default; the MTA answers 4xx, the sender retries) or accept (passed
+                        on unscanned with X-Spam-Note: whoever floods the filter gets mail through)
   --shutdown-grace MS   on SIGTERM, the requests already begun may finish within this (default 30000)
   --log-level LEVEL     trace|debug|info|warn|error|silent (default info); JSON lines on stdout, the
                         worker threads' too; at info, one "listening" line per listener

@@ -77,6 +77,7 @@ const OPTIONS = {
   'head-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
   'milter-message-timeout': { type: 'string' },
+  'milter-busy-action': { type: 'string' },
   'shutdown-grace': { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -110,6 +111,11 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (v.model !== undefined) out.model = v.model;
   if (v['allow-tell']) out.allowTell = true;
   if (v['allow-learn']) out.allowLearn = true;
+  const busy = v['milter-busy-action'];
+  if (busy !== undefined) {
+    if (busy !== 'tempfail' && busy !== 'accept') throw new UsageError(`--milter-busy-action expects tempfail or accept, got "${busy}"`);
+    out.milterBusyAction = busy;
+  }
   if (v.scores !== undefined) out.scores = v.scores;
   if (v.list !== undefined) out.lists = [...((c.lists as string[] | undefined) ?? []), ...v.list];
   const w = int('workers', v.workers, 1);
@@ -340,7 +346,7 @@ export async function run(argv: string[]): Promise<number> {
       // The scan listeners announce themselves the same way (startScanServer).
       logger.info({ listener: 'jmap', address: jmap.url }, 'listening');
     }
-    scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner, allowTell: c.allowTell === true, allowLearn: c.allowLearn === true });
+    scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner, allowTell: c.allowTell === true, allowLearn: c.allowLearn === true, milterBusyAction: c.milterBusyAction });
   } catch (e) {
     await jmap?.close();
     await pool.close();

@@ -68,6 +68,8 @@ export const ServeConfigSchema = z
     allowTell: z.boolean().optional(),
     /** rspamd's `/learnspam` and `/learnham` on the rspamd listener train the model (with `model` and `rspamd`). */
     allowLearn: z.boolean().optional(),
+    /** The milter's answer to a message refused as busy: `tempfail` (default) or `accept` (unscanned, with X-Spam-Note). */
+    milterBusyAction: z.enum(['tempfail', 'accept'], { error: 'expected "tempfail" or "accept"' }).optional(),
     /** Lookup stores for file-based rule sets: namespace → `x:StoreLookup` `store` configuration. */
     stores: z.record(z.string(), z.unknown()).optional(),
     /**

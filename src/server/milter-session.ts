@@ -46,6 +46,18 @@ export const MAX_RECIPIENTS = 1000;
 /** Connect, HELO, MAIL FROM and RCPT TO strings kept per message: 1000 recipients of RFC 5321's 256 bytes fit twice. */
 export const MAX_ENVELOPE_BYTES = 512 * 1024;
 
+/**
+ * What the milter answers when a message cannot be scanned because every scan slot and the waiting
+ * room are full (`limits.maxConcurrentScans`, `limits.maxWaitingScans`): `tempfail` (the default),
+ * `SMFIR_TEMPFAIL`, so that the MTA answers its client 4xx and the client retries later (Postfix:
+ * `451 4.7.1 Service unavailable - try again later`); `accept`, the message continues unscanned with an
+ * `X-Spam-Note` header (fail open: whoever floods the filter gets mail through unscanned). Postfix's
+ * `milter_default_action` names the same two choices for a milter that is down.
+ */
+export type MilterBusyAction = 'tempfail' | 'accept';
+/** The values of {@link MilterBusyAction}, for validating a setting. */
+export const MILTER_BUSY_ACTIONS: readonly MilterBusyAction[] = ['tempfail', 'accept'];
+
 /** The header that says why a message was not scanned. */
 export const NOTE_HEADER = 'X-Spam-Note';
 /** Headers we write: an upstream copy of any is deleted, scanned or not (it could be forged). */

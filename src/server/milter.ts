@@ -8,7 +8,10 @@
  *
  * - `allow`/`spam`: ours (`X-Spam-Result`, `X-Spam-Score`) added, continue;
  * - `reject`: `550 5.7.1` reply (the MTA rejects at end of DATA); `discard`: discard;
- * - not scanned (over the size cap, time limit, busy, worker failure): continue with an
+ * - not scanned because the scan slots and their waiting room are full (busy): a temporary failure
+ *   by default, or, with `busyAction: 'accept'`, continue with an `X-Spam-Note` header
+ *   ({@link MilterBusyAction}): failing open there would let whoever floods the filter through;
+ * - not scanned for another reason (over the size cap, time limit, worker failure): continue with an
  *   `X-Spam-Note` header saying why (fail open; the MTA's `milter_default_action` covers a
  *   milter that is down);
  * - not received because its bytes did not fit in the buffer budget (`limits.maxBufferedBytes`):
@@ -43,7 +46,7 @@ import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import type { BudgetLease } from './budget.js';
 import { PacketReader } from './milter-reader.js';
-import { keptMacro, MAX_ENVELOPE_BYTES, MAX_RECIPIENTS, newMessage, NOTE_HEADER, OUR_HEADERS, sessionWithMacros } from './milter-session.js';
+import { keptMacro, MAX_ENVELOPE_BYTES, MAX_RECIPIENTS, MILTER_BUSY_ACTIONS, newMessage, NOTE_HEADER, OUR_HEADERS, sessionWithMacros, type MilterBusyAction } from './milter-session.js';
 import { ConnectionCaps } from './peers.js';
 import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner } from './scan.js';
 import {
@@ -98,6 +101,7 @@ class MilterConnection {
   constructor(
     private readonly socket: Socket,
     private readonly scanner: Scanner,
+    private readonly busyAction: MilterBusyAction,
   ) {
     this.deadlines = new Deadlines(socket, 'milter', scanner.metrics);
     // An MTA negotiates as soon as it connects: a connection that sends nothing holds a slot for
@@ -445,7 +449,9 @@ class MilterConnection {
       this.socket.setTimeout(0);
       const o = await scanner.scan({ protocol: 'milter', raw, session: sessionWithMacros(this.session, this.macros), queueId, open: this.open, signal: this.gone.signal });
       this.socket.setTimeout(scanner.limits.milterIdleTimeoutMs);
-      if (!o.ok) replies = [...deletions, addHeader(NOTE_HEADER, `not scanned: ${o.message}`, this.leadingSpace), CONTINUE];
+      // Busy and `tempfail`: counted as `busy` by the scanner; the MTA defers the message and its client retries.
+      if (!o.ok && o.reason === 'busy' && this.busyAction === 'tempfail') replies = [TEMPFAIL];
+      else if (!o.ok) replies = [...deletions, addHeader(NOTE_HEADER, `not scanned: ${o.message}`, this.leadingSpace), CONTINUE];
       else if (o.result.action === 'reject') replies = [packet('y', cstr('550 5.7.1 Message rejected as spam'))];
       else if (o.result.action === 'discard') replies = [packet('d')];
       else {
@@ -469,15 +475,21 @@ class MilterConnection {
   }
 }
 
-/** Creates the milter server (not yet listening; `listen` on a TCP port or a unix socket path). */
-export function createMilterServer(scanner: Scanner): Server {
+/**
+ * Creates the milter server (not yet listening; `listen` on a TCP port or a unix socket path).
+ * `busyAction`: the answer to a message refused as busy (default `tempfail`, {@link MilterBusyAction}).
+ * @throws TypeError for a `busyAction` that is neither.
+ */
+export function createMilterServer(scanner: Scanner, opts: { busyAction?: MilterBusyAction } = {}): Server {
   const { limits, metrics } = scanner;
+  const busyAction = opts.busyAction ?? 'tempfail';
+  if (!MILTER_BUSY_ACTIONS.includes(busyAction)) throw new TypeError(`milter busyAction must be one of ${MILTER_BUSY_ACTIONS.join(', ')}, not ${JSON.stringify(busyAction)}`);
   const server = createServer((socket) => {
     if (!caps.admit(socket)) return;
     metrics.countConnection('milter', socket);
     idleTimeout(socket, limits.milterIdleTimeoutMs, 'milter', metrics);
     socket.on('error', () => undefined);
-    const conn = new MilterConnection(socket, scanner);
+    const conn = new MilterConnection(socket, scanner, busyAction);
     socket.on('data', (c: Buffer) => conn.onData(c));
   });
   const caps = new ConnectionCaps(server, 'milter', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);

@@ -8,8 +8,8 @@
  * Actions map to rspamd's names: `allow` → `no action`, `spam` → `add header`, `reject` and
  * `discard` → `reject`. `required_score` is the spam threshold. Errors are rspamd-style
  * `{"error": "…"}` bodies: 400 malformed request, 413 message over the size cap, 415 compressed
- * body, 503 busy, shutting down or the buffer budget full (`limits.maxBufferedBytes`, with
- * `Retry-After`), 504 scan time limit, 500 worker failure.
+ * body, 503 busy (with `Retry-After`), shutting down or the buffer budget full
+ * (`limits.maxBufferedBytes`, with `Retry-After`), 504 scan time limit, 500 worker failure.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
@@ -272,7 +272,11 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
     if (res.destroyed || res.headersSent) return;
     if (o.ok && 'body' in o) sendText(res, 200, o.body);
     else if (o.ok) sendJson(res, 200, rspamdReplyIn(reply, o.result, o.ms));
-    else sendJson(res, STATUS[o.reason], { error: o.reason === 'session' ? sessionErrorForHeaders(o.message) : o.message });
+    else {
+      // Busy is as temporary as a full buffer budget: say when to come back (RFC 9110 §10.2.3).
+      if (o.reason === 'busy') res.setHeader('retry-after', '5');
+      sendJson(res, STATUS[o.reason], { error: o.reason === 'session' ? sessionErrorForHeaders(o.message) : o.message });
+    }
   };
   // Node enforces headersTimeout and requestTimeout only for a server that listen()s itself, and
   // this one gets its sockets from `outer`: the connection's Deadlines do that job instead.

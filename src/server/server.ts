@@ -11,6 +11,7 @@ import { resolveLimits, type ServerLimits } from './limits.js';
 import { createLogger, type Logger } from './log.js';
 import { ServerMetrics } from './metrics.js';
 import { createMilterServer } from './milter.js';
+import type { MilterBusyAction } from './milter-session.js';
 import { SpamEnginePool } from './pool.js';
 import { LearnGate } from './learn-gate.js';
 import { rspamdLearnHandler } from './learn.js';
@@ -71,6 +72,13 @@ export interface ScanServerOptions {
    * then train the model).
    */
   allowTell?: boolean;
+  /**
+   * What the milter answers when a message is refused as busy (every scan slot and the waiting room
+   * full): `tempfail` (default; the MTA answers 4xx and the sender retries) or `accept` (the message
+   * continues unscanned with `X-Spam-Note`, the behaviour of 0.1). rspamd answers busy with 503 and spamd with
+   * 75 `EX_TEMPFAIL` whatever this says: there the client decides (docs/deployment.md, "Busy").
+   */
+  milterBusyAction?: MilterBusyAction;
 }
 
 export interface ScanServer {
@@ -125,8 +133,9 @@ function listen(server: Server, addr: ListenAddress): Promise<string> {
 }
 
 /**
- * Starts the listeners named in `opts`. Throws when an address cannot be bound, or `RangeError`
- * for limits that cannot work together (`resolveLimits`).
+ * Starts the listeners named in `opts`. Throws when an address cannot be bound, `RangeError`
+ * for limits that cannot work together (`resolveLimits`), or `TypeError` for an unknown
+ * `milterBusyAction`.
  */
 export async function startScanServer(opts: ScanServerOptions): Promise<ScanServer> {
   const limits: ServerLimits = resolveLimits(opts.pool.workers, opts.limits);
@@ -182,7 +191,7 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
   // One allowance for both protocols' learn commands.
   const gate = new LearnGate(limits.learnPerMinute, limits.maxLearnSize);
   if (opts.rspamd) add('rspamd', createRspamdServer(scanner, ops, thresholds, rspamdLearnHandler(scanner, opts.learner, opts.allowLearn === true, gate)));
-  if (opts.milter) add('milter', createMilterServer(scanner));
+  if (opts.milter) add('milter', createMilterServer(scanner, { busyAction: opts.milterBusyAction }));
   if (opts.spamd) add('spamd', createSpamdServer(scanner, thresholds, opts.allowTell === true && opts.learner !== undefined ? { learner: opts.learner, gate } : undefined));
   if (opts.metrics) {
     const http: HttpServer = createHttpServer((req, res) => {

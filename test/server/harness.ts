@@ -36,7 +36,16 @@ export interface Started {
 }
 
 export async function startAll(
-  opts: { workers?: number; limits?: Partial<ServerLimits>; spec?: RuleSetSpec; timeoutMs?: number; learner?: ScanServerOptions['learner']; allowLearn?: boolean; allowTell?: boolean } = {},
+  opts: {
+    workers?: number;
+    limits?: Partial<ServerLimits>;
+    spec?: RuleSetSpec;
+    timeoutMs?: number;
+    learner?: ScanServerOptions['learner'];
+    allowLearn?: boolean;
+    allowTell?: boolean;
+    milterBusyAction?: ScanServerOptions['milterBusyAction'];
+  } = {},
 ): Promise<Started> {
   const pool = new SpamEnginePool({ ...(opts.spec ?? defaultSpec()), workers: opts.workers ?? 2, timeoutMs: opts.timeoutMs });
   const logs: Record<string, unknown>[] = [];
@@ -57,6 +66,7 @@ export async function startAll(
     learner: opts.learner,
     allowLearn: opts.allowLearn,
     allowTell: opts.allowTell,
+    milterBusyAction: opts.milterBusyAction,
   });
   return {
     pool,
@@ -303,4 +313,64 @@ export function sendSmtp(port: number, from: string, to: string, message: string
       resolve(lines);
     });
   });
+}
+
+/** The subject that makes a {@link slotHolderSpec} scan hold its slot. */
+export const HOLD_SUBJECT = 'hold the slot';
+
+/**
+ * A "Redis" on loopback that accepts connections and never answers: a lookup in it waits for the
+ * store's timeout. `close` ends it and the connections it holds.
+ */
+export async function startSilentRedis(): Promise<{ port: number; close(): void }> {
+  const held: Socket[] = [];
+  const server = createServer((c) => {
+    held.push(c);
+    c.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close() {
+      for (const c of held) c.destroy();
+      server.close();
+    },
+  };
+}
+
+/**
+ * A rule set whose scan of a message with the subject {@link HOLD_SUBJECT} waits `holdMs` for a lookup in
+ * the silent Redis at `redisPort`, so that it holds its scan slot that long; other messages skip the
+ * lookup (`&&` short-circuits) and scan at once.
+ */
+export function slotHolderSpec(redisPort: number, holdMs: number): RuleSetSpec {
+  return {
+    rules: [
+      {
+        '@type': 'Any',
+        name: 'holder',
+        priority: 1,
+        condition: { match: [{ if: `contains(subject, '${HOLD_SUBJECT}') && key_exists('frozen', 'someone@example.org')`, then: "'HOLD_SEEN'" }], else: 'false' },
+      },
+    ],
+    stores: [{ namespace: 'frozen', config: { '@type': 'Redis', url: `redis://127.0.0.1:${redisPort}`, timeout: holdMs } }],
+    engine: { ruleWaitMs: holdMs + 1000 },
+  };
+}
+
+/**
+ * Sends a spamd CHECK of a {@link HOLD_SUBJECT} message, whose scan then holds a slot of `s`; resolves once
+ * the scan runs (the scanner's depth is 1), with `done`, the spamd reply to come.
+ */
+export async function holdSlot(s: Started): Promise<{ done: Promise<{ reply: Buffer; closedBy: string }> }> {
+  const { host, port } = s.hostPort('spamd');
+  const msg = `From: a@example.org\r\nTo: b@example.org\r\nSubject: ${HOLD_SUBJECT}\r\n\r\nhold\r\n`;
+  const reply = raw(host, port, `CHECK SPAMC/1.5\r\nContent-length: ${msg.length}\r\n\r\n${msg}`, { halfClose: true, timeoutMs: 30_000 });
+  const until = Date.now() + 10_000;
+  while (s.server.scanner.depth < 1) {
+    if (Date.now() > until) throw new Error('the holder scan did not start');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  // In an object: an async function returning the promise itself would wait for it.
+  return { done: reply };
 }

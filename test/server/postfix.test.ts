@@ -2,7 +2,9 @@
  * The milter listener behind a real Postfix (Debian `postfix`): a private instance configured under
  * a temporary directory (own config, queue and data directories, loopback only, a random smtpd
  * port, `smtpd_milters` pointed at spamrule, relaying to an SMTP sink the test runs). Mail sent
- * over SMTP arrives with `X-Spam-Result`/`X-Spam-Score`; GTUBE mail is rejected at end of DATA.
+ * over SMTP arrives with `X-Spam-Result`/`X-Spam-Score`; GTUBE mail is rejected at end of DATA. Two more
+ * smtpd ports use two more spamrule servers whose only scan slot a test fills: one with the default
+ * `milterBusyAction` (the message is deferred, 451), one with `accept` (delivered with `X-Spam-Note`).
  *
  * Postfix's master runs in the foreground (`postfix start-fg`) as a child of the test, so it ends
  * with the test even when `postfix stop` is not reached. It must start as root (it drops to
@@ -14,7 +16,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
-import { freePort, milterOptneg, milterPacket, waitForPort, run, sendSmtp, startAll, startSmtpSink, type Started } from './harness.js';
+import { freePort, holdSlot, milterOptneg, milterPacket, waitForPort, run, sendSmtp, slotHolderSpec, startAll, startSilentRedis, startSmtpSink, type Started } from './harness.js';
 
 const POSTFIX = '/usr/sbin/postfix';
 const MB = 1024 * 1024;
@@ -31,6 +33,12 @@ let s: Started;
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let master: ChildProcess | undefined;
 let smtpPort: number;
+/** spamrule servers with one scan slot and no waiting room, and the smtpd ports whose milter each is. */
+let busy: Started;
+let open: Started;
+let redis: Awaited<ReturnType<typeof startSilentRedis>>;
+let busyPort: number;
+let openPort: number;
 let readLog = (): string => '';
 let exited = '';
 const log = (): string => `${readLog()}\n${exited}`;
@@ -43,6 +51,13 @@ beforeAll(async () => {
   s = await startAll({ workers: 1, limits: { maxSize: MB, maxBufferedBytes: MB } });
   sink = await startSmtpSink();
   smtpPort = await freePort();
+  redis = await startSilentRedis();
+  const oneSlot = { workers: 1, limits: { maxConcurrentScans: 1, maxWaitingScans: 0 }, spec: slotHolderSpec(redis.port, 4_000) };
+  busy = await startAll(oneSlot);
+  open = await startAll({ ...oneSlot, milterBusyAction: 'accept' });
+  busyPort = await freePort();
+  openPort = await freePort();
+  const milterOf = (x: Started): string => `inet:${x.hostPort('milter').host}:${x.hostPort('milter').port}`;
   const conf = join(dir, 'conf');
   const queue = join(dir, 'queue');
   const data = join(dir, 'data');
@@ -85,6 +100,8 @@ beforeAll(async () => {
     join(conf, 'master.cf'),
     [
       `127.0.0.1:${smtpPort} inet n - n - - smtpd`,
+      `127.0.0.1:${busyPort} inet n - n - - smtpd -o smtpd_milters=${milterOf(busy)}`,
+      `127.0.0.1:${openPort} inet n - n - - smtpd -o smtpd_milters=${milterOf(open)}`,
       'pickup    fifo  n - n 60 1 pickup',
       'cleanup   unix  n - n - 0 cleanup',
       'qmgr      unix  n - n 300 1 qmgr',
@@ -125,6 +142,9 @@ afterAll(async () => {
   }
   await sink?.close();
   await s?.close();
+  await busy?.close();
+  await open?.close();
+  redis?.close();
   // The queue belongs to Postfix's users; without root, sudo removes it.
   if (isRoot) rmSync(dir, { recursive: true, force: true });
   else await run(...asRoot('rm', ['-rf', dir])).catch(() => undefined);
@@ -197,5 +217,35 @@ describe.skipIf(!available)('Postfix with smtpd_milters = spamrule', () => {
     const got = await delivered(before + 1);
     expect(got).toMatch(/^X-Spam-Score: \S/m);
     expect(got).toContain('line 3999 of a longer report');
+  }, 60_000);
+
+  it('defers a message (451 4.7.1) while every scan slot is taken (milterBusyAction tempfail, the default), and delivers it scanned on retry', async () => {
+    const msg = ['From: Alice <alice@example.org>', 'To: bob@example.com', 'Subject: at a busy time', 'Message-ID: <busy@example.org>', '', 'Hello.', ''].join('\r\n');
+    const before = sink.messages.length;
+    const held = await holdSlot(busy);
+    const deferred = await sendSmtp(busyPort, 'alice@example.org', 'bob@example.com', msg);
+    expect(deferred.some((l) => /^451 4\.7\.1 /.test(l)), `${deferred.join('\n')}\n${log()}`).toBe(true);
+    expect(deferred.some((l) => /queued as/.test(l))).toBe(false);
+    expect((await busy.server.metrics.scans.get()).values.find((v) => v.labels.protocol === 'milter' && v.labels.action === 'busy')?.value).toBe(1);
+    await held.done;
+    // The sender retries, as after any 4xx: the slot is free now, and the message is scanned.
+    const retried = await sendSmtp(busyPort, 'alice@example.org', 'bob@example.com', msg);
+    expect(retried.some((l) => /^250 .*queued as/.test(l)), retried.join('\n')).toBe(true);
+    const got = await delivered(before + 1);
+    expect(got).toMatch(/^X-Spam-Score: ham, score=/m);
+    expect(got).not.toMatch(/^X-Spam-Note:/m);
+  }, 60_000);
+
+  it('with milterBusyAction accept, delivers the message unscanned with X-Spam-Note (the old behaviour)', async () => {
+    const msg = ['From: Alice <alice@example.org>', 'To: bob@example.com', 'Subject: at a busy time', 'Message-ID: <open@example.org>', '', 'Hello again.', ''].join('\r\n');
+    const before = sink.messages.length;
+    const held = await holdSlot(open);
+    const replies = await sendSmtp(openPort, 'alice@example.org', 'bob@example.com', msg);
+    expect(replies.some((l) => /^250 .*queued as/.test(l)), replies.join('\n')).toBe(true);
+    const got = await delivered(before + 1);
+    expect(got).toMatch(/^X-Spam-Note: not scanned: too many scans at once; try again later/m);
+    expect(got).not.toMatch(/^X-Spam-Score:/m);
+    expect(got).toContain('Hello again.');
+    await held.done;
   }, 60_000);
 });

@@ -301,6 +301,7 @@ describe('spamrule serve --config FILE.toml', () => {
       [['--follow-redirects'], /analysis\.followRedirects needs --dns system .*: redirector hosts are resolved through it/],
       [['--list-allow-network', 'intranet'], /allowed network "intranet" is neither an IP address nor a CIDR range/],
       [['--max-size', '10M', '--max-buffered', '5M'], /limits\.maxBufferedBytes \(5242880 bytes\) must be at least limits\.maxSize \(10485760 bytes\)/],
+      [['--milter-busy-action', 'reject'], /--milter-busy-action expects tempfail or accept, got "reject"/],
     ] as const) {
       const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', ...args], { cwd: REPO_ROOT });
       let err = '';
@@ -350,6 +351,14 @@ describe('spamrule serve --config FILE.toml', () => {
       await pyzord.stop();
     }
   }, 120_000);
+
+  it('reads milterBusyAction from the file, and refuses a value that is neither tempfail nor accept', () => {
+    const file = join(dir, 'busy.json');
+    writeFileSync(file, JSON.stringify({ milter: '127.0.0.1:0', milterBusyAction: 'accept' }));
+    expect(readServeConfig(file).milterBusyAction).toBe('accept');
+    writeFileSync(file, JSON.stringify({ milter: '127.0.0.1:0', milterBusyAction: 'reject' }));
+    expect(() => readServeConfig(file)).toThrow('milterBusyAction: expected "tempfail" or "accept"');
+  });
 
   it('refuses a configuration file with an unknown key, naming it', async () => {
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ rspamd: '127.0.0.1:0', limits: { maxSise: 5 } }));
