@@ -39,7 +39,8 @@ export function sampleSinkOption(learner: import('../classifier/index.js').Learn
 /**
  * The JMAP facade over the pool: rule changes and StoreLookup changes become pool updates, which
  * reach every worker before its next message. Store connections are opened in the workers, so the
- * facade only records each store's configuration.
+ * facade only records each store's configuration. `onConnectionRefused` hears of each connection
+ * closed on accept (the connection caps, `limits.maxConnections` and `limits.maxConnectionsPerPeer`).
  */
 export async function startManaged(
   c: ServeConfig,
@@ -47,6 +48,7 @@ export async function startManaged(
   pool: import('../server/pool.js').SpamEnginePool,
   warn: (m: string) => void,
   learner?: import('../classifier/index.js').Learner,
+  onConnectionRefused?: JmapServerOptions['onConnectionRefused'],
 ): Promise<JmapServer> {
   const { createJmapServer } = await import('../jmap/index.js');
   const { parseLookupStoreConfig } = await import('../lookup/index.js');
@@ -61,6 +63,8 @@ export async function startManaged(
     capability: c.capability,
     ...listen,
     maxConnections: c.limits?.maxConnections,
+    maxConnectionsPerPeer: c.limits?.maxConnectionsPerPeer,
+    ...(onConnectionRefused !== undefined ? { onConnectionRefused } : {}),
     log: warn,
     storePolicy: storePolicyOf(c),
     ...sampleSinkOption(learner),

@@ -270,7 +270,16 @@ export async function run(argv: string[]): Promise<number> {
     const learner = c.model === undefined ? undefined : await modelLearner(c.model, (m) => process.stderr.write(`spamrule serve: ${m}\n`));
     let server: JmapServer;
     try {
-      server = await createJmapServer({ db: c.db!, pg: c.pg, capability: c.capability, ...jmapListen, maxConnections: c.limits?.maxConnections, ...sampleSinkOption(learner), storePolicy: storePolicyOf(c) });
+      server = await createJmapServer({
+        db: c.db!,
+        pg: c.pg,
+        capability: c.capability,
+        ...jmapListen,
+        maxConnections: c.limits?.maxConnections,
+        maxConnectionsPerPeer: c.limits?.maxConnectionsPerPeer,
+        ...sampleSinkOption(learner),
+        storePolicy: storePolicyOf(c),
+      });
     } catch (e) {
       return fail(startError(e, c, { jmap: jmapListen }), 1);
     }
@@ -336,17 +345,20 @@ export async function run(argv: string[]): Promise<number> {
   logRefused(pool.loadReport);
   let jmap: JmapServer | undefined;
   let scan: Awaited<ReturnType<typeof server.startScanServer>>;
+  let scanMetrics: import('../server/metrics.js').ServerMetrics | undefined;
   try {
     // With a model, rspamd's learnspam/learnham (--allow-learn), spamd's TELL (--allow-tell) and JMAP
     // x:SpamTrainingSample creates store samples and train (in a worker) 10 s after the last one.
     const learner =
       c.model !== undefined && (c.allowLearn === true || c.db !== undefined || c.allowTell === true) ? await modelLearner(c.model, (m) => logger.warn(m)) : undefined;
     if (c.db !== undefined) {
-      jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m), learner);
+      // Refusals count with the listeners' (spamrule_connections_refused_total{protocol="jmap"}) once their metrics exist.
+      jmap = await startManaged(c, jmapListen, pool, (m) => logger.warn(m), learner, (reason) => scanMetrics?.connectionsRefused.inc({ protocol: 'jmap', reason }));
       // The scan listeners announce themselves the same way (startScanServer).
       logger.info({ listener: 'jmap', address: jmap.url }, 'listening');
     }
     scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner, allowTell: c.allowTell === true, allowLearn: c.allowLearn === true, milterBusyAction: c.milterBusyAction });
+    scanMetrics = scan.metrics;
   } catch (e) {
     await jmap?.close();
     await pool.close();

@@ -8,9 +8,10 @@
  * (docs/jmap.md).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import type { LookupStoreConfig } from '../lookup/config.js';
+import { ConnectionCaps, type ConnectionRefusal } from '../net/index.js';
 import { checkStorePolicy, resolveStorePolicy, type StorePolicy, type StorePolicyOptions } from '../lookup/store-policy.js';
 import { runMethodCalls, parseRequest, CORE_CAPABILITY } from './api.js';
 import { TokenStore, type TokenInfo } from './auth.js';
@@ -70,6 +71,15 @@ export interface JmapServerOptions {
    * file descriptors.
    */
   maxConnections?: number;
+  /**
+   * Most open connections from one peer, an IPv4 address or an IPv6 /64 (default 256, as the mail-path
+   * listeners' `limits.maxConnectionsPerPeer`); more from that peer are closed as soon as they are
+   * accepted, so that one host holding idle connections cannot shut the others out of
+   * `maxConnections`. Behind a reverse proxy every client is the proxy's address: raise it there.
+   */
+  maxConnectionsPerPeer?: number;
+  /** Called for each connection closed on accept: `max` ({@link maxConnections}) or `per_peer` ({@link maxConnectionsPerPeer}). */
+  onConnectionRefused?: (reason: ConnectionRefusal) => void;
 }
 
 export interface JmapServer {
@@ -89,6 +99,8 @@ export interface JmapServer {
 export const DEFAULT_CAPABILITY = 'urn:stalwart:jmap';
 /** The default of {@link JmapServerOptions.maxConnections}, as the mail-path listeners' `limits.maxConnections`. */
 const DEFAULT_MAX_CONNECTIONS = 1024;
+/** The default of {@link JmapServerOptions.maxConnectionsPerPeer}, as the mail-path listeners' `limits.maxConnectionsPerPeer`. */
+const DEFAULT_MAX_CONNECTIONS_PER_PEER = 256;
 const ACCOUNT_ID = 'a';
 
 function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json; charset=utf-8', headers: Record<string, string> = {}): void {
@@ -136,6 +148,8 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   const pushOptions = resolvePushOptions(opts.push);
   const maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   if (!Number.isInteger(maxConnections) || maxConnections < 1) throw new RangeError(`maxConnections must be a positive integer, not ${maxConnections}`);
+  const maxConnectionsPerPeer = opts.maxConnectionsPerPeer ?? DEFAULT_MAX_CONNECTIONS_PER_PEER;
+  if (!Number.isInteger(maxConnectionsPerPeer) || maxConnectionsPerPeer < 1) throw new RangeError(`maxConnectionsPerPeer must be a positive integer, not ${maxConnectionsPerPeer}`);
   const tokens = new TokenStore(opts.db);
   const stored: ObjectRepository = opts.pg ? await PostgresRepository.open(opts.pg) : new SqliteRepository(opts.db);
   // Every write goes through `repo`, which announces each committed change to the event streams.
@@ -395,7 +409,9 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     }
     handle(req, res).catch((e: unknown) => fail(res, e));
   });
-  server.maxConnections = maxConnections;
+  // Before any request is read (no token needed to open a connection): the mail-path listeners' caps.
+  const caps = new ConnectionCaps(server, maxConnections, maxConnectionsPerPeer, opts.onConnectionRefused);
+  server.prependListener('connection', (socket: Socket) => void caps.admit(socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());

@@ -10,6 +10,12 @@ import type { StatTotals } from './rspamd-reply.js';
 export type Protocol = 'rspamd' | 'milter' | 'spamd';
 
 /**
+ * Listeners whose connections are capped (src/server/peers.ts): the mail-path protocols, the metrics
+ * listener, and the JMAP API when `serve` runs it beside them.
+ */
+export type CappedListener = Protocol | 'metrics' | 'jmap';
+
+/**
  * What became of a learn request: stored, already stored with that class, forgotten, not learned (a
  * forget of a message never learned), `refused` (learning is off on that listener: rspamd without
  * `--allow-learn`), over `limits.learnPerMinute`, or over `limits.maxLearnSize`.

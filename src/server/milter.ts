@@ -47,7 +47,7 @@ import { Deadlines, idleTimeout } from './deadline.js';
 import type { BudgetLease } from './budget.js';
 import { PacketReader } from './milter-reader.js';
 import { keptMacro, MAX_ENVELOPE_BYTES, MAX_RECIPIENTS, MILTER_BUSY_ACTIONS, newMessage, NOTE_HEADER, OUR_HEADERS, sessionWithMacros, type MilterBusyAction } from './milter-session.js';
-import { ConnectionCaps } from './peers.js';
+import { listenerCaps } from './peers.js';
 import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner } from './scan.js';
 import {
   addHeader,
@@ -492,6 +492,6 @@ export function createMilterServer(scanner: Scanner, opts: { busyAction?: Milter
     const conn = new MilterConnection(socket, scanner, busyAction);
     socket.on('data', (c: Buffer) => conn.onData(c));
   });
-  const caps = new ConnectionCaps(server, 'milter', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
+  const caps = listenerCaps(server, 'milter', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
   return server;
 }

@@ -16,7 +16,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import { replyFormatOf, rspamdReplyIn, type ReplyFormat } from './rspamd-reply.js';
-import { ConnectionCaps } from './peers.js';
+import { listenerCaps } from './peers.js';
 import { sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
 import type { BudgetLease } from './budget.js';
 import { BUFFERS_FULL, SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
@@ -342,6 +342,6 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
     socket.on('data', sniff);
     socket.once('end', ended);
   });
-  const caps = new ConnectionCaps(outer, 'rspamd', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
+  const caps = listenerCaps(outer, 'rspamd', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
   return outer;
 }

@@ -18,7 +18,7 @@ import { rspamdLearnHandler } from './learn.js';
 import { createRspamdServer, type OpsHandler } from './rspamd.js';
 import { rspamdAuth, rspamdStat } from './rspamd-reply.js';
 import { Scanner } from './scan.js';
-import { ConnectionCaps } from './peers.js';
+import { listenerCaps } from './peers.js';
 import { createSpamdServer, type TellLearner } from './spamd.js';
 
 /** `{ host, port }` for TCP (port 0 = random) or `{ path }` for a unix socket. */
@@ -201,7 +201,7 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
       }
     });
     // Scrapers are few; the caps keep anyone else from holding every socket of the process.
-    const caps = new ConnectionCaps(http, 'metrics', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
+    const caps = listenerCaps(http, 'metrics', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
     http.prependListener('connection', (socket: Socket) => void caps.admit(socket));
     add('metrics', http);
   }

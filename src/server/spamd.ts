@@ -30,7 +30,7 @@ import { Deadlines, idleTimeout } from './deadline.js';
 import { HeadCollector } from './head-collector.js';
 import { inflateWithin } from './inflate.js';
 import { LearnGate } from './learn-gate.js';
-import { ConnectionCaps } from './peers.js';
+import { listenerCaps } from './peers.js';
 import { spamAssassinHeaders, SPAMD_STRIPPED, splitMessage, withVerdictHeaders } from './headers.js';
 import { RSPAMD_ACTIONS, sessionErrorForHeaders, sessionFromHeaderMap } from './rspamd-session.js';
 import { BUFFERS_FULL, SHUTTING_DOWN, type NotScanned, type OpenRequest, type Scanner } from './scan.js';
@@ -477,6 +477,6 @@ export function createSpamdServer(scanner: Scanner, thresholds: ReplyThresholds,
     deadlines.startRequest(limits);
     handler(socket, deadlines);
   });
-  const caps = new ConnectionCaps(server, 'spamd', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
+  const caps = listenerCaps(server, 'spamd', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);
   return server;
 }

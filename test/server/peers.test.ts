@@ -10,7 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { peerKey } from '../../src/server/peers.js';
+import { peerKey } from '../../src/net/index.js';
 import { createLogger, SpamEnginePool, startScanServer } from '../../src/server/index.js';
 import { http, milterOptneg, milterReplies, startAll, type Started } from './harness.js';
 

@@ -115,6 +115,28 @@ describe('spamrule serve --db (managed rules over JMAP)', () => {
     expect(await s.exit).toBe(0);
   });
 
+  it('caps the JMAP listener per peer with limits.maxConnectionsPerPeer, counted in /metrics under protocol "jmap"', async () => {
+    const db = join(dir, 'peers.db');
+    writeFileSync(join(dir, 'peers.json'), JSON.stringify({ limits: { maxConnectionsPerPeer: 2 } }));
+    const s = await serve(['--config', join(dir, 'peers.json'), '--db', db, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '1', '--cache-dir', join(dir, 'lists')]);
+    const port = Number(new URL(s.lines.jmap!).port);
+    const opened = (): Promise<{ sock: import('node:net').Socket; closed: Promise<void> }> =>
+      new Promise((resolve) => {
+        const sock = connect(port, '127.0.0.1');
+        sock.on('error', () => undefined);
+        const closed = new Promise<void>((r) => sock.once('close', () => r()));
+        sock.once('connect', () => resolve({ sock, closed }));
+      });
+    const held = [await opened(), await opened()];
+    const over = await opened();
+    await over.closed;
+    const metrics = await http(`${s.lines.rspamd}/metrics`);
+    expect(metrics.body).toMatch(/^spamrule_connections_refused_total\{protocol="jmap",reason="per_peer"\} 1$/m);
+    for (const h of held) h.sock.destroy();
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+  }, 120_000);
+
   it('a SpamRule change reaches every worker before the next message; shutdown finishes the scan in flight', async () => {
     const db = join(dir, 'managed.db');
     const tokens = new TokenStore(db);
