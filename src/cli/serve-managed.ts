@@ -7,8 +7,8 @@ import type { JmapServer, JmapServerOptions } from '../jmap/index.js';
 import type { ServeConfig } from '../server/config.js';
 
 /**
- * What StoreLookups written over JMAP may reach on this host: the config file's `managedStores` (or the
- * `--secret-file-dir`, `--secret-env-prefix`, `--sqlite-store-dir` flags), and the `--model` file, which no
+ * What StoreLookups written over JMAP may reach: the config file's `managedStores` (or the
+ * `--secret-file-dir`, `--secret-env-prefix`, `--sqlite-store-dir`, `--store-allow-host` flags), and the `--model` file, which no
  * Sqlite store may open. The JMAP server adds the defaults (src/jmap/server.ts): no `File` or
  * `EnvironmentVariable` secret, Sqlite files in the registry's directory, the registry protected.
  */
@@ -18,6 +18,7 @@ export function storePolicyOf(c: ServeConfig): NonNullable<JmapServerOptions['st
     ...(m.secretFileDirs !== undefined ? { secretFileDirs: m.secretFileDirs } : {}),
     ...(m.secretEnvPrefixes !== undefined ? { secretEnvPrefixes: m.secretEnvPrefixes } : {}),
     ...(m.sqliteDir !== undefined ? { sqliteDir: m.sqliteDir } : {}),
+    ...(m.allowedHosts !== undefined ? { allowedHosts: m.allowedHosts } : {}),
     protectedFiles: c.model !== undefined ? [c.model] : [],
   };
 }

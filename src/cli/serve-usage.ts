@@ -20,6 +20,10 @@ Rules:
   --secret-env-prefix PREFIX  the same for EnvironmentVariable secrets: names starting with PREFIX
   --sqlite-store-dir DIR     where Sqlite StoreLookups written over JMAP may keep their files (default: the
                         directory of --db; never the registry or --model file)
+  --store-allow-host HOST    a host StoreLookups written over JMAP may connect to (repeatable): *, an address or
+                        CIDR range, a name (listed by name: a range admits no names), *.example.net, or a socket
+                        path; default *: any host but link-local and cloud metadata addresses (169.254.0.0/16,
+                        fe80::/10, fd00:ec2::254), which only an entry inside their range opens
   --rules FILE          SpamRule JSON (repeatable); default the built-in rule set (no --db)
   --scores FILE         scores.txt or SpamTag JSON (repeatable)
   --list NS=FILE        a static lookup list (repeatable)

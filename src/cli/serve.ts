@@ -18,6 +18,7 @@ import { openError, optionError } from './errors.js';
 import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { canVerify, pyzorServerFlag, pyzorTimeoutFlag, regexFlag } from './session-flags.js';
 import { readServeConfig } from '../server/config.js';
+import { allowedHostProblem } from '../lookup/store-hosts.js';
 import { modelLearner, sampleSinkOption, startManaged, storePolicyOf } from './serve-managed.js';
 import { parseRegexCacheBytes, parseRegexWorkLimit, resolveLimits } from '../server/limits.js';
 import { ruleSetSpecFromBundle } from '../server/ruleset.js';
@@ -40,6 +41,7 @@ const OPTIONS = {
   'secret-file-dir': { type: 'string', multiple: true },
   'secret-env-prefix': { type: 'string', multiple: true },
   'sqlite-store-dir': { type: 'string' },
+  'store-allow-host': { type: 'string', multiple: true },
   rspamd: { type: 'string' },
   milter: { type: 'string' },
   spamd: { type: 'string' },
@@ -104,6 +106,13 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (v['secret-file-dir'] !== undefined) managed.secretFileDirs = v['secret-file-dir'];
   if (v['secret-env-prefix'] !== undefined) managed.secretEnvPrefixes = v['secret-env-prefix'];
   if (v['sqlite-store-dir'] !== undefined) managed.sqliteDir = v['sqlite-store-dir'];
+  if (v['store-allow-host'] !== undefined) {
+    for (const h of v['store-allow-host']) {
+      const problem = allowedHostProblem(h);
+      if (problem !== undefined) throw new UsageError(`--store-allow-host: ${problem}`);
+    }
+    managed.allowedHosts = v['store-allow-host'];
+  }
   if (Object.keys(managed).length > 0) out.managedStores = managed;
   if (v['cache-dir'] !== undefined) out.listCacheDir = v['cache-dir'];
   if (v['no-refresh-lists']) out.refreshLists = false;

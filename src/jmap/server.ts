@@ -10,9 +10,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { dirname, resolve } from 'node:path';
-import type { LookupStoreConfig } from '../lookup/config.js';
 import { ConnectionCaps, type ConnectionRefusal } from '../net/index.js';
-import { checkStorePolicy, resolveStorePolicy, type StorePolicy, type StorePolicyOptions } from '../lookup/store-policy.js';
+import { resolveHostNames, resolveStorePolicy, type StoreHostResolver, type StorePolicy, type StorePolicyOptions } from '../lookup/store-policy.js';
+import { systemHostResolver } from '../net/index.js';
+import { storeHostCandidates, storePolicyValidator } from './store-hosts.js';
+import { storeSync } from './store-sync.js';
 import { runMethodCalls, parseRequest, CORE_CAPABILITY } from './api.js';
 import { TokenStore, type TokenInfo } from './auth.js';
 import { applyRegistryObjects, engineValidators, loadEngineModule, loadLookupModule, objectsForEngine, rulesForEngine, type EngineLike } from './bridge.js';
@@ -61,7 +63,8 @@ export interface JmapServerOptions {
    * What a StoreLookup written over JMAP may reach on this host (docs/jmap.md "Store policy";
    * src/lookup/store-policy.ts): `secretFileDirs` and `secretEnvPrefixes` (default none: `File` and
    * `EnvironmentVariable` secrets are refused), `sqliteDir` (default the directory of `db`; none for
-   * `:memory:`), `protectedFiles` (besides `db`, which is always protected: e.g. the classifier's model).
+   * `:memory:`), `protectedFiles` (besides `db`, which is always protected: e.g. the classifier's model),
+   * `allowedHosts` (default `["*"]`: any host, but never a link-local or cloud metadata address unless listed).
    * Checked on every create and update, and again when a stored store is started.
    */
   storePolicy?: StorePolicyOptions;
@@ -78,6 +81,12 @@ export interface JmapServerOptions {
    * `maxConnections`. Behind a reverse proxy every client is the proxy's address: raise it there.
    */
   maxConnectionsPerPeer?: number;
+  /**
+   * Resolves a StoreLookup's host names for the store policy's address check (docs/jmap.md, "Secrets and
+   * the store policy"), at each `/set` that names them and when the store starts. Default: the system's
+   * resolver (`getaddrinfo`, as the store's own connection resolves them).
+   */
+  resolveStoreHost?: StoreHostResolver;
   /** Called for each connection closed on accept: `max` ({@link maxConnections}) or `per_peer` ({@link maxConnectionsPerPeer}). */
   onConnectionRefused?: (reason: ConnectionRefusal) => void;
 }
@@ -163,14 +172,8 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
   const engine = opts.engine ?? (engineModule instanceof Error ? undefined : new engineModule.SpamEngine());
   const fromEngine = engineValidators(engineModule);
   const policy = storePolicyOf(opts);
-  const validate = {
-    ...fromEngine,
-    condition: opts.validateCondition ?? fromEngine.condition,
-    storePolicy: (store: Record<string, unknown>) => {
-      const r = checkStorePolicy(store as unknown as LookupStoreConfig, policy);
-      return r.ok ? { ok: true as const, store: r.config as unknown as Record<string, unknown> } : { ok: false as const, problems: r.problems };
-    },
-  };
+  const validate = { ...fromEngine, condition: opts.validateCondition ?? fromEngine.condition, storePolicy: storePolicyValidator(policy) };
+  const resolveStoreHost = opts.resolveStoreHost ?? systemHostResolver;
   const createLookupStore = opts.createLookupStore ?? lookupModule.createLookupStore;
   const ids = new IdGenerator();
   const blobs = new BlobCache();
@@ -185,44 +188,12 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     return who;
   };
 
-  // Lookup stores in the engine, by namespace, with the config they were built from.
-  const applied = new Map<string, { json: string; store?: { close(): Promise<void> } }>();
-  let storeSync: Promise<void> = Promise.resolve();
-  const syncStores = (): void => {
-    storeSync = storeSync.then(async () => {
-      const lookups = engine?.lookups;
-      if (lookups === undefined || createLookupStore === undefined) return;
-      const wanted = new Map([...repo.snapshot('StoreLookup').objects.values()].map((d) => [d.namespace as string, d.store]));
-      for (const [ns, cur] of applied)
-        if (!wanted.has(ns)) {
-          lookups.delete(ns);
-          applied.delete(ns);
-          await cur.store?.close().catch(() => undefined);
-        }
-      for (const [ns, config] of wanted) {
-        const json = JSON.stringify(config);
-        const cur = applied.get(ns);
-        if (cur?.json === json) continue;
-        try {
-          // Again at start: a store written before the policy, or by another server sharing the registry.
-          const checked = checkStorePolicy(config as LookupStoreConfig, policy);
-          if (!checked.ok) throw new Error(`refused by the store policy: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
-          const store = await createLookupStore(ns, checked.config);
-          lookups.set(ns, store);
-          applied.set(ns, { json, store });
-        } catch (e) {
-          log(`spamrule serve: lookup store "${ns}" not started: ${e instanceof Error ? e.message : String(e)}`);
-          applied.set(ns, { json });
-        }
-        await cur?.store?.close().catch(() => undefined);
-      }
-    });
-  };
+  const stores = storeSync({ engine, createLookupStore, policy, resolve: resolveStoreHost, log });
   const reload = (type: ObjectType, startup = false): void => {
     if (type === 'SpamRule') {
       const report = engine?.loadRules(rulesForEngine(repo.snapshot('SpamRule').objects)) as { errors?: { rule: string; message: string }[] } | undefined;
       for (const e of report?.errors ?? []) log(`spamrule serve: rule ${e.rule} not loaded: ${e.message}`);
-    } else if (type === 'StoreLookup') syncStores();
+    } else if (type === 'StoreLookup') stores.sync(() => repo.snapshot('StoreLookup').objects.values());
     else if (engine !== undefined) {
       // At start-up an empty registry type leaves what the engine was given (e.g. --scores) alone.
       const objects = objectsForEngine(repo.snapshot(type).objects);
@@ -350,13 +321,16 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
       throw new RequestError('notJSON', 400, `the request body is not valid JSON: ${(e as Error).message}`);
     }
     const request = parseRequest(body, capabilities, limits.maxCallsInRequest);
+    // Host names a StoreLookup /set names, resolved now: the store policy runs inside the transaction.
+    const names = storeHostCandidates(request.methodCalls);
+    const resolved = names.length > 0 ? await resolveHostNames(names, resolveStoreHost) : undefined;
     const ctx: MethodContext = {
       accountId: ACCOUNT_ID,
       permissions: new Set(who.permissions),
       createdIds: new Map(Object.entries(request.createdIds ?? {})),
       repo,
       ids,
-      validate,
+      validate: resolved === undefined ? validate : { ...validate, storePolicy: storePolicyValidator(policy, resolved) },
       limits,
       queryMaxResults: opts.queryMaxResults ?? 5000,
       afterChange: reload,
@@ -423,7 +397,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     engine,
     repo,
     tokens,
-    settled: () => storeSync,
+    settled: () => stores.settled(),
     openEventStreams: () => eventSources.size,
     async close() {
       // First, so that clients see their streams end rather than break.
@@ -431,8 +405,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
       clearInterval(expiry);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await storeSync;
-      for (const { store } of applied.values()) await store?.close().catch(() => undefined);
+      await stores.close();
       await repo.close();
       tokens.close();
     },

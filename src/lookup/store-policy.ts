@@ -9,7 +9,12 @@
  * - `File` secrets only inside `secretFileDirs`, `EnvironmentVariable` secrets only with a name starting
  *   with one of `secretEnvPrefixes` (none by default: both are refused);
  * - `Sqlite` files only inside `sqliteDir`, and never one of `protectedFiles` (the registry, the model)
- *   or their `-wal`/`-shm`/`-journal` companions.
+ *   or their `-wal`/`-shm`/`-journal` companions;
+ * - hosts (PostgreSQL and MySQL `host`s, Redis URLs) only among `allowedHosts` (default any), and never a
+ *   link-local or cloud metadata address unless listed (src/lookup/store-hosts.ts). The host is checked as
+ *   written, and a host name's addresses when they are known: {@link checkStorePolicy} takes the answers
+ *   of a resolution made beforehand, {@link checkStoreAddresses} resolves. Nothing pins the connection
+ *   the store makes later to the address checked (see docs/jmap.md for what that leaves open).
  *
  * Stores the operator writes in local files (serve's `stores`, a library caller's own configuration) are
  * not checked: they are the operator's own. Paths are compared after symbolic links are resolved, as far
@@ -18,6 +23,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { ConfigProblem, LookupStoreConfig } from './config.js';
+import { HostPolicy, hostAddress, storeHosts } from './store-hosts.js';
 
 export interface StorePolicyOptions {
   /** Directories (any depth below them) whose files a `File` secret may name. Default: none. */
@@ -28,6 +34,12 @@ export interface StorePolicyOptions {
   sqliteDir?: string;
   /** Files no `Sqlite` store may open (the registry, the classifier's model), nor their companions. */
   protectedFiles?: readonly string[];
+  /**
+   * Hosts a store may connect to: `*`, IP addresses and CIDR ranges, host names, `*.example.net`,
+   * absolute socket paths (src/lookup/store-hosts.ts). Default `["*"]`: any host but the link-local and
+   * cloud metadata addresses, which only an entry inside their range opens.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /** A {@link StorePolicyOptions} with every path absolute, as {@link checkStorePolicy} takes it. */
@@ -36,11 +48,16 @@ export interface StorePolicy {
   readonly secretEnvPrefixes: readonly string[];
   readonly sqliteDir: string | undefined;
   readonly protectedFiles: readonly string[];
+  readonly hosts: HostPolicy;
 }
 
-/** The policy with its paths made absolute (relative ones are taken from the working directory). */
+/**
+ * The policy with its paths made absolute (relative ones are taken from the working directory).
+ * @throws TypeError naming an `allowedHosts` entry that is none of the forms it takes.
+ */
 export function resolveStorePolicy(opts: StorePolicyOptions = {}): StorePolicy {
   return {
+    hosts: new HostPolicy(opts.allowedHosts),
     secretFileDirs: (opts.secretFileDirs ?? []).map((d) => resolve(d)),
     secretEnvPrefixes: [...(opts.secretEnvPrefixes ?? [])],
     sqliteDir: opts.sqliteDir === undefined ? undefined : resolve(opts.sqliteDir),
@@ -132,12 +149,28 @@ function sqlitePath(path: string, policy: StorePolicy): { path: string } | { pro
 
 /**
  * Checks a validated store configuration against the policy (see the module docs). Never throws.
+ * `resolved`: the addresses (text) of host names, as a resolution made beforehand found them; a name
+ * found there is refused when one of them is a link-local or metadata address the policy does not open.
  * @returns the configuration to use, with a `Sqlite` `path` made absolute (taken from `sqliteDir` when
  *   relative), or the problems with JSON-pointer paths relative to the store (`authSecret`,
- *   `readReplicas/0/authSecret`, `stores/1/sentinelSecret`, `path`) and a message that says why.
+ *   `readReplicas/0/authSecret`, `stores/1/sentinelSecret`, `path`, `host`, `urls/0`) and a message that
+ *   says why.
  */
-export function checkStorePolicy(config: LookupStoreConfig, policy: StorePolicy): { ok: true; config: LookupStoreConfig } | { ok: false; problems: ConfigProblem[] } {
+export function checkStorePolicy(
+  config: LookupStoreConfig,
+  policy: StorePolicy,
+  resolved?: ReadonlyMap<string, readonly string[]>,
+): { ok: true; config: LookupStoreConfig } | { ok: false; problems: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
+  for (const { path, host } of storeHosts(config)) {
+    if (host === undefined) {
+      problems.push({ path, message: 'the host of this URL cannot be read (redis://host:port, rediss:// for TLS)' });
+      continue;
+    }
+    const known = resolved?.get(host.trim().toLowerCase());
+    const problem = policy.hosts.hostProblem(host) ?? (known !== undefined ? policy.hosts.addressProblem(host.trim(), known) : undefined);
+    if (problem !== undefined) problems.push({ path, message: problem });
+  }
   const walk = (v: unknown, path: string[]): void => {
     if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...path, String(i)]));
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return;
@@ -158,4 +191,47 @@ export function checkStorePolicy(config: LookupStoreConfig, policy: StorePolicy)
     else out = { ...config, path: r.path };
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config: out };
+}
+
+/** Resolves a host name to its addresses (text), as the system's resolver does for a connection. */
+export type StoreHostResolver = (host: string) => Promise<readonly string[]>;
+
+/** The host names (lowercased, not IP literals or socket paths) a store configuration connects to. */
+export function storeHostNames(config: LookupStoreConfig): string[] {
+  const names = storeHosts(config)
+    .map((h) => h.host?.trim())
+    .filter((h): h is string => h !== undefined && h !== '' && !h.startsWith('/') && hostAddress(h) === undefined);
+  return [...new Set(names.map((h) => h.toLowerCase()))];
+}
+
+/** How long a store-policy check waits for the resolver, per name, in ms (getaddrinfo has no timeout of its own). */
+export const STORE_RESOLVE_TIMEOUT_MS = 3_000;
+
+/**
+ * The addresses of each of `names`, resolved at once, each within `timeoutMs`; a name that fails or takes
+ * longer is left out. Never rejects.
+ */
+export async function resolveHostNames(names: readonly string[], resolve: StoreHostResolver, timeoutMs = STORE_RESOLVE_TIMEOUT_MS): Promise<Map<string, readonly string[]>> {
+  const out = new Map<string, readonly string[]>();
+  await Promise.all(
+    names.map(async (name) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), timeoutMs)));
+      const addresses = await Promise.race([resolve(name).catch(() => undefined), late]);
+      clearTimeout(timer);
+      if (addresses !== undefined) out.set(name, addresses);
+    }),
+  );
+  return out;
+}
+
+/**
+ * Resolves the host names of a store (one that passed {@link checkStorePolicy}) and checks their
+ * addresses: problems as `checkStorePolicy` gives them, none when every name's addresses may be connected
+ * to. A name that does not resolve (within {@link STORE_RESOLVE_TIMEOUT_MS}) is no problem here: the store
+ * cannot connect to it now either. Never throws.
+ */
+export async function checkStoreAddresses(config: LookupStoreConfig, policy: StorePolicy, resolve: StoreHostResolver): Promise<ConfigProblem[]> {
+  const r = checkStorePolicy(config, policy, await resolveHostNames(storeHostNames(config), resolve));
+  return r.ok ? [] : r.problems;
 }

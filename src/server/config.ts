@@ -9,6 +9,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { parseNetwork } from '../net/index.js';
+import { allowedHostProblem } from '../lookup/store-hosts.js';
 import { pyzorSettingsProblem, type PyzorSettings } from '../analysis/pyzor/settings.js';
 import { parseRegexCacheBytes, parseRegexWorkLimit } from './limits.js';
 
@@ -75,10 +76,20 @@ export const ServeConfigSchema = z
     /**
      * What StoreLookups written over JMAP may reach on this host (src/lookup/store-policy.ts): directories
      * for `File` secrets, name prefixes for `EnvironmentVariable` secrets (default none of either), and the
-     * directory of `Sqlite` store files (default the registry's).
+     * directory of `Sqlite` store files (default the registry's), and the hosts they may connect to (default
+     * any but link-local and cloud metadata addresses).
      */
     managedStores: z
-      .object({ secretFileDirs: strings.optional(), secretEnvPrefixes: strings.optional(), sqliteDir: z.string().optional() })
+      .object({
+        secretFileDirs: strings.optional(),
+        secretEnvPrefixes: strings.optional(),
+        sqliteDir: z.string().optional(),
+        /** Hosts managed stores may connect to (src/lookup/store-hosts.ts): `*`, addresses, CIDR ranges, names, `*.domain`, socket paths. */
+        allowedHosts: z.array(z.string().superRefine((v, ctx) => {
+          const problem = allowedHostProblem(v);
+          if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+        })).optional(),
+      })
       .strict()
       .optional(),
     analysis: z

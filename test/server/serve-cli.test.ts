@@ -137,6 +137,26 @@ describe('spamrule serve --db (managed rules over JMAP)', () => {
     expect(await s.exit).toBe(0);
   }, 120_000);
 
+  it('--store-allow-host limits the hosts a StoreLookup written over JMAP may name', async () => {
+    const db = join(dir, 'hosts.db');
+    const tokens = new TokenStore(db);
+    const token = tokens.create('stores', ['sysStoreLookupCreate']).token;
+    tokens.close();
+    const s = await serve(['--db', db, '--listen', '127.0.0.1:0', '--rspamd', '127.0.0.1:0', '--workers', '1', '--cache-dir', join(dir, 'lists'), '--store-allow-host', '127.0.0.1']);
+    const set = async (host: string): Promise<any> => {
+      const r = await fetch(`${s.lines.jmap}/jmap`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ using: ['urn:ietf:params:jmap:core', 'urn:stalwart:jmap'], methodCalls: [['x:StoreLookup/set', { create: { k: { namespace: `ns-${host}`, store: { '@type': 'Redis', url: `redis://${host}:6379` } } } }, '0']] }),
+      });
+      return ((await r.json()) as { methodResponses: [string, any, string][] }).methodResponses[0]![1];
+    };
+    expect((await set('10.0.0.5')).notCreated.k).toMatchObject({ type: 'invalidProperties', properties: ['store/url'] });
+    expect((await set('127.0.0.1')).created.k.id).toBeTypeOf('string');
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+  }, 120_000);
+
   it('a SpamRule change reaches every worker before the next message; shutdown finishes the scan in flight', async () => {
     const db = join(dir, 'managed.db');
     const tokens = new TokenStore(db);
@@ -324,6 +344,7 @@ describe('spamrule serve --config FILE.toml', () => {
       [['--list-allow-network', 'intranet'], /allowed network "intranet" is neither an IP address nor a CIDR range/],
       [['--max-size', '10M', '--max-buffered', '5M'], /limits\.maxBufferedBytes \(5242880 bytes\) must be at least limits\.maxSize \(10485760 bytes\)/],
       [['--milter-busy-action', 'reject'], /--milter-busy-action expects tempfail or accept, got "reject"/],
+      [['--store-allow-host', 'redis internal'], /--store-allow-host: allowed host "redis internal" is neither \*/],
     ] as const) {
       const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', ...args], { cwd: REPO_ROOT });
       let err = '';
@@ -380,6 +401,15 @@ describe('spamrule serve --config FILE.toml', () => {
     expect(readServeConfig(file).milterBusyAction).toBe('accept');
     writeFileSync(file, JSON.stringify({ milter: '127.0.0.1:0', milterBusyAction: 'reject' }));
     expect(() => readServeConfig(file)).toThrow('milterBusyAction: expected "tempfail" or "accept"');
+  });
+
+  it('reads managedStores.allowedHosts, and refuses an entry that is no host, range or path, naming it', () => {
+    const file = join(dir, 'hosts.json');
+    const allowedHosts = ['*', '10.0.0.0/8', 'redis.internal', '*.db.example', '/run/postgresql'];
+    writeFileSync(file, JSON.stringify({ managedStores: { allowedHosts } }));
+    expect(readServeConfig(file).managedStores?.allowedHosts).toEqual(allowedHosts);
+    writeFileSync(file, JSON.stringify({ managedStores: { allowedHosts: ['10.0.0.0/8', 'not a host'] } }));
+    expect(() => readServeConfig(file)).toThrow(/managedStores\.allowedHosts\.1: allowed host "not a host" is neither/);
   });
 
   it('refuses a configuration file with an unknown key, naming it', async () => {
