@@ -10,6 +10,7 @@ import { from } from './from.js';
 import { headers } from './headers.js';
 import { html } from './html.js';
 import { ip } from './ip.js';
+import { llm } from './llm.js';
 import { messageid } from './messageid.js';
 import { mime } from './mime.js';
 import { pyzor } from './pyzor.js';
@@ -38,7 +39,8 @@ export const MODULES: ReadonlyArray<readonly [string, AnalysisModule]> = [
   ['url', url],
   ['mime', mime],
   ['html', html],
-  // Stalwart's `llm` step (enterprise builds) would come here.
+  // Stalwart's enterprise builds only; here off until `analysis.llm` is set.
+  ['llm', llm],
   ['spamtrap', spamtrap],
   ['pyzor', pyzor],
 ];

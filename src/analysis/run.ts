@@ -8,7 +8,7 @@ import type { Resolver } from '../dns/types.js';
 import type { LookupRegistry } from '../lookup/types.js';
 import type { MessageContext } from '../message/context.js';
 import { MODULES } from './index.js';
-import type { AnalysisConfig, AnalysisContext, AnalysisModule, ModuleMatch, Session } from './types.js';
+import type { AnalysisConfig, AnalysisContext, AnalysisModule, LlmVerdict, ModuleMatch, Session } from './types.js';
 
 export type { ModuleMatch } from './types.js';
 
@@ -42,6 +42,8 @@ export interface AnalysisRun {
   readonly warnings: string[];
   /** Network waits other than DNS (redirect hops), which the classify time budget leaves out. */
   readonly waits?: WaitClock;
+  /** The LLM step's verdict, once it has one (`ClassifyResult.llm`). */
+  llm?: LlmVerdict;
 }
 
 class Context implements AnalysisContext {
@@ -80,6 +82,9 @@ class Context implements AnalysisContext {
   }
   warn(message: string): void {
     this.run.warnings.push(`${this.module}: ${message}`);
+  }
+  setLlmVerdict(verdict: LlmVerdict): void {
+    this.run.llm = verdict;
   }
   networkWait<T>(p: Promise<T>): Promise<T> {
     return this.run.waits === undefined ? p : this.run.waits.time(p);

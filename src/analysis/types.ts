@@ -13,9 +13,22 @@ import type { MessageContext } from '../message/context.js';
 import type { Scope } from '../message/types.js';
 import type { PyzorResponse } from './pyzor/client.js';
 import type { PyzorSettings } from './pyzor/settings.js';
+import type { LlmSettings } from './llm/settings.js';
 
 export type { PyzorResponse } from './pyzor/client.js';
 export type { PyzorSettings } from './pyzor/settings.js';
+export type { LlmSettings, LlmHttpAuth, LlmSecret } from './llm/settings.js';
+
+/**
+ * What the LLM step made of the model's reply (src/analysis/llm.ts): the recognised category and confidence,
+ * uppercased as in the tag (`LLM_<category>_<confidence>`), and the explanation (at most 255 bytes, white space
+ * and control characters turned into spaces) that Stalwart writes to `X-Spam-LLM: <category> (<explanation>)`.
+ */
+export interface LlmVerdict {
+  category: string;
+  confidence?: string;
+  explanation?: string;
+}
 
 /** An expression as Stalwart writes one: `match` branches (an array or index-keyed object) and `else`. */
 export interface ExpressionInput {
@@ -192,6 +205,12 @@ export interface AnalysisConfig {
    * the settings to change. Off by default (absent or `false`).
    */
   pyzor?: boolean | PyzorSettings;
+  /**
+   * Ask an OpenAI-compatible model to classify each message (the llm module, Stalwart's enterprise LLM step;
+   * docs/analysis.md, "llm"): the endpoint `url` and `model`, and Stalwart's `SpamLlm`/`AiModel` fields to
+   * change. Off by default (absent or `false`).
+   */
+  llm?: LlmSettings | false;
   /** Stalwart test-mode behaviours (conformance runs only). */
   testMode?: TestMode;
   /** Per-module switches: `{ html: false }` turns the html module off. */
@@ -214,8 +233,10 @@ export interface AnalysisContext {
   hasTag(name: string): boolean;
   /** Reports a problem (capped input, failed lookup) in the verdict's warnings. */
   warn(message: string): void;
+  /** Records the LLM step's verdict: the result's `llm` and its `X-Spam-LLM` header (the llm module only). */
+  setLlmVerdict(verdict: LlmVerdict): void;
   /**
-   * Awaits a network answer other than DNS (a redirect hop, a Pyzor answer, a `spam-traps` store lookup,
+   * Awaits a network answer other than DNS (a redirect hop, a Pyzor answer, an LLM reply, a `spam-traps` store lookup,
    * each bounded by its own timeout). The time is left out of the classify time budget, as DNS waits are,
    * so a slow server cannot get the modules and rules after it skipped.
    */

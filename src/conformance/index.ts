@@ -2,24 +2,28 @@
  * Conformance runner for `stalwart-antispam-suite/v1` files: Stalwart's own spam-filter test cases
  * (message, session, DNS mocks, lists, expected tags). Per case it runs only the steps the case
  * names, with the file's DNS mocks, lists and test-mode behaviour, and compares the final tag set
- * (or, for `compare: "header"`, the `X-Spam-Result`/`X-Spam-Score` text with whitespace collapsed).
+ * (or, for `compare: "header"`, the `X-Spam-Result`/`X-Spam-Score` text with whitespace collapsed). A suite
+ * with `testMode.llm` gets the harness's mock chat-completion server, here on a loopback port of its own
+ * (src/conformance/llm-mock.ts), for the LLM step to ask over HTTP.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { FileExtensionInput, TestMode } from '../analysis/types.js';
+import type { FileExtensionInput, LlmSettings, TestMode } from '../analysis/types.js';
 import { SpamEngine } from '../engine/engine.js';
 import { parseRuleBundle, type RuleBundle } from '../engine/load.js';
 import { LookupMap, MemoryStore, StaticLookupList } from '../lookup/memory.js';
 import { SpamClassifier } from '../classifier/classifier.js';
 import { ClassifierStore } from '../classifier/store.js';
 import { caseSession, parseSuite, SuiteList, SuiteResolver, type SuiteCase, type SuiteFile } from './suite.js';
+import { startLlmMock, suiteLlmSettings, type LlmMock } from './llm-mock.js';
 
 export { parseSuite, SuiteList, SuiteResolver, caseSession, type SuiteCase, type SuiteFile } from './suite.js';
+export { startLlmMock, suiteLlmSettings, mockReply, type LlmMock } from './llm-mock.js';
 
 type PyzorTestAnswer = NonNullable<TestMode['pyzor']>[number];
 
-/** Steps of the harness that are not built here; a case naming them lists them as skipped. */
-export const UNBUILT_STEPS: ReadonlySet<string> = new Set(['llm']);
+/** Steps of the harness that are not built here (none now); a case naming them lists them as skipped. */
+export const UNBUILT_STEPS: ReadonlySet<string> = new Set<string>();
 /** The classifier file's pseudo-step: the `PROB_*` tag of the verdict is already among the result's tags. */
 const PROB_TAGS_STEP = 'addProbTagsFromHeaders';
 
@@ -90,10 +94,11 @@ export function suitePyzorResponses(suite: SuiteFile): PyzorTestAnswer[] {
 
 /**
  * Builds the engine a suite file implies: the rule set, its scores and lists, the file's lists and DNS, test
- * mode (DNSBL answers, redirects, Pyzor answers: no network), and Pyzor on with Stalwart's defaults, as the
+ * mode (DNSBL answers, redirects, Pyzor answers: no network), Pyzor on with Stalwart's defaults, and the LLM
+ * step with `llm` (the suite's `testMode.llm` pointed at a mock server, {@link suiteLlmSettings}), as the
  * harness configures it.
  */
-export function suiteEngine(suite: SuiteFile, bundle: RuleBundle, fileExtensions: readonly FileExtensionInput[]): SpamEngine {
+export function suiteEngine(suite: SuiteFile, bundle: RuleBundle, fileExtensions: readonly FileExtensionInput[], llm?: LlmSettings): SpamEngine {
   const lookups = new LookupMap();
   for (const [ns, entries] of bundle.lists) lookups.set(ns, new StaticLookupList(ns, entries));
   for (const [ns, l] of Object.entries(suite.lists ?? {})) {
@@ -110,6 +115,7 @@ export function suiteEngine(suite: SuiteFile, bundle: RuleBundle, fileExtensions
       dnsblServers: bundle.dnsblServers,
       fileExtensions,
       pyzor: true,
+      ...(llm !== undefined ? { llm } : {}),
       testMode: { dnsbl: true, httpRedirect: true, pyzor: suitePyzorResponses(suite) },
     },
   });
@@ -123,7 +129,8 @@ export async function runCase(engine: SpamEngine, suite: SuiteFile, c: SuiteCase
   if (r.skipped) skipped.push(...r.skipped);
   const out: CaseOutcome = { id: c.id, pass: false };
   if (c.compare === 'header') {
-    out.header = collapse(`X-Spam-Result: ${r.headers['X-Spam-Result']} X-Spam-Score: ${r.headers['X-Spam-Score']}`);
+    const llm = r.headers['X-Spam-LLM'];
+    out.header = collapse(`X-Spam-Result: ${r.headers['X-Spam-Result']}${llm !== undefined ? ` X-Spam-LLM: ${llm}` : ''} X-Spam-Score: ${r.headers['X-Spam-Score']}`);
     out.pass = out.header === collapse(c.expectHeader ?? '');
     if (!out.pass) out.expectedHeader = c.expectHeader ?? '';
   } else {
@@ -166,7 +173,17 @@ export async function runSuite(path: string, opts: ConformanceOptions = {}): Pro
   }
   const bundle = parseRuleBundle(rulesJson, rulesFile);
   const ext = Array.isArray(rulesJson.SpamFileExtension) ? (rulesJson.SpamFileExtension as FileExtensionInput[]) : [];
-  const engine = suiteEngine(suite, bundle, ext);
+  // The harness's mock LLM server, when the suite's cases may ask it (only cases naming the `llm` step do).
+  const mock: LlmMock | undefined = suite.testMode?.llm !== undefined ? await startLlmMock() : undefined;
+  try {
+    return await runCases(suite, suiteEngine(suite, bundle, ext, mock === undefined ? undefined : suiteLlmSettings(suite, mock.url)), opts);
+  } finally {
+    await mock?.close();
+  }
+}
+
+/** The cases of a suite (filtered by `opts`) on its engine, in file order. */
+async function runCases(suite: SuiteFile, engine: SpamEngine, opts: ConformanceOptions): Promise<CaseOutcome[]> {
   const files = opts.files && opts.files.length > 0 ? new Set(opts.files) : undefined;
   const ids = opts.ids && opts.ids.length > 0 ? new Set(opts.ids) : undefined;
   const out: CaseOutcome[] = [];

@@ -19,7 +19,7 @@ import { exprDnsResolver } from './expr-dns.js';
 import { dnsFailureWarning, ElementContext, errorMessage, prefetchRules, RuleWaits, WAIT_EXCEEDED } from './run.js';
 import { moduleEnabled, runModule, type AnalysisRun, type ModuleMatch } from '../analysis/run.js';
 import { MODULE_NAMES } from '../analysis/index.js';
-import type { AnalysisConfig, Session, SessionInput } from '../analysis/types.js';
+import type { AnalysisConfig, LlmVerdict, Session, SessionInput } from '../analysis/types.js';
 import { withBudget, type DnsBudget } from '../dns/budget.js';
 import { OffResolver } from '../dns/off.js';
 import type { Resolver } from '../dns/types.js';
@@ -380,7 +380,8 @@ export class SpamEngine {
     if (dnsStats !== undefined && dnsStats.errors > 0) warnings.push(dnsFailureWarning(dnsStats));
     const extractMs = msg.timings.extractMs;
     if (verdict !== undefined) tags.add(verdict.tag);
-    const result = this.finish(tags, matches, analysisMatches, errors, warnings, t0, msg.timings.parseMs, extractMs, analysisMs, rulesMs, skipped);
+    const result = this.finish(tags, matches, analysisMatches, errors, warnings, t0, msg.timings.parseMs, extractMs, analysisMs, rulesMs, skipped, run.llm);
+    if (run.llm !== undefined) result.llm = run.llm;
     if (verdict !== undefined) result.classifier = { confidence: verdict.confidence, tag: verdict.tag, generation: verdict.generation };
     return result;
   }
@@ -465,6 +466,7 @@ export class SpamEngine {
     analysisMs: number,
     rulesMs: number,
     skipped: string[],
+    llm?: LlmVerdict,
   ): ClassifyResult {
     const { score, action, scores } = scoreTags(tags, this.tagTable, this.thresholds);
     const totalMs = performance.now() - t0;
@@ -477,7 +479,7 @@ export class SpamEngine {
       analysis,
       errors,
       warnings: [...warnings],
-      headers: renderSpamHeaders(scores, score, action === 'spam' || action === 'reject' || action === 'discard'),
+      headers: renderSpamHeaders(scores, score, action === 'spam' || action === 'reject' || action === 'discard', llm),
       timings: { parseMs, extractMs, analysisMs, rulesMs, totalMs },
       ...(skipped.length > 0 ? { skipped } : {}),
     };

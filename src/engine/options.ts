@@ -4,6 +4,7 @@
  * `{ threshold: … }`, `timeBudgetMs: -5`, `analysis.modules.htlm`.
  */
 import { MODULE_NAMES } from '../analysis/index.js';
+import { llmSettingsProblem } from '../analysis/llm/settings.js';
 import { pyzorSettingsProblem } from '../analysis/pyzor/settings.js';
 import { followRedirectsProblem } from '../analysis/redirect.js';
 import type { AnalysisConfig } from '../analysis/types.js';
@@ -28,8 +29,8 @@ export interface EngineOptions {
   system?: Record<string, string | number>;
   /**
    * Built-in analysis (Stalwart's modules, docs/analysis.md): module switches, DNSBL servers, file
-   * extensions, redirect following, the Pyzor server. `false` runs the SpamRules alone. Default: every
-   * module on (the network ones, redirects and Pyzor, only once configured).
+   * extensions, redirect following, the Pyzor server, the LLM endpoint. `false` runs the SpamRules alone.
+   * Default: every module on (the network ones, redirects, Pyzor and the LLM, only once configured).
    */
   analysis?: AnalysisConfig | false;
   /** DNS for the analysis modules and DNSBLs (src/dns). Default: off (no query is made). */
@@ -97,7 +98,7 @@ const ENGINE_KEYS = [
   'rules', 'tags', 'thresholds', 'lookups', 'system', 'analysis', 'dns', 'dnsBudget', 'authResults', 'trustReceived', 'timeBudgetMs', 'ruleWaitMs', 'classifier',
   'regexWorkLimit', 'regexCacheBytes',
 ] as const;
-const ANALYSIS_KEYS = ['dnsblServers', 'dnsblLimits', 'allowedIps', 'blockedIps', 'fileExtensions', 'followRedirects', 'pyzor', 'testMode', 'modules'] as const;
+const ANALYSIS_KEYS = ['dnsblServers', 'dnsblLimits', 'allowedIps', 'blockedIps', 'fileExtensions', 'followRedirects', 'pyzor', 'llm', 'testMode', 'modules'] as const;
 const THRESHOLD_KEYS = ['scoreSpam', 'scoreReject', 'scoreDiscard'] as const;
 
 function unknownKeys(where: string, v: Record<string, unknown>, known: readonly string[]): void {
@@ -116,7 +117,7 @@ function milliseconds(where: string, v: unknown): void {
 /**
  * Throws `TypeError` naming the option for an unknown key (with the one meant, when close), a wrong
  * type, a negative time or regex work limit, a regex cache budget under 1 MiB, a threshold that is
- * no number, an unknown analysis module, or unusable `analysis.pyzor` or `analysis.followRedirects`
+ * no number, an unknown analysis module, or unusable `analysis.pyzor`, `analysis.llm` or `analysis.followRedirects`
  * settings (an unknown field, a port out of range, an allowed network that is no address or CIDR range, …).
  */
 export function checkEngineOptions(opts: unknown): void {
@@ -148,6 +149,8 @@ export function checkEngineOptions(opts: unknown): void {
     unknownKeys('SpamEngine: analysis', a, ANALYSIS_KEYS);
     const pyzor = pyzorSettingsProblem(a.pyzor);
     if (pyzor !== undefined) throw new TypeError(`SpamEngine: analysis.pyzor: ${pyzor}`);
+    const llm = llmSettingsProblem(a.llm);
+    if (llm !== undefined) throw new TypeError(`SpamEngine: analysis.llm: ${llm}`);
     const follow = followRedirectsProblem(a.followRedirects);
     if (follow !== undefined) throw new TypeError(`SpamEngine: analysis.followRedirects: ${follow}`);
     const m = a.modules;

@@ -1,7 +1,7 @@
 /**
  * Rule-engine contracts: SpamRule / SpamTag objects in Stalwart's JSON shape, and the verdict.
  */
-import type { ModuleMatch, SessionInput } from '../analysis/types.js';
+import type { LlmVerdict, ModuleMatch, SessionInput } from '../analysis/types.js';
 import type { Resolver } from '../dns/types.js';
 import type { Envelope, Location, Scope } from '../message/types.js';
 
@@ -93,8 +93,17 @@ export interface ClassifyResult {
   errors: ClassifyError[];
   /** Problems with the message itself (malformed MIME, bad encodings); classification still ran. */
   warnings: string[];
-  /** `X-Spam-Result` and `X-Spam-Score` header values (Stalwart's spam filter). */
-  headers: { 'X-Spam-Result': string; 'X-Spam-Score': string };
+  /**
+   * `X-Spam-Result` and `X-Spam-Score` header values (Stalwart's spam filter), and between them, in this key
+   * order, `X-Spam-LLM` (`<category> (<explanation>)`) when the LLM step recognised a category and the reply
+   * had an explanation, as Stalwart writes it.
+   */
+  headers: { 'X-Spam-Result': string; 'X-Spam-LLM'?: string; 'X-Spam-Score': string };
+  /**
+   * The LLM step's reading of the model's reply (docs/analysis.md, "llm"), when it recognised a category:
+   * `category` and `confidence` as in the `LLM_*` tag, `explanation` as in `X-Spam-LLM`.
+   */
+  llm?: LlmVerdict;
   /** Milliseconds spent per phase. */
   timings: { parseMs: number; extractMs: number; analysisMs: number; rulesMs: number; totalMs: number };
   /** Steps named in `ClassifyOptions.steps` that do not exist here (e.g. `pyzor`), in order. */

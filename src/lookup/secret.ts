@@ -10,6 +10,19 @@ import { LookupConfigError, type SecretKeyOptional } from './config.js';
  *   or empty: connecting with an empty password instead would hide the mistake.
  */
 export function resolveSecret(secret: SecretKeyOptional | undefined, storeName: string): string | undefined {
+  try {
+    return readSecret(secret);
+  } catch (e) {
+    throw new LookupConfigError(storeName, (e as Error).message);
+  }
+}
+
+/**
+ * {@link resolveSecret} for any user of a secret (a lookup store, the LLM step's API key): throws a plain
+ * `Error` (`secret environment variable "X" is not set`, `secret file "F" cannot be read: …`, `… is empty`)
+ * for the caller to name itself in. The message never holds the secret.
+ */
+export function readSecret(secret: SecretKeyOptional | undefined): string | undefined {
   if (secret === undefined) return undefined;
   switch (secret['@type']) {
     case 'None':
@@ -18,8 +31,7 @@ export function resolveSecret(secret: SecretKeyOptional | undefined, storeName: 
       return secret.secret;
     case 'EnvironmentVariable': {
       const v = process.env[secret.variableName];
-      if (v === undefined || v === '')
-        throw new LookupConfigError(storeName, `secret environment variable "${secret.variableName}" is not set`);
+      if (v === undefined || v === '') throw new Error(`secret environment variable "${secret.variableName}" is not set`);
       return v;
     }
     case 'File': {
@@ -27,10 +39,10 @@ export function resolveSecret(secret: SecretKeyOptional | undefined, storeName: 
       try {
         v = readFileSync(secret.filePath, 'utf8');
       } catch (e) {
-        throw new LookupConfigError(storeName, `secret file "${secret.filePath}" cannot be read: ${(e as Error).message}`);
+        throw new Error(`secret file "${secret.filePath}" cannot be read: ${(e as Error).message}`);
       }
       v = v.replace(/\r?\n$/, '');
-      if (v === '') throw new LookupConfigError(storeName, `secret file "${secret.filePath}" is empty`);
+      if (v === '') throw new Error(`secret file "${secret.filePath}" is empty`);
       return v;
     }
   }

@@ -1,0 +1,121 @@
+/**
+ * One completion request to an OpenAI-compatible endpoint, as Stalwart's `AiApiConfig::send_request` sends it
+ * (its enterprise `llm.rs`): a POST of `{"model", "messages": [{"role": "user", "content": prompt}],
+ * "temperature"}` (Chat) or `{"model", "prompt", "temperature"}` (Text) as JSON, answered by 2xx JSON whose
+ * first choice's `message.content` (Chat) or `text` (Text) is the reply. Built on `node:http`/`node:https`
+ * (the built-in `fetch` cannot accept an invalid certificate for one request). The endpoint is the operator's,
+ * never a message's, so any address may be reached, loopback included (a local model server).
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { maskUrlPassword } from '../../lookup/secret.js';
+import { llmRequestHeaders, type ResolvedLlmSettings } from './settings.js';
+
+/** Bytes of a reply body read at most (1 MiB): a completion of one line is a few hundred. */
+export const LLM_MAX_REPLY_BYTES = 1024 * 1024;
+
+/** A request that got no usable reply: a timeout, a network error, a non-2xx status, a body that is not a completion. */
+export class LlmError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LlmError';
+  }
+}
+
+/** The JSON request body for `prompt` (Stalwart's `ChatCompletionRequest` / `TextCompletionRequest`). */
+export function completionRequest(prompt: string, s: Pick<ResolvedLlmSettings, 'model' | 'modelType' | 'temperature'>): string {
+  return JSON.stringify(
+    s.modelType === 'Text'
+      ? { model: s.model, prompt, temperature: s.temperature }
+      : { model: s.model, messages: [{ role: 'user', content: prompt }], temperature: s.temperature },
+  );
+}
+
+/** A reply's text for an error message: at most 200 characters, control characters escaped. */
+function excerpt(s: string): string {
+  return JSON.stringify(s.length > 200 ? `${s.slice(0, 200)}…` : s);
+}
+
+/**
+ * The reply of a 2xx body: the first choice's `message.content` (Chat) or `text` (Text). Throws {@link LlmError}
+ * when the body is not JSON, has no choice, or the choice's text is missing or empty (as Stalwart: "did not
+ * contain any choices"). Other fields (`id`, `created`, `finish_reason`, …) are not required.
+ */
+export function completionText(body: string, modelType: 'Chat' | 'Text'): string {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (e) {
+    throw new LlmError(`reply is not JSON (${(e as Error).message}): ${excerpt(body)}`);
+  }
+  const first = (json as { choices?: unknown } | null)?.choices;
+  const choice = Array.isArray(first) ? (first[0] as Record<string, unknown> | undefined) : undefined;
+  const text = modelType === 'Text' ? choice?.text : (choice?.message as Record<string, unknown> | undefined)?.content;
+  if (typeof text !== 'string' || text === '') throw new LlmError(`reply has no ${modelType === 'Text' ? 'choices[0].text' : 'choices[0].message.content'}: ${excerpt(body)}`);
+  return text;
+}
+
+/**
+ * Sends `prompt` to the endpoint and resolves with the model's reply text. Rejects with {@link LlmError} when no
+ * usable reply arrives within `timeoutMs` milliseconds (connection, status and body together), on a network or
+ * TLS error, a non-2xx status, a body over {@link LLM_MAX_REPLY_BYTES} or one {@link completionText} refuses, and
+ * when the API key's secret cannot be read. Redirects are not followed (a 3xx is an error). Error messages show the
+ * URL with any password masked, never a header.
+ */
+export function llmComplete(prompt: string, s: ResolvedLlmSettings): Promise<string> {
+  const where = maskUrlPassword(s.url);
+  let headers: Record<string, string>;
+  try {
+    headers = llmRequestHeaders(s);
+  } catch (e) {
+    return Promise.reject(new LlmError(`API key: ${(e as Error).message}`));
+  }
+  const body = Buffer.from(completionRequest(prompt, s), 'utf8');
+  headers['content-length'] = String(body.length);
+  const url = new URL(s.url);
+  return new Promise<string>((resolve, reject) => {
+    let settled = false;
+    const finish = (err: LlmError | undefined, text?: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err !== undefined) {
+        req.destroy();
+        reject(err);
+      } else resolve(text!);
+    };
+    const timer = setTimeout(() => finish(new LlmError(`no reply from ${where} within ${s.timeoutMs} ms`)), s.timeoutMs);
+    const options = { method: 'POST', headers, ...(url.protocol === 'https:' ? { rejectUnauthorized: !s.allowInvalidCerts } : {}) };
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options, (res: IncomingMessage) => {
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status > 299) {
+        res.resume();
+        finish(new LlmError(`${where} answered HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`));
+        return;
+      }
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > LLM_MAX_REPLY_BYTES) {
+        finish(new LlmError(`${where}: reply of ${declared} bytes is over the ${LLM_MAX_REPLY_BYTES}-byte limit`));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > LLM_MAX_REPLY_BYTES) finish(new LlmError(`${where}: reply over the ${LLM_MAX_REPLY_BYTES}-byte limit`));
+        else chunks.push(c);
+      });
+      res.on('error', (e) => finish(new LlmError(`${where}: ${e.message}`, { cause: e })));
+      res.on('end', () => {
+        if (settled) return;
+        try {
+          finish(undefined, completionText(Buffer.concat(chunks, size).toString('utf8'), s.modelType));
+        } catch (e) {
+          finish(e instanceof LlmError ? new LlmError(`${where}: ${e.message}`) : new LlmError(String(e)));
+        }
+      });
+    });
+    req.on('error', (e: NodeJS.ErrnoException) => finish(new LlmError(`${where}: ${e.code ?? e.message}${e.code !== undefined && e.message !== e.code ? ` (${e.message})` : ''}`, { cause: e })));
+    req.end(body);
+  });
+}
