@@ -190,9 +190,9 @@ const PROGRESS_BYTES = 2 * 1024 * 1024;
 /**
  * The `--json` record of one message. `required_score` is the spam threshold (SpamAssassin's name),
  * `scores` each tag's score (0 for a Reject or Discard tag, which decides the action instead: see
- * `action`), `headers` the X-Spam-Result and X-Spam-Score values, `classifier` the statistical
+ * `action`), `headers` the X-Spam-Result and X-Spam-Score values (and X-Spam-LLM), `classifier` the statistical
  * classifier's verdict when a model classified the message (confidence 0–1, its `PROB_*` tag, the
- * model's generation).
+ * model's generation), `llm` the LLM step's category, confidence and explanation when it recognised one.
  */
 export function toJson(file: string, r: ClassifyResult, requiredScore?: number): object {
   return {
@@ -207,6 +207,7 @@ export function toJson(file: string, r: ClassifyResult, requiredScore?: number):
     errors: r.errors,
     warnings: r.warnings,
     ...(r.classifier !== undefined ? { classifier: r.classifier } : {}),
+    ...(r.llm !== undefined ? { llm: r.llm } : {}),
   };
 }
 
@@ -251,6 +252,7 @@ function explain(name: string, r: ClassifyResult, kindOf: (tag: string) => TagKi
   if (hidden > 0) lines.push(`  (+${hidden} zero-score X_* header-presence tags; see --json)`);
   for (const e of r.errors) lines.push(`  ! ${e.source}${e.element ? ` on ${JSON.stringify(e.element)}` : ''}: ${e.message}`);
   for (const w of r.warnings) lines.push(`  ~ ${w}`);
+  if (r.headers['X-Spam-LLM'] !== undefined) lines.push(`  X-Spam-LLM: ${r.headers['X-Spam-LLM']}`);
   lines.push(`  X-Spam-Score: ${r.headers['X-Spam-Score']}`);
   return lines.join('\n') + '\n';
 }

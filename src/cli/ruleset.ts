@@ -17,7 +17,7 @@ import {
   type SpamThresholds,
   type BundleEngineOptions,
 } from '../engine/index.js';
-import type { FileExtensionInput, FollowRedirects, PyzorSettings } from '../analysis/types.js';
+import type { FileExtensionInput, FollowRedirects, LlmSettings, PyzorSettings } from '../analysis/types.js';
 import { RuleBundleError, type BundleProblem } from '../engine/load.js';
 import type { Resolver } from '../dns/types.js';
 import type { HttpLookupInput } from '../lookup/http-list.js';
@@ -62,6 +62,8 @@ export interface AnalysisFlags {
   followRedirects?: FollowRedirects;
   /** The Pyzor check's settings (`AnalysisConfig.pyzor`); undefined: off. */
   pyzor?: PyzorSettings;
+  /** The LLM step's settings (`AnalysisConfig.llm`); undefined: off. */
+  llm?: LlmSettings;
   /** Complete sessions from each message's own Received/Return-Path headers. */
   trustReceived?: boolean;
   /** `EngineOptions.timeBudgetMs` (ms; 0 = none). */
@@ -194,7 +196,7 @@ export function buildEngine(
     analysis:
       analysis.analysis === false
         ? false
-        : { modules, ...(analysis.followRedirects !== undefined && analysis.followRedirects !== false ? { followRedirects: analysis.followRedirects } : {}), ...(analysis.pyzor !== undefined ? { pyzor: analysis.pyzor } : {}) },
+        : { modules, ...(analysis.followRedirects !== undefined && analysis.followRedirects !== false ? { followRedirects: analysis.followRedirects } : {}), ...(analysis.pyzor !== undefined ? { pyzor: analysis.pyzor } : {}), ...(analysis.llm !== undefined ? { llm: analysis.llm } : {}) },
   };
   if (analysis.listCacheDir !== undefined) bundleOpts.listCacheDir = analysis.listCacheDir;
   if (analysis.ruleWaitMs !== undefined) bundleOpts.ruleWaitMs = analysis.ruleWaitMs;

@@ -44,6 +44,13 @@ Rules:
   --pyzor HOST[:PORT]   check each message's Pyzor digest with this server over UDP (port 24441 by default;
                         the config file's analysis.pyzor also takes timeoutMs, blockCount, allowCount, ratio)
   --pyzor-timeout MS    how long to wait for the Pyzor server's answer (default 5000)
+  --llm-url URL         ask this OpenAI-compatible chat endpoint to classify each message (LLM_* tags, X-Spam-LLM;
+                        needs --llm-model; the config file's analysis.llm takes Stalwart's SpamLlm and AiModel
+                        fields: prompt, categories, confidence, separator, positions, httpAuth, httpHeaders, …)
+  --llm-model NAME      the model name sent
+  --llm-timeout MS      how long to wait for its reply (default 10000)
+  --llm-prompt-file FILE  the instructions sent before the message (default: a built-in prompt)
+  --llm-api-key-env NAME | --llm-api-key-file FILE  the API key (Authorization: Bearer) from this variable or file
   --cache-dir DIR       on-disk cache of remote (HttpLookup) lists ("spamrule lists update" fills it)
   --no-refresh-lists    serve remote lists from the cache only (default: refresh stale ones in the background)
   --list-allow-network CIDR  remote list downloads may connect to this address or range although it is not

@@ -17,6 +17,7 @@ import type { ServerLimits } from '../server/limits.js';
 import { openError, optionError } from './errors.js';
 import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { canVerify, pyzorServerFlag, pyzorTimeoutFlag, regexFlag } from './session-flags.js';
+import { LLM_OPTIONS, llmFlags } from './llm-flags.js';
 import { readServeConfig } from '../server/config.js';
 import { allowedHostProblem } from '../lookup/store-hosts.js';
 import { modelLearner, sampleSinkOption, startManaged, storePolicyOf } from './serve-managed.js';
@@ -63,6 +64,7 @@ const OPTIONS = {
   'follow-redirects': { type: 'boolean' },
   pyzor: { type: 'string' },
   'pyzor-timeout': { type: 'string' },
+  ...LLM_OPTIONS,
   'cache-dir': { type: 'string' },
   'no-refresh-lists': { type: 'boolean' },
   'list-allow-network': { type: 'string', multiple: true },
@@ -155,6 +157,9 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
       ...(v['pyzor-timeout'] !== undefined ? { timeoutMs: pyzorTimeoutFlag(v['pyzor-timeout']) } : {}),
     };
   }
+  // The flags set the endpoint, model, timeout, prompt file and key; the config file's analysis.llm the rest.
+  const llm = llmFlags(v, a.llm);
+  if (llm !== undefined) a.llm = llm;
   out.analysis = a;
   const l = { ...c.limits };
   if (v['max-size'] !== undefined) l.maxSize = v['max-size'];
@@ -193,6 +198,7 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
   const extra: AnalysisConfig = { modules };
   if (a.followRedirects !== undefined) extra.followRedirects = a.followRedirects;
   if (a.pyzor !== undefined) extra.pyzor = a.pyzor;
+  if (a.llm !== undefined) extra.llm = a.llm;
   if (a.dnsblLimits !== undefined) extra.dnsblLimits = a.dnsblLimits;
   if (a.allowedIps !== undefined) extra.allowedIps = a.allowedIps;
   if (a.blockedIps !== undefined) extra.blockedIps = a.blockedIps;

@@ -4,6 +4,7 @@
  * validated `SessionInput` before any message is read; a bad value is a clear error.
  */
 import { MODULE_NAMES } from '../analysis/index.js';
+import type { LlmSettings } from '../analysis/llm/settings.js';
 import { parsePyzorServer, type PyzorSettings } from '../analysis/pyzor/settings.js';
 import { resolveSession, SessionError } from '../analysis/session.js';
 import type { FollowRedirects, SessionInput } from '../analysis/types.js';
@@ -11,6 +12,7 @@ import { createResolver } from '../dns/index.js';
 import type { Resolver } from '../dns/types.js';
 import { AddressPolicy } from '../net/index.js';
 import { parseRegexCacheBytes, parseRegexWorkLimit } from '../server/limits.js';
+import { LLM_HELP, LLM_OPTIONS, llmFlags } from './llm-flags.js';
 
 /** parseArgs option descriptors. */
 export const SESSION_OPTIONS = {
@@ -44,6 +46,7 @@ export const SESSION_OPTIONS = {
   'redirect-port': { type: 'string', multiple: true },
   pyzor: { type: 'string' },
   'pyzor-timeout': { type: 'string' },
+  ...LLM_OPTIONS,
   'time-budget': { type: 'string' },
   'rule-wait': { type: 'string' },
   'regex-work-limit': { type: 'string' },
@@ -81,7 +84,7 @@ Analysis:
   --pyzor HOST[:PORT]  check each message's Pyzor digest with this server over UDP (port 24441 by default;
                     e.g. public.pyzor.org): PYZOR when it has more than 5 reports and few whitelistings
   --pyzor-timeout MS  how long to wait for the Pyzor server's answer (default 5000)
-  --time-budget MS  per message: the modules, classifier and rules not started within MS milliseconds
+${LLM_HELP}  --time-budget MS  per message: the modules, classifier and rules not started within MS milliseconds
                     (not counting waits for DNS) are skipped and reported (default 5000; 0 = no budget)
   --rule-wait MS    per message: how long the rules may wait for lookup stores in all; past it, a rule
                     still waiting fails and is reported (default 2000; 0 = only each store's timeout)
@@ -110,6 +113,8 @@ export interface SessionFlags {
   followRedirects: FollowRedirects;
   /** `AnalysisConfig.pyzor` (`--pyzor`, `--pyzor-timeout`); undefined: no Pyzor check. */
   pyzor?: PyzorSettings;
+  /** `AnalysisConfig.llm` (`--llm-url`, `--llm-model`, …); undefined: no LLM step. */
+  llm?: LlmSettings;
   /** `EngineOptions.timeBudgetMs` (ms; 0 = none); undefined: the engine's default. */
   timeBudgetMs?: number;
   /** `EngineOptions.ruleWaitMs` (ms; 0 = no limit); undefined: the engine's default. */
@@ -275,10 +280,12 @@ export function parseSessionFlags(v: Values): SessionFlags {
   const pyzor = pyzorFlags(v.pyzor, v['pyzor-timeout']);
   const regexWorkLimit = regexFlag('regex-work-limit', v['regex-work-limit'], parseRegexWorkLimit);
   const regexCacheBytes = regexFlag('regex-cache', v['regex-cache'], parseRegexCacheBytes);
+  const llm = llmFlags(v);
   return {
     ...(regexWorkLimit !== undefined ? { regexWorkLimit } : {}),
     ...(regexCacheBytes !== undefined ? { regexCacheBytes } : {}),
     ...(pyzor !== undefined ? { pyzor } : {}),
+    ...(llm !== undefined ? { llm } : {}),
     ...(timeBudgetMs !== undefined ? { timeBudgetMs } : {}),
     ...(ruleWaitMs !== undefined ? { ruleWaitMs } : {}),
     session: s,

@@ -12,6 +12,7 @@ import { parseNetwork } from '../net/index.js';
 import { allowedHostProblem } from '../lookup/store-hosts.js';
 import { pyzorSettingsProblem, type PyzorSettings } from '../analysis/pyzor/settings.js';
 import { parseRegexCacheBytes, parseRegexWorkLimit } from './limits.js';
+import { llmSettingsProblem, type LlmSettings } from '../analysis/llm/settings.js';
 
 const size = z.union([z.number().positive(), z.string()]);
 const count = z.number().int().nonnegative();
@@ -33,6 +34,11 @@ function refineBy<T>(parse: (v: T) => number): (v: T, ctx: z.RefinementCtx) => n
     }
   };
 }
+/** `analysis.llm`: false or the LLM step's settings (checked as `new SpamEngine` checks them). */
+const llm = z.custom<false | LlmSettings>().superRefine((v, ctx) => {
+  const problem = llmSettingsProblem(v);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
 const strings = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
 
 export const ServeConfigSchema = z
@@ -127,6 +133,11 @@ export const ServeConfigSchema = z
           .optional(),
         /** The Pyzor check (docs/analysis.md, "pyzor"): `true` for Stalwart's defaults, or `{ host, port, timeoutMs, … }`. */
         pyzor: pyzor.optional(),
+        /**
+         * The LLM step (docs/analysis.md, "llm"): `{ url, model, prompt?, httpAuth?, … }` (Stalwart's `SpamLlm` and
+         * `AiModel` fields); the API key as `httpAuth: {"@type": "Bearer", "bearerToken": {"@type": "EnvironmentVariable", …}}`.
+         */
+        llm: llm.optional(),
         /** Per-message DNSBL query limits per scope (default 50 each). */
         dnsblLimits: z
           .object({ ip: count.optional(), domain: count.optional(), email: count.optional(), url: count.optional() })
@@ -210,6 +221,9 @@ export function readServeConfig(file: string): ServeConfig {
     const v = c[k];
     if (v?.startsWith('unix:')) c[k] = `unix:${rel(v.slice(5))}`;
   }
+  const llmAuth = c.analysis?.llm === false ? undefined : c.analysis?.llm?.httpAuth;
+  const llmSecret = llmAuth?.['@type'] === 'Bearer' ? llmAuth.bearerToken : llmAuth?.['@type'] === 'Basic' ? llmAuth.secret : undefined;
+  if (llmSecret?.['@type'] === 'File') llmSecret.filePath = rel(llmSecret.filePath);
   if (c.analysis?.dns?.startsWith('static:')) c.analysis.dns = `static:${rel(c.analysis.dns.slice(7))}`;
   return c;
 }

@@ -1,11 +1,11 @@
 /**
- * Adding our verdict headers to a raw message (spamd `PROCESS`/`HEADERS`): copies of `X-Spam-Result`
- * and `X-Spam-Score` (and, for spamd, SpamAssassin's `X-Spam-Flag`/`-Status`/`-Level`) already in the
+ * Adding our verdict headers to a raw message (spamd `PROCESS`/`HEADERS`): copies of `X-Spam-Result`,
+ * `X-Spam-LLM` and `X-Spam-Score` (and, for spamd, SpamAssassin's `X-Spam-Flag`/`-Status`/`-Level`) already in the
  * message are removed (they could be forged upstream), ours go first, and the message's own line ending
  * (CRLF or LF) is kept.
  */
 
-const OURS = new Set(['x-spam-result', 'x-spam-score']);
+const OURS = new Set(['x-spam-result', 'x-spam-llm', 'x-spam-score']);
 /** SpamAssassin's own headers, which spamd clients' filing rules read (procmail, Sieve, MUAs). */
 const SPAMASSASSIN = ['x-spam-flag', 'x-spam-status', 'x-spam-level', 'x-spam-checker-version'];
 /** What the spamd listener removes from a message before adding its headers (forged upstream copies). */

@@ -61,7 +61,7 @@ export const MILTER_BUSY_ACTIONS: readonly MilterBusyAction[] = ['tempfail', 'ac
 /** The header that says why a message was not scanned. */
 export const NOTE_HEADER = 'X-Spam-Note';
 /** Headers we write: an upstream copy of any is deleted, scanned or not (it could be forged). */
-export const OUR_HEADERS = ['X-Spam-Result', 'X-Spam-Score', NOTE_HEADER];
+export const OUR_HEADERS = ['X-Spam-Result', 'X-Spam-LLM', 'X-Spam-Score', NOTE_HEADER];
 
 /** The message under way, from MAIL to its end. */
 export interface MessageState {

@@ -6,7 +6,7 @@
  * `{daemon_addr}`, `{client_addr}`, `{client_name}`); the message is rebuilt from the headers and
  * body chunks. At end of message:
  *
- * - `allow`/`spam`: ours (`X-Spam-Result`, `X-Spam-Score`) added, continue;
+ * - `allow`/`spam`: ours (`X-Spam-Result`, `X-Spam-LLM` when the LLM step gave one, `X-Spam-Score`) added, continue;
  * - `reject`: `550 5.7.1` reply (the MTA rejects at end of DATA); `discard`: discard;
  * - not scanned because the scan slots and their waiting room are full (busy): a temporary failure
  *   by default, or, with `busyAction: 'accept'`, continue with an `X-Spam-Note` header
@@ -456,11 +456,9 @@ class MilterConnection {
       else if (o.result.action === 'discard') replies = [packet('d')];
       else {
         replies = [...deletions];
-        replies.push(
-          addHeader('X-Spam-Result', o.result.headers['X-Spam-Result'], this.leadingSpace),
-          addHeader('X-Spam-Score', o.result.headers['X-Spam-Score'], this.leadingSpace),
-          CONTINUE,
-        );
+        // Stalwart's order: X-Spam-Result, X-Spam-LLM (when the LLM step gave one), X-Spam-Score.
+        for (const [name, value] of Object.entries(o.result.headers)) if (value !== undefined) replies.push(addHeader(name, value, this.leadingSpace));
+        replies.push(CONTINUE);
       }
     }
     for (const r of replies) this.send(r);

@@ -67,10 +67,11 @@ export function toRspamdReply(r: ClassifyResult, requiredScore: number, ms: numb
     milter: {
       add_headers: {
         'X-Spam-Result': { value: r.headers['X-Spam-Result'], order: 0 },
+        ...(r.headers['X-Spam-LLM'] !== undefined ? { 'X-Spam-LLM': { value: r.headers['X-Spam-LLM'], order: 0 } } : {}),
         'X-Spam-Score': { value: r.headers['X-Spam-Score'], order: 0 },
       },
       // Copies of our headers already in the message (forged upstream) go first.
-      remove_headers: { 'X-Spam-Result': 0, 'X-Spam-Score': 0 },
+      remove_headers: { 'X-Spam-Result': 0, 'X-Spam-LLM': 0, 'X-Spam-Score': 0 },
     },
   };
 }

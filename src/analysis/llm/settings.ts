@@ -38,9 +38,9 @@ export interface LlmSettings {
   /** The instructions put before the message's subject and body; default {@link DEFAULT_LLM_PROMPT}. */
   prompt?: string;
   /** The categories a reply may name (compared without case); at least 2; default Unsolicited, Commercial, Harmful, Legitimate. */
-  categories?: string[];
+  categories?: readonly string[];
   /** The confidence levels a reply may name; default High, Medium, Low. */
-  confidence?: string[];
+  confidence?: readonly string[];
   /** What separates the reply's fields: its first character is used (Stalwart's); default `,`. */
   separator?: string;
   /** Index of the category among the reply's fields; default 0. */
