@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, TokenStore } from '../../src/jmap/index.js';
 import { readServeConfig } from '../../src/server/config.js';
 import { parseListenAddress, parseSize } from '../../src/server/index.js';
-import { startPyzord } from '../servers/index.js';
+import { startLlmServer, startPyzord } from '../servers/index.js';
 import { http } from './harness.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -411,6 +411,32 @@ describe('spamrule serve --config FILE.toml', () => {
     writeFileSync(file, JSON.stringify({ managedStores: { allowedHosts: ['10.0.0.0/8', 'not a host'] } }));
     expect(() => readServeConfig(file)).toThrow(/managedStores\.allowedHosts\.1: allowed host "not a host" is neither/);
   });
+
+  it('analysis.llm in the file and --llm-url/--llm-model reach the workers; the key comes from the environment and is not logged', async () => {
+    const llm = await startLlmServer();
+    llm.answer = 'Harmful,High,Credential phishing.';
+    process.env.SPAMRULE_TEST_SERVE_LLM_KEY = 'sk-serve-secret';
+    try {
+      const auth = { '@type': 'Bearer', bearerToken: { '@type': 'EnvironmentVariable', variableName: 'SPAMRULE_TEST_SERVE_LLM_KEY' } };
+      writeFileSync(join(dir, 'llm.json'), JSON.stringify({ analysis: { llm: { url: 'http://192.0.2.1/never', model: 'file-model', prompt: 'Classify.', httpAuth: auth } } }));
+      const s = await serve(['--config', join(dir, 'llm.json'), '--rspamd', '127.0.0.1:0', '--workers', '1', '--llm-url', llm.url(), '--llm-model', 'flag-model', '--cache-dir', join(dir, 'lists'), '--log-level', 'debug']);
+      let logged = '';
+      s.child.stdout!.on('data', (d: Buffer) => (logged += d.toString()));
+      s.child.stderr!.on('data', (d: Buffer) => (logged += d.toString()));
+      const r = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: 'From: a@example.org\r\nSubject: verify\r\n\r\nlog in here\r\n' });
+      const j = JSON.parse(r.body) as { symbols: Record<string, unknown>; milter: { add_headers: Record<string, { value: string }> } };
+      expect(Object.keys(j.symbols)).toContain('LLM_HARMFUL_HIGH');
+      expect(j.milter.add_headers['X-Spam-LLM']!.value).toBe('HARMFUL (Credential phishing.)');
+      expect(llm.requests.map((q) => [q.json?.model, q.headers.authorization])).toEqual([['flag-model', 'Bearer sk-serve-secret']]);
+      s.child.kill('SIGTERM');
+      expect(await s.exit).toBe(0);
+      expect(logged).toContain('"msg"'); // the debug log of the scan was read
+      expect(logged).not.toContain('sk-serve-secret');
+    } finally {
+      delete process.env.SPAMRULE_TEST_SERVE_LLM_KEY;
+      await llm.stop();
+    }
+  }, 120_000);
 
   it('refuses a configuration file with an unknown key, naming it', async () => {
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ rspamd: '127.0.0.1:0', limits: { maxSise: 5 } }));
