@@ -71,9 +71,12 @@ export const DEFAULT_TAGS: readonly SpamTagInput[] = [
   // scores of Stalwart's published SpamTag objects, so that a trained model moves the verdict here too.
   ['PROB_HAM_HIGH', -8.0], ['PROB_HAM_MEDIUM', -6.0], ['PROB_HAM_LOW', -2.0], ['PROB_SPAM_UNCERTAIN', 0.0],
   ['PROB_SPAM_LOW', 2.0], ['PROB_SPAM_MEDIUM', 6.0], ['PROB_SPAM_HIGH', 8.0],
-  // The two module tags that only an operator's configuration can set (a `spam-traps` list, a Pyzor server):
-  // whoever configures them means them to count, so they get the scores of Stalwart's published rule set.
+  // The module tags that only an operator's configuration can set (a `spam-traps` list, a Pyzor server, an
+  // LLM endpoint with Stalwart's default categories): whoever configures them means them to count, so they
+  // get the scores of Stalwart's published rule set.
   ['SPAM_TRAP', 15.0], ['PYZOR', 3.5],
+  ...(['UNSOLICITED', 'COMMERCIAL', 'HARMFUL'] as const).flatMap((c) => [[`LLM_${c}_HIGH`, 3.0], [`LLM_${c}_MEDIUM`, 2.0], [`LLM_${c}_LOW`, 0.5]] as const),
+  ['LLM_LEGITIMATE_HIGH', -3.0], ['LLM_LEGITIMATE_MEDIUM', -2.0], ['LLM_LEGITIMATE_LOW', -0.5],
 ]
   .map(([tag, score]) => ({ '@type': 'Score', tag, score }) as SpamTagInput)
   .concat([{ '@type': 'Reject', tag: 'GTUBE' }]);

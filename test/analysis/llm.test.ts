@@ -12,7 +12,7 @@ import { LLM_DEFAULTS } from '../../src/analysis/llm/settings.js';
 import { runModule, type AnalysisRun } from '../../src/analysis/run.js';
 import { envelopeOf, resolveSession } from '../../src/analysis/session.js';
 import { StaticResolver } from '../../src/dns/index.js';
-import { SpamEngine, type EngineOptions, type SpamRuleInput } from '../../src/engine/index.js';
+import { DEFAULT_RULES, DEFAULT_TAGS, SpamEngine, type EngineOptions, type SpamRuleInput } from '../../src/engine/index.js';
 import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
 import { tempDir } from '../servers/common.js';
 import { startLlmServer, type LlmServer } from '../servers/index.js';
@@ -158,6 +158,17 @@ describe('llm module with a real completion server', () => {
     expect(server.requests).toHaveLength(0);
     expect(r.warnings).toContain('llm: API key: secret environment variable "SPAMRULE_TEST_LLM_UNSET" is not set; no LLM tag set');
     expect(r.tags).toContain('SEEN');
+  });
+});
+
+describe('llm tags in the default rule set', () => {
+  it('are scored as Stalwart\'s published rule set scores them', async () => {
+    const engine = new SpamEngine({ rules: DEFAULT_RULES, tags: DEFAULT_TAGS, analysis: { llm: settings() } });
+    for (const [answer, tag, score] of [['Unsolicited,High,x', 'LLM_UNSOLICITED_HIGH', 3], ['Harmful,Medium,x', 'LLM_HARMFUL_MEDIUM', 2], ['Commercial,Low,x', 'LLM_COMMERCIAL_LOW', 0.5], ['Legitimate,High,x', 'LLM_LEGITIMATE_HIGH', -3]] as const) {
+      server.answer = answer;
+      expect((await engine.classify(MSG)).scores[tag]).toBe(score);
+    }
+    expect(DEFAULT_TAGS.filter((t) => t.tag.startsWith('LLM_'))).toHaveLength(12);
   });
 });
 
