@@ -34,6 +34,22 @@ export const LLM_HELP = `  --llm-url URL     ask this OpenAI-compatible chat end
 type Values = { [K in keyof typeof LLM_OPTIONS]?: string };
 
 /**
+ * What keeps the API key or password of `settings.httpAuth` from being read now (an unset variable, a missing
+ * or empty file), in words naming the variable or file (never the secret), or `undefined`. For `serve`, which
+ * refuses to start rather than warn on every message.
+ */
+export function llmKeyProblem(settings: LlmSettings | false | undefined): string | undefined {
+  const auth = settings === false ? undefined : settings?.httpAuth;
+  const secret = auth?.['@type'] === 'Bearer' ? auth.bearerToken : auth?.['@type'] === 'Basic' ? auth.secret : undefined;
+  try {
+    readSecret(secret);
+    return undefined;
+  } catch (e) {
+    return `analysis.llm.httpAuth: ${(e as Error).message}`;
+  }
+}
+
+/**
  * The flags over `base` (the configuration file's `analysis.llm`) as `AnalysisConfig.llm` settings: undefined
  * when neither a flag nor `base` switches the step on. Reads the prompt file, and checks that the API key's
  * variable or file can be read. Throws `Error` naming the flag for a bad value, a flag without `--llm-url`

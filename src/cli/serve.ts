@@ -17,7 +17,7 @@ import type { ServerLimits } from '../server/limits.js';
 import { openError, optionError } from './errors.js';
 import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
 import { canVerify, pyzorServerFlag, pyzorTimeoutFlag, regexFlag } from './session-flags.js';
-import { LLM_OPTIONS, llmFlags } from './llm-flags.js';
+import { LLM_OPTIONS, llmFlags, llmKeyProblem } from './llm-flags.js';
 import { readServeConfig } from '../server/config.js';
 import { allowedHostProblem } from '../lookup/store-hosts.js';
 import { modelLearner, sampleSinkOption, startManaged, storePolicyOf } from './serve-managed.js';
@@ -264,6 +264,8 @@ export async function run(argv: string[]): Promise<number> {
     const problem = (await import('../classifier/cli.js')).modelFileProblem(c.model);
     if (problem !== undefined) return fail(problem);
   }
+  const keyProblem = llmKeyProblem(c.analysis?.llm);
+  if (keyProblem !== undefined) return fail(keyProblem);
   if (c.analysis?.verify === true && !canVerify(c.analysis.dns)) return fail('analysis.verify needs --dns system (or analysis.dns "system" or "static:FILE"): without DNS nothing can be verified');
   const follow = c.analysis?.followRedirects;
   if (follow !== undefined && follow !== false && !canVerify(c.analysis?.dns)) {

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as classify } from '../../src/cli/classify.js';
-import { llmFlags } from '../../src/cli/llm-flags.js';
+import { llmFlags, llmKeyProblem } from '../../src/cli/llm-flags.js';
 import { readServeConfig } from '../../src/server/config.js';
 import { capture } from '../helpers/capture.js';
 import { tempDir } from '../servers/common.js';
@@ -98,5 +98,18 @@ describe('serve: analysis.llm in the configuration file, the flags over it', () 
     expect(llmFlags({}, base)).toBe(base);
     expect(llmFlags({}, undefined)).toBeUndefined();
     expect(() => llmFlags({ 'llm-timeout': '5' }, false)).toThrow('--llm-timeout needs --llm-url URL');
+  });
+
+  it('refuses to start with a key it cannot read (serve checks it once, not per message)', () => {
+    const auth = (variableName: string) => ({ url: 'http://a/', model: 'a', httpAuth: { '@type': 'Bearer' as const, bearerToken: { '@type': 'EnvironmentVariable' as const, variableName } } });
+    expect(llmKeyProblem(auth('SPAMRULE_TEST_UNSET_KEY'))).toBe('analysis.llm.httpAuth: secret environment variable "SPAMRULE_TEST_UNSET_KEY" is not set');
+    process.env.SPAMRULE_TEST_SET_KEY = 'k';
+    try {
+      expect(llmKeyProblem(auth('SPAMRULE_TEST_SET_KEY'))).toBeUndefined();
+    } finally {
+      delete process.env.SPAMRULE_TEST_SET_KEY;
+    }
+    expect(llmKeyProblem({ url: 'http://a/', model: 'a' })).toBeUndefined();
+    expect(llmKeyProblem(undefined)).toBeUndefined();
   });
 });
