@@ -83,6 +83,7 @@ describe('serve: analysis.llm in the configuration file, the flags over it', () 
       [{ model: 'm' }, 'analysis.llm: "url" is required'],
       [{ url: 'http://x/', model: 'm', categories: ['Only'] }, 'analysis.llm: "categories" must be an array of at least 2'],
       [{ url: 'http://x/', model: 'm', temperature: 2 }, 'analysis.llm: "temperature" must be a number from 0 to 1'],
+      [{ url: 'http://x/', model: 'm', categories: ['Spam', 'Ham\r\nX-Injected: 1'] }, 'analysis.llm: "categories": "Ham\\r\\nX-Injected: 1" holds a control character'],
       [{ url: 'http://x/', model: 'm', apiKey: 'sk-1' }, 'analysis.llm: unknown field "apiKey"'],
       [{ url: 'http://x/', model: 'm', httpAuth: { '@type': 'Bearer', bearerToken: 'sk-1' } }, 'analysis.llm: "httpAuth.bearerToken" must be a secret'],
       [{ url: 'http://x/', model: 'm', httpHeaders: { 'X-A': 'a\r\nX-B: b' } }, 'analysis.llm: "httpHeaders.X-A" must be a string without CR, LF or NUL'],

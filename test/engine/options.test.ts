@@ -29,6 +29,14 @@ describe('SpamEngine options', () => {
     [{ analysis: { pyzor: { timeoutMs: 0 } } }, 'SpamEngine: analysis.pyzor: "timeoutMs" must be milliseconds (a number > 0), got 0'],
     [{ analysis: { pyzor: { blockCount: 0 } } }, 'SpamEngine: analysis.pyzor: "blockCount" must be an integer from 1 to 1000, got 0'],
     [{ analysis: { pyzor: { ratio: 1.5 } } }, 'SpamEngine: analysis.pyzor: "ratio" must be a number from 0 to 1, got 1.5'],
+    [{ analysis: { llm: true } }, 'SpamEngine: analysis.llm: expected false or an object ({ url, model, prompt, … })'],
+    [{ analysis: { llm: { model: 'm' } } }, 'SpamEngine: analysis.llm: "url" is required: the OpenAI-compatible endpoint (https://api.openai.com/v1/chat/completions)'],
+    [{ analysis: { llm: { url: 'http://127.0.0.1:11434/v1/chat/completions' } } }, 'SpamEngine: analysis.llm: "model" is required: the model name sent to the endpoint'],
+    [{ analysis: { llm: { url: 'x', model: 'm', modelType: 'Embedding' } } }, 'SpamEngine: analysis.llm: "url" is not a URL: "x"'],
+    [{ analysis: { llm: { url: 'http://a/', model: 'm', modelType: 'Embedding' } } }, 'SpamEngine: analysis.llm: "modelType" must be "Chat" or "Text", got "Embedding"'],
+    [{ analysis: { llm: { url: 'http://a/', model: 'm', responsePosConfidence: -1 } } }, 'SpamEngine: analysis.llm: "responsePosConfidence" must be an integer from 0 to 1000 or null, got -1'],
+    [{ analysis: { llm: { url: 'http://a/', model: 'm', httpAuth: { '@type': 'Bearer', token: 'x' } } } }, 'SpamEngine: analysis.llm: "httpAuth.bearerToken" must be a secret'],
+    [{ analysis: { llm: { url: 'http://a/', model: 'm', separator: '' } } }, 'SpamEngine: analysis.llm: "separator" must be a non-empty string'],
   ])('refuses %j', (opts, message) => {
     // Before, each was ignored: the engine ran with its defaults.
     expect(() => new SpamEngine(opts as never)).toThrow(new TypeError(message).message);
@@ -39,6 +47,8 @@ describe('SpamEngine options', () => {
     expect(e.getThresholds().scoreSpam).toBe(3);
     expect(() => new SpamEngine({ analysis: false })).not.toThrow();
     expect(() => new SpamEngine({ analysis: { pyzor: true } })).not.toThrow();
+    expect(() => new SpamEngine({ analysis: { llm: false } })).not.toThrow();
+    expect(() => new SpamEngine({ analysis: { llm: { url: 'https://api.openai.com/v1/chat/completions', model: 'gpt-4o-mini', responsePosExplanation: null, confidence: [] } } })).not.toThrow();
     expect(() => new SpamEngine({ analysis: { followRedirects: { maxHops: 2, allowedNetworks: ['10.0.0.0/8', '::1'], ports: [8080] } } })).not.toThrow();
     expect(() => new SpamEngine({ analysis: { pyzor: { host: '::1', port: 24441, timeoutMs: 2500, blockCount: 10, allowCount: 1, ratio: 0 } } })).not.toThrow();
   });

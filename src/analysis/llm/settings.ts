@@ -129,7 +129,9 @@ function authProblem(v: unknown): string | undefined {
 
 function labelsProblem(v: unknown, key: string, min: number): string | undefined {
   if (!Array.isArray(v) || v.length < min || !v.every(nonEmpty)) return `"${key}" must be an array of at least ${min} non-empty strings`;
-  return undefined;
+  // They become part of a tag and of the X-Spam-LLM header line.
+  const bad = (v as string[]).find((x) => /\p{Cc}/u.test(x));
+  return bad === undefined ? undefined : `"${key}": ${JSON.stringify(bad)} holds a control character`;
 }
 
 /**
