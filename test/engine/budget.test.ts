@@ -128,7 +128,7 @@ describe('regex limits in classify', () => {
     const r = await engine.classify(withBody('a'.repeat(1024 * 1024)));
     // (Before the limit, this search alone took 18 s.) The outcome, not the time, is what is checked.
     expect(r.errors).toEqual([{
-      source: 'hostile', scope: 'Body', element: expect.any(String),
+      source: 'hostile', scope: 'Body', element: expect.any(String), kind: 'regex_work',
       message: expect.stringMatching(/^regular expression "\(\?:a\*\).*" not run: a search of 10\d{5} characters at cost 998 could take \d+ steps, over the limit of 67108864 \(regexWorkLimit\)$/),
     }]);
     expect(r.tags).toEqual(expect.arrayContaining(['BEFORE', 'AFTER']));
