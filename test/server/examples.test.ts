@@ -3,7 +3,8 @@
  * what the example configuration (examples/spamrule.toml) needs under its own sandboxing: the port
  * below 1024, and a writable place for every path the configuration writes.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -80,5 +81,27 @@ describe('examples/systemd/spamrule.service with examples/spamrule.toml', () => 
     const db = /^# db = "([^"]+)"/m.exec(toml)?.[1];
     expect(db).toBeDefined();
     expect(writable.some((w) => db!.startsWith(w))).toBe(true);
+  });
+
+  it('takes every commented-out setting where it stands: uncommented, each lands at its own key, not in a table above it', () => {
+    const toml = readFileSync(join(REPO_ROOT, 'examples', 'spamrule.toml'), 'utf8');
+    // `# key = value` and `# [table]` lines are settings to uncomment; other comments are prose.
+    const uncommented = toml.replace(/^# (?=\[[A-Za-z.]+\]|[A-Za-z][\w-]* = )/gm, '');
+    const dir = mkdtempSync(join(tmpdir(), 'spamrule-example-'));
+    try {
+      const file = join(dir, 'spamrule.toml');
+      writeFileSync(file, uncommented);
+      const all = readServeConfig(file);
+      expect(all.db).toBe('/var/lib/spamrule/spamrule.db');
+      expect(all.listen).toBe('127.0.0.1:8080');
+      expect(all.model).toBe('/var/lib/spamrule/model.sqlite');
+      expect(all.allowLearn).toBe(true);
+      expect(all.managedStores?.sqliteDir).toBe('/var/lib/spamrule/lookup');
+      expect(all.lists).toEqual(['trusted-domains=/etc/spamrule/trusted-domains.txt']);
+      expect(all.analysis?.regexWorkLimit).toBe(67108864);
+      expect(all.limits?.learnPerMinute).toBe(60);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
