@@ -1,60 +1,31 @@
 /**
- * Where the CLI finds the classifier (`--model FILE`, `--db PATH`, `--pg URL`, `--redis URL`): the
- * lookup-store configuration of each, and opening a model file that must already exist.
+ * Where the CLI finds the classifier (`--model FILE|URL`, `--db PATH`, `--pg URL`, `--redis URL`): the
+ * lookup-store configuration of each, and opening a model that must already exist.
  */
-import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { requireSqlite } from '../lookup/drivers.js';
 import { openClassifier, sqliteModelConfig } from './index.js';
+import { modelFileProblem, modelLocationKind, modelLocationName, modelStoreConfig } from './location.js';
+
+export { modelFileProblem, modelLocationKind, modelLocationName, modelStoreConfig } from './location.js';
 import type { SpamClassifier, SpamClassifierOptions } from './classifier.js';
 
 /**
- * The `x:StoreLookup` store object for the CLI's location flags; undefined when none is given.
- * @throws Error when `--pg` is not a URL (the message does not repeat it: it may hold a password).
- */
-export function modelStoreConfig(flags: { model?: string; db?: string; pg?: string; redis?: string }): unknown {
-  if (flags.model !== undefined) return sqliteModelConfig(flags.model);
-  if (flags.pg !== undefined) {
-    try {
-      const u = new URL(flags.pg);
-      return {
-        '@type': 'PostgreSql',
-        host: u.hostname,
-        port: u.port === '' ? 5432 : Number(u.port),
-        database: decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres',
-        authUsername: decodeURIComponent(u.username) || 'postgres',
-        ...(u.password !== '' ? { authSecret: { '@type': 'Value', secret: decodeURIComponent(u.password) } } : {}),
-      };
-    } catch {
-      // Not the URL in the message: it may hold a password.
-      throw new Error('--pg is not a postgres:// URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE; write #, /, ?, @ and % in the password as %23, %2F, %3F, %40 and %25)');
-    }
-  }
-  if (flags.redis !== undefined) return { '@type': 'Redis', url: flags.redis };
-  // The registry's SQLite file: the classifier's keys sit beside the registry's tables.
-  if (flags.db !== undefined) return sqliteModelConfig(flags.db);
-  return undefined;
-}
-
-/**
- * Why `path` cannot be a `--model` file, or undefined: a folder (the SQLite store would quietly put a
- * `lookup.sqlite3` inside it, which a later `--model FOLDER` cannot open as a file).
- */
-export function modelFileProblem(path: string): string | undefined {
-  let folder = false;
-  try {
-    folder = statSync(path).isDirectory();
-  } catch {
-    return undefined; // missing: learn creates it, classify says it does not exist
-  }
-  return folder ? `--model ${path} is a folder: name the model's file, e.g. ${join(path, 'model.sqlite')}` : undefined;
-}
-
-/**
- * Opens the classifier of an existing SQLite model file.
- * @throws Error when the file does not exist (a typo would otherwise create an empty model) or is a folder.
+ * Opens the classifier of an existing model: a SQLite file, or a PostgreSQL or Redis URL
+ * ({@link modelLocationKind}).
+ * @throws Error when the file does not exist (a typo would otherwise create an empty model) or is a folder,
+ * when the store cannot be reached, or when a PostgreSQL or Redis store holds no trained model yet.
  */
 export async function openModelFile(file: string, opts: Omit<SpamClassifierOptions, 'storeConfig'> = {}): Promise<SpamClassifier> {
+  if (modelLocationKind(file) !== 'file') {
+    const c = await openClassifier(modelStoreConfig({ model: file }), { refreshMs: 0, ...opts });
+    if (c.generation === 0) {
+      await c.close().catch(() => {});
+      const flag = modelLocationKind(file) === 'pg' ? '--pg' : '--redis';
+      throw new Error(`${modelLocationName(file)} holds no trained spamrule model (train one with "spamrule learn ${flag} URL")`);
+    }
+    return c;
+  }
   if (!existsSync(file)) throw new Error(`model file ${file} does not exist (train one with "spamrule learn --model ${file}")`);
   const problem = modelFileProblem(file);
   if (problem !== undefined) throw new Error(problem);

@@ -14,10 +14,8 @@ export { compareTokens, tokenJson, type TokenMap } from './tokens.js';
 export { DEFAULT_SETTINGS, epochsFor, MAX_PENDING, PENDING_LIMIT_MS, sampleFeatures, trainRun, type ClassifierSettings, type TrainOptions, type TrainReport } from './train.js';
 export { trainInWorker } from './worker.js';
 
-/** The `x:StoreLookup` store object of a SQLite model file. */
-export function sqliteModelConfig(file: string): { '@type': 'Sqlite'; path: string } {
-  return { '@type': 'Sqlite', path: file };
-}
+export { sqliteModelConfig } from './location.js';
+import { sqliteModelConfig } from './location.js';
 
 /**
  * Opens the classifier kept in a store (`x:StoreLookup` `store` object: Sqlite, PostgreSql, MySql,

@@ -25,7 +25,8 @@ Rules (default: spamrule's built-in rule set, see docs/default-rules.md):
                           scored again replaces its earlier score (a file over a bundle's scores)
   --list NS=FILE          a static lookup list (one key per line, * globs); repeatable
   --db PATH               use the rule set managed by "spamrule serve --db PATH"
-  --model FILE            the statistical classifier trained by "spamrule learn --model FILE" (PROB_* tags)
+  --model FILE|URL        the statistical classifier trained by "spamrule learn --model FILE" (PROB_* tags),
+                          or one kept in PostgreSQL (postgres://USER:PASSWORD@HOST/DB) or Redis (redis://HOST:PORT)
   --server URL            use the rule set of a running JMAP server (token: --token or SPAMRULE_TOKEN)
   --score-spam N          spam threshold (default 5.0); --score-reject N, --score-discard N (0 = off)
   --cache-dir DIR         on-disk cache of remote (HttpLookup) lists, filled by "spamrule lists update"
@@ -113,11 +114,14 @@ export async function run(argv: string[]): Promise<number> {
     const report = engine.loadReport;
     for (const e of report.errors) process.stderr.write(`spamrule classify: rule ${e.rule} refused: ${e.path}: ${e.message}\n`);
     if (v.model !== undefined) {
-      const { openModelFile } = await import('../classifier/cli.js');
+      const { modelLocationKind, modelLocationName, openModelFile } = await import('../classifier/cli.js');
       const model = v.model;
       const c = await openModelFile(model).catch((e: unknown) => {
-        // A model file that does not exist or is a folder says so already; other failures come from the store.
-        throw /does not exist|is a folder/.test((e as Error).message) ? e : new Error(openError('the --model file', model, e));
+        // A model that does not exist or is a folder says so already; other failures come from the store.
+        const m = (e as Error).message;
+        if (/does not exist|is a folder|holds no trained/.test(m)) throw e;
+        // Not the URL's password: the store's message names the host.
+        throw new Error(modelLocationKind(model) === 'file' ? openError('the --model file', model, e) : `cannot open the model in ${modelLocationName(model)}: ${m}`);
       });
       // The engine owns it from here: engine.close() closes its model store.
       engine.classifier = c;

@@ -1,7 +1,7 @@
 /**
  * `spamrule learn`: trains Stalwart's statistical classifier from labelled mail, like `sa-learn`.
  * Messages (files, folders, mbox files) become training samples in the model's store, then one
- * training run (in a worker thread) builds a new model once both classes have their minimum count.
+ * training run (in a child process) builds a new model once both classes have their minimum count.
  */
 import { expandInputs, readMessages } from './inputs.js';
 import { openError } from './errors.js';
@@ -18,7 +18,8 @@ message over 50 MiB is skipped. Every sample stays in the store, so later runs t
 ones, and several processes can share one store.
 
 Where the model lives (one of):
-  --model FILE        a SQLite file (created when missing)
+  --model FILE        a SQLite file (created when missing); a postgres:// or redis:// URL is read as
+                      --pg or --redis
   --db PATH           the registry of "spamrule serve --db PATH" (same SQLite file)
   --pg URL            PostgreSQL: postgres://user:password@host:port/database (a password left out comes
                       from PGPASSWORD or ~/.pgpass, out of sight of ps: docs/deployment.md)
@@ -116,7 +117,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`spamrule learn: ${a} (see spamrule learn --help)\n`);
     return 2;
   }
-  const { modelFileProblem, modelStoreConfig } = await import('../classifier/cli.js');
+  const { modelFileProblem, modelLocationKind, modelLocationName, modelStoreConfig } = await import('../classifier/location.js');
   const folder = a.where.model === undefined ? undefined : modelFileProblem(a.where.model);
   if (folder !== undefined) {
     process.stderr.write(`spamrule learn: ${folder}\n`);
@@ -136,7 +137,8 @@ export async function run(argv: string[]): Promise<number> {
     // Name the store: the driver's message ("file is not a database") does not say which file.
     const { model, db, pg } = a.where;
     const message =
-      model !== undefined ? openError('the --model file', model, e)
+      model !== undefined && modelLocationKind(model) === 'file' ? openError('the --model file', model, e)
+      : model !== undefined ? `cannot open the model in ${modelLocationName(model)}: ${(e as Error).message}`
       : db !== undefined ? openError('the --db database', db, e)
       // Not the URL itself: it may hold a password.
       : `cannot open the model in ${pg !== undefined ? '--pg' : '--redis'}: ${(e as Error).message}`;

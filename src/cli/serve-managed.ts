@@ -5,6 +5,7 @@
  */
 import type { JmapServer, JmapServerOptions } from '../jmap/index.js';
 import type { ServeConfig } from '../server/config.js';
+import { modelLocationKind, modelStoreConfig } from '../classifier/location.js';
 
 /**
  * What StoreLookups written over JMAP may reach: the config file's `managedStores` (or the
@@ -19,16 +20,16 @@ export function storePolicyOf(c: ServeConfig): NonNullable<JmapServerOptions['st
     ...(m.secretEnvPrefixes !== undefined ? { secretEnvPrefixes: m.secretEnvPrefixes } : {}),
     ...(m.sqliteDir !== undefined ? { sqliteDir: m.sqliteDir } : {}),
     ...(m.allowedHosts !== undefined ? { allowedHosts: m.allowedHosts } : {}),
-    protectedFiles: c.model !== undefined ? [c.model] : [],
+    protectedFiles: c.model !== undefined && modelLocationKind(c.model) === 'file' ? [c.model] : [],
   };
 }
 
-/** Samples from rspamd's learn commands and JMAP go to the `--model` file; a run trains 10 s after the last. */
+/** Samples from rspamd's learn commands and JMAP go to the `--model` file or store; a run trains 10 s after the last. */
 export async function modelLearner(model: string, warn: (m: string) => void): Promise<import('../classifier/index.js').Learner> {
   const cls = await import('../classifier/index.js');
   // This classifier only stores samples and starts training; it never classifies (the scan workers
   // have their own), so it needs no language resources.
-  return cls.debouncedLearner(cls.liveClassifier(cls.sqliteModelConfig(model), { refreshMs: 0, preload: false }), 10_000, (e) => warn(`classifier training failed: ${e.message}`));
+  return cls.debouncedLearner(cls.liveClassifier(modelStoreConfig({ model }), { refreshMs: 0, preload: false }), 10_000, (e) => warn(`classifier training failed: ${e.message}`));
 }
 
 /** The JMAP server's `trainingSamples` option over a learner (none without a model). */

@@ -60,8 +60,10 @@ Rules:
   --allow-learn         with --model and --rspamd: rspamc learn_spam|learn_ham (POST /learnspam, /learnham on
                         the rspamd listener) adds samples; off by default, 403 without it (rspamd learns on
                         its password-protected controller; here anyone reaching the port could train)
-  --model FILE          the statistical classifier of "spamrule learn --model FILE" (PROB_* tags; a new model is
-                        picked up within 30 s); with --db, JMAP x:SpamTrainingSample objects add samples to it;
+  --model FILE|URL      the statistical classifier of "spamrule learn --model FILE" (PROB_* tags; a new model is
+                        picked up within 30 s), or one kept in PostgreSQL (postgres://USER:PASSWORD@HOST/DB; a
+                        password left out comes from PGPASSWORD) or Redis (redis://HOST:PORT), shared by servers
+                        on several hosts; with --db, JMAP x:SpamTrainingSample objects add samples to it;
                         limits.maxLearnSize (1M) and limits.learnPerMinute (60) cap what --allow-learn and
                         --allow-tell take
 

@@ -19,6 +19,7 @@ import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRule
 import { canVerify, pyzorServerFlag, pyzorTimeoutFlag, regexFlag } from './session-flags.js';
 import { LLM_OPTIONS, llmFlags, llmKeyProblem } from './llm-flags.js';
 import { readServeConfig } from '../server/config.js';
+import { modelStoreConfig } from '../classifier/location.js';
 import { allowedHostProblem } from '../lookup/store-hosts.js';
 import { modelLearner, sampleSinkOption, startManaged, storePolicyOf } from './serve-managed.js';
 import { parseRegexCacheBytes, parseRegexWorkLimit, resolveLimits } from '../server/limits.js';
@@ -212,7 +213,7 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
     ...(c.listCacheDir !== undefined ? { listCacheDir: c.listCacheDir } : {}),
     ...(c.refreshLists !== undefined ? { refreshLists: c.refreshLists } : {}),
     ...(c.listAllowedNetworks !== undefined ? { listAllowedNetworks: c.listAllowedNetworks } : {}),
-    ...(c.model !== undefined ? { classifier: { '@type': 'Sqlite', path: c.model } } : {}),
+    ...(c.model !== undefined ? { classifier: modelStoreConfig({ model: c.model }) } : {}),
     engine: {
       ...base.engine,
       authResults: { trustedAuthservIds: a.trustedAuthservIds ?? [], verify: a.verify ?? false },

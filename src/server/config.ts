@@ -69,7 +69,10 @@ export const ServeConfigSchema = z
      * server); default none. docs/lookup-stores.md, "Remote lists".
      */
     listAllowedNetworks: z.array(ipOrRange).optional(),
-    /** The statistical classifier's SQLite model file (`spamrule learn --model FILE`; docs/classifier.md). */
+    /**
+     * The statistical classifier's model: a SQLite file (`spamrule learn --model FILE`; relative to this file),
+     * or a `postgres://` / `redis://` URL, where several servers share one model (docs/classifier.md).
+     */
     model: z.string().optional(),
     /** spamd's `TELL` (`spamc -L`) trains the model (with `model` and `spamd`). */
     allowTell: z.boolean().optional(),
@@ -207,7 +210,7 @@ export function readServeConfig(file: string): ServeConfig {
   if (c.scores) c.scores = c.scores.map(rel);
   if (c.db !== undefined && c.db !== ':memory:') c.db = rel(c.db);
   if (c.listCacheDir !== undefined) c.listCacheDir = rel(c.listCacheDir);
-  if (c.model !== undefined) c.model = rel(c.model);
+  if (c.model !== undefined && !/^(?:postgres(?:ql)?|rediss?):\/\//i.test(c.model)) c.model = rel(c.model);
   if (c.managedStores?.secretFileDirs) c.managedStores.secretFileDirs = c.managedStores.secretFileDirs.map(rel);
   if (c.managedStores?.sqliteDir !== undefined) c.managedStores.sqliteDir = rel(c.managedStores.sqliteDir);
   if (c.lists !== undefined) {

@@ -170,7 +170,7 @@ describe('spamrule learn', () => {
     for (const url of ['postgres://u:se#cret@127.0.0.1/db', 'postgres://u:se%zzcret@127.0.0.1/db']) {
       const r = await capture(() => learn(['--pg', url, '--spam', join(spamDir, '0.eml')]));
       expect(r.result).toBe(2);
-      expect(r.stderr).toMatch(/--pg is not a postgres:\/\/ URL .*%23/);
+      expect(r.stderr).toMatch(/--pg: not a postgres:\/\/ URL .*%23/);
       expect(r.stderr).not.toMatch(/se.?.?.?cret/);
     }
   });

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, TokenStore } from '../../src/jmap/index.js';
 import { readServeConfig } from '../../src/server/config.js';
 import { parseListenAddress, parseSize } from '../../src/server/index.js';
-import { startLlmServer, startPyzord } from '../servers/index.js';
+import { startLlmServer, startPyzord, startRedis } from '../servers/index.js';
 import { http } from './harness.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -114,6 +114,33 @@ describe('spamrule serve --db (managed rules over JMAP)', () => {
     s.child.kill('SIGTERM');
     expect(await s.exit).toBe(0);
   });
+
+  it('--model redis://URL: the workers classify with the model kept in Redis, which another process trained', async () => {
+    const redis = await startRedis();
+    try {
+      const url = `${redis.url}/2`;
+      const { openClassifier } = await import('../../src/classifier/index.js');
+      const { modelStoreConfig } = await import('../../src/classifier/location.js');
+      const { hamMessage, spamMessage } = await import('../classifier/helpers.js');
+      const c = await openClassifier(modelStoreConfig({ model: url }), { settings: { minHamSamples: 10, minSpamSamples: 10 }, refreshMs: 0 });
+      for (let i = 0; i < 10; i++) await c.learn(spamMessage(i), true);
+      for (let i = 0; i < 10; i++) await c.learn(hamMessage(i), false);
+      expect((await c.train({ seed: 1 })).generation).toBe(1);
+      await c.close();
+      const s = await serve(['--model', url, '--rspamd', '127.0.0.1:0', '--workers', '1', '--log-level', 'info', '--cache-dir', join(dir, 'lists')]);
+      // The worker loads the model in the background: the first scans may come before it.
+      let found: string[] = [];
+      for (const end = Date.now() + 60_000; Date.now() < end && !found.some((t) => t.startsWith('PROB_SPAM_')); await new Promise((r) => setTimeout(r, 200))) {
+        const r = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: spamMessage(60) });
+        found = Object.keys((JSON.parse(r.body) as { symbols: Record<string, unknown> }).symbols);
+      }
+      expect(found).toContain('PROB_SPAM_HIGH');
+      s.child.kill('SIGTERM');
+      expect(await s.exit).toBe(0);
+    } finally {
+      await redis.stop();
+    }
+  }, 180_000);
 
   it('caps the JMAP listener per peer with limits.maxConnectionsPerPeer, counted in /metrics under protocol "jmap"', async () => {
     const db = join(dir, 'peers.db');
