@@ -6,9 +6,9 @@ import { parseArgs } from 'node:util';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyResult } from '../engine/types.js';
 import { expandInputs, readMessages } from './inputs.js';
-import { buildEngine, readRuleSet, RULESET_OPTIONS, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
-import { parseSessionFlags, SESSION_HELP, SESSION_OPTIONS, type SessionFlags } from './session-flags.js';
-import { openError, optionError } from './errors.js';
+import { ENGINE_OPTIONS, openEngine, RULESET_HELP } from './engine-setup.js';
+import { parseSessionFlags, SESSION_HELP, type SessionFlags } from './session-flags.js';
+import { optionError } from './errors.js';
 
 const HELP = `usage: spamrule classify [options] PATH...
 
@@ -18,24 +18,7 @@ devices and sockets inside folders are skipped with a warning (a link named as a
 message over 50 MiB is skipped. A path that cannot be read, or that is no regular file or folder, is
 reported and the others are classified; the exit status is then 1.
 
-Rules (default: spamrule's built-in rule set, see docs/default-rules.md):
-  --rules FILE            SpamRule JSON (array, or a bundle such as Stalwart's spam-filter-rules.json);
-                          repeatable. Bundles also bring their SpamTag scores and MemoryLookupKey lists.
-  --scores FILE           scores.txt ("TAG = 1.5|reject|discard") or SpamTag JSON; repeatable; a tag
-                          scored again replaces its earlier score (a file over a bundle's scores)
-  --list NS=FILE          a static lookup list (one key per line, * globs); repeatable
-  --db PATH               use the rule set managed by "spamrule serve --db PATH"
-  --model FILE|URL        the statistical classifier trained by "spamrule learn --model FILE" (PROB_* tags),
-                          or one kept in PostgreSQL (postgres://USER:PASSWORD@HOST/DB) or Redis (redis://HOST:PORT)
-  --server URL            use the rule set of a running JMAP server (token: --token or SPAMRULE_TOKEN)
-  --score-spam N          spam threshold (default 5.0); --score-reject N, --score-discard N (0 = off)
-  --cache-dir DIR         on-disk cache of remote (HttpLookup) lists, filled by "spamrule lists update"
-                          (default ~/.cache/spamrule/lists); classify itself makes no HTTP request
-
-Upstream results:
-  --tag NAME              a tag already set upstream (repeatable)
-
-${SESSION_HELP}
+${RULESET_HELP}${SESSION_HELP}
 Output:
   --json                  one JSON object per message: file, tags, score, required_score, action, scores,
                           headers, matches, errors, warnings, and classifier (with --model)
@@ -57,13 +40,7 @@ export async function run(argv: string[]): Promise<number> {
       args: argv,
       allowPositionals: true,
       options: {
-        ...RULESET_OPTIONS,
-        db: { type: 'string' },
-        model: { type: 'string' },
-        server: { type: 'string' },
-        token: { type: 'string' },
-        ...SESSION_OPTIONS,
-        tag: { type: 'string', multiple: true },
+        ...ENGINE_OPTIONS,
         json: { type: 'boolean' },
         explain: { type: 'boolean' },
         quiet: { type: 'boolean' },
@@ -102,34 +79,11 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
 
-  let engine: SpamEngine | undefined;
+  let engine: SpamEngine;
   try {
-    let set: LoadedRuleSet;
-    if (v.db !== undefined || v.server !== undefined) {
-      const { loadManagedRuleSet } = await import('./managed.js');
-      set = await loadManagedRuleSet({ db: v.db, server: v.server, token: v.token ?? process.env.SPAMRULE_TOKEN }, v);
-    } else set = readRuleSet(v);
-    const listOpts = v['cache-dir'] !== undefined ? { listCacheDir: v['cache-dir'] } : {};
-    engine = buildEngine(set, thresholdsFrom(v), (m) => process.stderr.write(`spamrule classify: ${m}\n`), { ...flags, ...listOpts });
-    const report = engine.loadReport;
-    for (const e of report.errors) process.stderr.write(`spamrule classify: rule ${e.rule} refused: ${e.path}: ${e.message}\n`);
-    if (v.model !== undefined) {
-      const { modelLocationKind, modelLocationName, openModelFile } = await import('../classifier/cli.js');
-      const model = v.model;
-      const c = await openModelFile(model).catch((e: unknown) => {
-        // A model that does not exist or is a folder says so already; other failures come from the store.
-        const m = (e as Error).message;
-        if (/does not exist|is a folder|holds no trained/.test(m)) throw e;
-        // Not the URL's password: the store's message names the host.
-        throw new Error(modelLocationKind(model) === 'file' ? openError('the --model file', model, e) : `cannot open the model in ${modelLocationName(model)}: ${m}`);
-      });
-      // The engine owns it from here: engine.close() closes its model store.
-      engine.classifier = c;
-    }
+    ({ engine } = await openEngine(v, flags, (m) => process.stderr.write(`spamrule classify: ${m}\n`)));
   } catch (e) {
     process.stderr.write(`spamrule classify: ${(e as Error).message}\n`);
-    // The stores of an engine built before the model failed to open.
-    await engine?.close().catch(() => undefined);
     return 2;
   }
 
