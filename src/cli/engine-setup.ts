@@ -33,7 +33,7 @@ export const RULESET_HELP = `Rules (default: spamrule's built-in rule set, see d
   --server URL            use the rule set of a running JMAP server (token: --token or SPAMRULE_TOKEN)
   --score-spam N          spam threshold (default 5.0); --score-reject N, --score-discard N (0 = off)
   --cache-dir DIR         on-disk cache of remote (HttpLookup) lists, filled by "spamrule lists update"
-                          (default ~/.cache/spamrule/lists); classify itself makes no HTTP request
+                          (default ~/.cache/spamrule/lists); the command itself makes no HTTP request
 
 Upstream results:
   --tag NAME              a tag already set upstream (repeatable)

@@ -14,6 +14,7 @@ type Command = { summary: string; load: () => Promise<{ run(argv: string[]): Pro
 const COMMANDS: Record<string, Command> = {
   classify: { summary: 'classify .eml files, folders and mbox files', load: () => import('./classify.js') },
   learn: { summary: 'train the statistical classifier from spam and ham (files, folders, mbox), like sa-learn', load: () => import('./learn.js') },
+  'mass-check': { summary: "check a rule set on labelled spam and ham (per-tag hit frequencies), like SpamAssassin's mass-check", load: () => import('./mass-check.js') },
   lint: { summary: 'check that a rule set compiles and that its tags have scores', load: () => import('./lint.js') },
   eval: { summary: 'evaluate one expression, or a batch file of vectors', load: () => import('./eval.js') },
   serve: { summary: 'serve the JMAP management API and the rspamd/milter/spamd protocols', load: () => import('./serve.js') },
