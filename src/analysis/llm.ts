@@ -43,11 +43,18 @@ export function llmPrompt(subject: string, body: string, s: Pick<ResolvedLlmSett
 const NOT_IN_HEADER = /[\p{White_Space}\p{Cc}]/gu;
 
 /**
+ * A lone UTF-16 surrogate (a JSON reply's `"\ud800"` escape decodes to one): no Unicode character, so it
+ * becomes U+FFFD, as UTF-8 encoding would make it in the milter and spamd headers. Left in, the rspamd
+ * reply's JSON would carry the `\ud800` escape on, which strict JSON parsers refuse (RFC 8259 §8.2).
+ */
+const LONE_SURROGATE = /\p{Cs}/gu;
+
+/**
  * Reads a reply as Stalwart does: split on the separator's first character; each field trimmed, empty ones
  * skipped; the field at `responsePosCategory` uppercased must be one of `categories` (compared uppercased),
  * else the one at `responsePosConfidence` uppercased one of `confidence`, else the one at
- * `responsePosExplanation` is the explanation, white space (and, here, control characters) turned into spaces,
- * cut to 255 bytes. `undefined` when no category is recognised.
+ * `responsePosExplanation` is the explanation, white space (and, here, control characters) turned into spaces
+ * and lone surrogates into U+FFFD, cut to 255 bytes. `undefined` when no category is recognised.
  */
 export function parseLlmReply(
   reply: string,
@@ -70,7 +77,7 @@ export function parseLlmReply(
       const v = value.toUpperCase();
       if (levels.has(v)) confidence = v;
     } else if (i === s.responsePosExplanation) {
-      explanation = cutUtf8(value.replace(NOT_IN_HEADER, ' '), LLM_EXPLANATION_MAX_BYTES);
+      explanation = cutUtf8(value.replace(NOT_IN_HEADER, ' ').replace(LONE_SURROGATE, '\ufffd'), LLM_EXPLANATION_MAX_BYTES);
     }
   }
   if (category === undefined) return undefined;

@@ -216,6 +216,13 @@ describe('reply parsing and cutting (Stalwart\'s rules)', () => {
     expect(parseLlmReply('Harmful;High;x', { ...s, separator: ';;' })).toEqual({ category: 'HARMFUL', confidence: 'HIGH', explanation: 'x' });
     expect(parseLlmReply('Harmful,High,a,b', s)).toEqual({ category: 'HARMFUL', confidence: 'HIGH', explanation: 'a' });
   });
+  it('an explanation keeps no line break of any kind, control character or lone surrogate (a model server writes it)', () => {
+    const v = parseLlmReply('Harmful,High,a\r\nX-Evil: 1\u2028b\u2029c\u0085d\u000be\u0000f\ud800g\udfffh😀', s);
+    expect(v?.explanation).toBe('a  X-Evil: 1 b c d e f\ufffdg\ufffdh😀');
+    // Every character left can be written as UTF-8 and as strict JSON (the rspamd reply).
+    expect(v?.explanation).not.toMatch(/[\p{Cc}\p{Zl}\p{Zp}\p{Cs}]/u);
+    expect(JSON.stringify(v)).not.toMatch(/\\u[dD][89a-fA-F]/);
+  });
   it('cuts UTF-8 on a character boundary, never over the bound', () => {
     expect(cutUtf8('h\u00e9llo', 2)).toBe('h');
     expect(cutUtf8('h\u00e9llo', 3)).toBe('h\u00e9');
