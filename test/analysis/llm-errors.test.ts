@@ -109,6 +109,28 @@ describe('llm module without a usable reply: no tag, a warning, the rest runs', 
     const r = await engineWith({ url: `http://user:hunter2@127.0.0.1:${server.port}/v1/chat/completions` }).classify(MSG);
     noVerdict(r, /^llm: http:\/\/user:\*\*\*\*@127\.0\.0\.1:\d+\/v1\/chat\/completions answered HTTP 503/);
     expect(JSON.stringify(r)).not.toContain('hunter2');
+    // A key in the query string (`?key=…`) is left out.
+    const q = await engineWith({ url: `${server.url()}?key=sk-hunter3&api-version=1#frag` }).classify(MSG);
+    noVerdict(q, new RegExp(`^llm: http://127\\.0\\.0\\.1:${server.port}/v1/chat/completions answered HTTP 503`));
+    expect(JSON.stringify(q)).not.toContain('hunter3');
+  });
+
+  it('what the endpoint sends reaches the warning with its control characters escaped (no terminal escapes, no line breaks)', async () => {
+    // node:http refuses to write such a status line: a raw socket writes it, as a hostile model server would.
+    const raw = createServer((s) => {
+      s.once('data', () => s.end('HTTP/1.1 500 Oops\x1b]0;pwn\x07\x1b[2J\x85 x\r\ncontent-length: 0\r\n\r\n', 'latin1'));
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const port = (raw.address() as { port: number }).port;
+      const r = await engineWith({ url: `http://127.0.0.1:${port}/v1/chat/completions` }).classify(MSG);
+      noVerdict(r, /answered HTTP 500 Oops\\u001b\]0;pwn\\u0007\\u001b\[2J\\u0085 x; no LLM tag set$/);
+    } finally {
+      await new Promise((resolve) => raw.close(resolve));
+    }
+    // A reply that is no completion is quoted with its C1 controls and separators escaped too.
+    server.reply = () => ({ body: 'no\u0085json\u2028here\u009b' });
+    noVerdict(await engineWith().classify(MSG), /reply is not JSON .*: "no\\u0085json\\u2028here\\u009b"; no LLM tag set$/);
   });
 });
 

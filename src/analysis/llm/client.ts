@@ -31,9 +31,27 @@ export function completionRequest(prompt: string, s: Pick<ResolvedLlmSettings, '
   );
 }
 
-/** A reply's text for an error message: at most 200 characters, control characters escaped. */
+/**
+ * `s` with every control character (C0, DEL, C1) and line or paragraph separator written as a `\uXXXX`
+ * escape: what the endpoint sends (a status line's reason, a reply, a certificate's names in a TLS error)
+ * reaches logs and terminals in error messages, where it must not start a line or a terminal escape.
+ */
+function escapeControls(s: string): string {
+  return s.replace(/[\p{Cc}\u2028\u2029]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** A reply's text for an error message: at most 200 characters, JSON-quoted, control characters escaped. */
 function excerpt(s: string): string {
-  return JSON.stringify(s.length > 200 ? `${s.slice(0, 200)}…` : s);
+  return escapeControls(JSON.stringify(s.length > 200 ? `${s.slice(0, 200)}…` : s));
+}
+
+/**
+ * The endpoint as error messages show it: the password of its userinfo masked and its query and fragment
+ * left out, since some endpoints take the API key there (`?key=…`, `?api-key=…`).
+ */
+function shownEndpoint(url: string): string {
+  const end = url.search(/[?#]/);
+  return maskUrlPassword(end < 0 ? url : url.slice(0, end));
 }
 
 /**
@@ -46,7 +64,7 @@ export function completionText(body: string, modelType: 'Chat' | 'Text'): string
   try {
     json = JSON.parse(body);
   } catch (e) {
-    throw new LlmError(`reply is not JSON (${(e as Error).message}): ${excerpt(body)}`);
+    throw new LlmError(`reply is not JSON (${escapeControls((e as Error).message)}): ${excerpt(body)}`);
   }
   const first = (json as { choices?: unknown } | null)?.choices;
   const choice = Array.isArray(first) ? (first[0] as Record<string, unknown> | undefined) : undefined;
@@ -60,10 +78,11 @@ export function completionText(body: string, modelType: 'Chat' | 'Text'): string
  * usable reply arrives within `timeoutMs` milliseconds (connection, status and body together), on a network or
  * TLS error, a non-2xx status, a body over {@link LLM_MAX_REPLY_BYTES} or one {@link completionText} refuses, and
  * when the API key's secret cannot be read. Redirects are not followed (a 3xx is an error). Error messages show the
- * URL with any password masked, never a header.
+ * URL with any password masked and without its query ({@link shownEndpoint}), never a header, and what the endpoint
+ * sent with its control characters escaped.
  */
 export function llmComplete(prompt: string, s: ResolvedLlmSettings): Promise<string> {
-  const where = maskUrlPassword(s.url);
+  const where = shownEndpoint(s.url);
   let headers: Record<string, string>;
   try {
     headers = llmRequestHeaders(s);
@@ -90,7 +109,7 @@ export function llmComplete(prompt: string, s: ResolvedLlmSettings): Promise<str
       const status = res.statusCode ?? 0;
       if (status < 200 || status > 299) {
         res.resume();
-        finish(new LlmError(`${where} answered HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`));
+        finish(new LlmError(`${where} answered HTTP ${status}${res.statusMessage ? ` ${escapeControls(res.statusMessage)}` : ''}`));
         return;
       }
       const declared = Number(res.headers['content-length']);
@@ -105,7 +124,7 @@ export function llmComplete(prompt: string, s: ResolvedLlmSettings): Promise<str
         if (size > LLM_MAX_REPLY_BYTES) finish(new LlmError(`${where}: reply over the ${LLM_MAX_REPLY_BYTES}-byte limit`));
         else chunks.push(c);
       });
-      res.on('error', (e) => finish(new LlmError(`${where}: ${e.message}`, { cause: e })));
+      res.on('error', (e) => finish(new LlmError(`${where}: ${escapeControls(e.message)}`, { cause: e })));
       res.on('end', () => {
         if (settled) return;
         try {
@@ -115,7 +134,10 @@ export function llmComplete(prompt: string, s: ResolvedLlmSettings): Promise<str
         }
       });
     });
-    req.on('error', (e: NodeJS.ErrnoException) => finish(new LlmError(`${where}: ${e.code ?? e.message}${e.code !== undefined && e.message !== e.code ? ` (${e.message})` : ''}`, { cause: e })));
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      const detail = e.code !== undefined && e.message !== e.code ? ` (${escapeControls(e.message)})` : '';
+      finish(new LlmError(`${where}: ${e.code ?? escapeControls(e.message)}${detail}`, { cause: e }));
+    });
     req.end(body);
   });
 }
