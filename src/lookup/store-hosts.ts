@@ -13,8 +13,9 @@
  *
  * Always refused, whatever `*` or a wider range says, unless an entry inside it names it: the
  * link-local ranges 169.254.0.0/16 and fe80::/10 (where cloud metadata services answer) and AWS's IPv6
- * metadata address fd00:ec2::254. A host name's addresses are checked against those too, when they are
- * known ({@link HostPolicy.addressProblem}).
+ * metadata address fd00:ec2::254, also as a NAT64 or SIIT translator reaches them (64:ff9b::169.254.169.254).
+ * A host name's addresses are checked against those too, when they are known ({@link HostPolicy.addressProblem}).
+ * A host that is neither an address, a socket path nor a host name is refused, whatever the entries.
  */
 import ipaddr from '../dns/ipaddr.js';
 import { parseIpHost, parseNetwork } from '../net/index.js';
@@ -28,6 +29,12 @@ const METADATA_RANGES: readonly Network[] = ['169.254.0.0/16', 'fe80::/10', 'fd0
 
 /** A host name as the resolver takes it (letters, digits, `-`, `_`, dots), or `*.` and such a name. */
 const NAME = /^(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
+/**
+ * A host name a store may connect to (lowercased, without a trailing dot): {@link NAME} without the `*.`.
+ * Anything else is refused, whatever the policy: Node hands a name to `getaddrinfo` as a C string, so
+ * `10.0.0.5\u0000.example.net` connects to 10.0.0.5 while it would pass for a subdomain of `*.example.net`.
+ */
+const HOST_NAME = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
 
 /**
  * The address a host string means, as the system resolver reads it: a strict IPv4 or IPv6 literal (in
@@ -44,6 +51,28 @@ export function hostAddress(host: string): Address | undefined {
 /** `addr` as IPv4 when it is an IPv4-mapped IPv6 address, else itself. */
 function unmapped(addr: Address): Address {
   return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? (addr as ipaddr.IPv6).toIPv4Address() : addr;
+}
+
+/** The IPv4-translated prefixes a NAT64 or SIIT translator carries to the IPv4 address in their last 32 bits. */
+const TRANSLATED: readonly Network[] = ['64:ff9b::/96', '::ffff:0:0:0/96'].map((n) => ipaddr.parseCIDR(n));
+
+/**
+ * The IPv4 address an IPv6 one reaches through a translator: 64:ff9b::/96 (NAT64's well-known prefix, RFC 6052
+ * §2.1) or ::ffff:0:0:0/96 (IPv4-translated, RFC 2765 §2.1), else `undefined`.
+ */
+function translated(addr: Address): ipaddr.IPv4 | undefined {
+  if (addr.kind() !== 'ipv6' || !TRANSLATED.some((n) => within(addr, n))) return undefined;
+  const p = (addr as ipaddr.IPv6).parts;
+  return new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]);
+}
+
+/** The metadata range `a` lies in, as itself or through a translator ({@link translated}), with the address in that range's family. */
+function metadataOf(a: Address): [Address, Network] | undefined {
+  for (const v of [a, translated(a)]) {
+    const range = v === undefined ? undefined : METADATA_RANGES.find((r) => within(v, r));
+    if (range !== undefined) return [v!, range];
+  }
+  return undefined;
 }
 
 function within(addr: Address, [net, bits]: Network): boolean {
@@ -98,15 +127,19 @@ export class HostPolicy {
   /** Whether `addr` may be connected to (see the module docs). */
   private addressAllowed(addr: Address, wildcard: boolean): boolean {
     const a = unmapped(addr);
-    const metadata = METADATA_RANGES.find((r) => within(a, r));
+    const metadata = metadataOf(a);
     // Inside a metadata range, only an entry that lies inside that range itself opens it (not `*`, not 0.0.0.0/0).
-    if (metadata !== undefined) return this.networks.some((n) => within(a, n) && n[1] >= metadata[1] && within(n[0], metadata));
+    if (metadata !== undefined) {
+      const [v, range] = metadata;
+      return this.networks.some((n) => within(v, n) && n[1] >= range[1] && within(n[0], range));
+    }
     return wildcard || this.networks.some((n) => within(a, n));
   }
 
   /**
    * Why a store may not connect to `host` as written (a host name, an IP literal in any form the resolver
-   * takes, an absolute socket path), or `undefined` when it may. Names are not resolved here.
+   * takes, an absolute socket path), or `undefined` when it may. Names are not resolved here; a host that is
+   * none of the three (a NUL, a space, a comma, a percent-encoded or non-ASCII name) is refused.
    */
   hostProblem(host: string): string | undefined {
     const h = host.trim();
@@ -119,6 +152,7 @@ export class HostPolicy {
         : `${unmapped(addr).toString()} is not among the hosts the server allows for managed stores (${this.shown()})`;
     }
     const name = h.toLowerCase().replace(/\.$/, '');
+    if (!HOST_NAME.test(name)) return `host ${JSON.stringify(h)} is neither an IP address, a socket path nor a host name (letters, digits, "-", "_" and dots)`;
     if (this.any || this.names.has(name) || this.suffixes.some((s) => name.endsWith(s) && name.length > s.length)) return undefined;
     return `host "${h}" is not among the hosts the server allows for managed stores (${this.shown()}); a host name must be listed by name`;
   }
@@ -137,8 +171,7 @@ export class HostPolicy {
   }
 
   private isMetadata(addr: Address): boolean {
-    const a = unmapped(addr);
-    return METADATA_RANGES.some((r) => within(a, r));
+    return metadataOf(unmapped(addr)) !== undefined;
   }
 
   private shown(): string {

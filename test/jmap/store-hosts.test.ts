@@ -20,6 +20,7 @@ const ZONE: Record<string, string[]> = {
   'v6meta.example.test': ['2001:db8::5', 'fe80::1'],
   'redis.internal': ['10.0.0.9'],
   'db.example.test': ['192.0.2.10'],
+  'nat64meta.example.test': ['64:ff9b::a9fe:a9fe'],
 };
 const resolveStoreHost = async (host: string): Promise<string[]> => ZONE[host] ?? [];
 
@@ -50,6 +51,9 @@ describe('default policy: any host but link-local and cloud metadata addresses',
     ['a shard', { '@type': 'Sharded', stores: [{ '@type': 'Redis' }, { '@type': 'Redis', url: 'redis://169.254.169.254' }] }, 'store/stores/1/url'],
     ['a name that resolves there', { '@type': 'PostgreSql', host: 'metadata.example.test' }, 'store/host'],
     ['a name with one IPv6 link-local address', { '@type': 'Redis', url: 'redis://v6meta.example.test' }, 'store/url'],
+    ['the NAT64 form (64:ff9b::/96, RFC 6052)', { '@type': 'PostgreSql', host: '64:ff9b::169.254.169.254' }, 'store/host'],
+    ['the IPv4-translated form (RFC 2765)', { '@type': 'Redis', url: 'redis://[::ffff:0:a9fe:a9fe]:6379' }, 'store/url'],
+    ['a NAT64 name', { '@type': 'MySql', host: 'nat64meta.example.test' }, 'store/host'],
   ])('%s: invalidProperties naming the property', async (_name, store, path) => {
     const h = await harness();
     const res = await createStore(h, store);
@@ -92,12 +96,30 @@ describe('allowedHosts', () => {
       expect((await createStore(h, store, `ok${i}`)).created?.k.id, JSON.stringify(store)).toBeTypeOf('string');
   });
 
+  it('a host that is no host name is refused: getaddrinfo would read it up to a NUL, past the name listed', async () => {
+    // Node passes the name to getaddrinfo as a C string: this one connects to 10.0.0.5, not to a subdomain.
+    const h = await harness({ storePolicy: { allowedHosts: ['*.example.test'] } });
+    for (const host of ['10.0.0.5\u0000.example.test', '169.254.169.254\u0000.a.example.test', 'a b.example.test', 'a,b.example.test', 'b\u00fccher.example.test']) {
+      const res = await createStore(h, { '@type': 'PostgreSql', host });
+      expect(res.notCreated?.k, JSON.stringify(host)).toMatchObject({ type: 'invalidProperties', properties: ['store/host'] });
+      expect(res.notCreated.k.description).toContain(`host ${JSON.stringify(host)} is neither an IP address, a socket path nor a host name`);
+    }
+    // Under the default `*` too (the name check alone would depend on the resolver's answer).
+    const any = await harness();
+    expect((await createStore(any, { '@type': 'MySql', host: 'db.example.test\u0000x' })).notCreated.k.properties).toEqual(['store/host']);
+    // Names as the resolver takes them still pass, in any case and with a trailing dot.
+    expect((await createStore(h, { '@type': 'PostgreSql', host: 'DB_1.Example.Test.' })).created?.k.id).toBeTypeOf('string');
+  });
+
   it('a wider range or * never opens the metadata addresses; an entry inside their range does', async () => {
     const wide = await harness({ storePolicy: { allowedHosts: ['*', '0.0.0.0/0', '::/0'] } });
     expect((await createStore(wide, { '@type': 'PostgreSql', host: '169.254.169.254' })).notCreated.k.properties).toEqual(['store/host']);
     const opened = await harness({ storePolicy: { allowedHosts: ['169.254.10.0/24', 'metadata.example.test'] } });
     expect((await createStore(opened, { '@type': 'PostgreSql', host: '169.254.10.7' }, 'a')).created.k.id).toBeTypeOf('string');
     expect((await createStore(opened, { '@type': 'PostgreSql', host: '169.254.169.254' }, 'b')).notCreated.k.properties).toEqual(['store/host']);
+    // Through a translator, the same: the IPv4 address it reaches is what the entries are read against.
+    expect((await createStore(opened, { '@type': 'PostgreSql', host: '64:ff9b::169.254.10.8' }, 'd')).created.k.id).toBeTypeOf('string');
+    expect((await createStore(wide, { '@type': 'PostgreSql', host: '64:ff9b::169.254.10.8' }, 'e')).notCreated.k.properties).toEqual(['store/host']);
     // Listed by name, but it resolves to an address no entry opens.
     expect((await createStore(opened, { '@type': 'PostgreSql', host: 'metadata.example.test' }, 'c')).notCreated.k.properties).toEqual(['store/host']);
   });
