@@ -4,11 +4,14 @@
  * completion, one over the size cap, and TLS with a self-signed certificate (refused unless
  * `allowInvalidCerts`). Each sets no LLM tag, adds one warning, and the rest of classify runs with its tags.
  */
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LlmSettings } from '../../src/analysis/index.js';
 import { LLM_MAX_REPLY_BYTES } from '../../src/analysis/llm/client.js';
 import { SpamEngine, type EngineOptions, type SpamRuleInput } from '../../src/engine/index.js';
+import { tempDir } from '../servers/common.js';
 import { completionBody, startLlmServer, type LlmServer } from '../servers/index.js';
 
 let server: LlmServer;
@@ -113,6 +116,19 @@ describe('llm module without a usable reply: no tag, a warning, the rest runs', 
     const q = await engineWith({ url: `${server.url()}?key=sk-hunter3&api-version=1#frag` }).classify(MSG);
     noVerdict(q, new RegExp(`^llm: http://127\\.0\\.0\\.1:${server.port}/v1/chat/completions answered HTTP 503`));
     expect(JSON.stringify(q)).not.toContain('hunter3');
+  });
+
+  it('a key Node refuses in a header (a key file with a blank line at its end): a warning, and nothing thrown later', async () => {
+    const file = join(tempDir('llm-key'), 'key');
+    writeFileSync(file, 'sk-hunter4\n\n');
+    const engine = engineWith({ timeoutMs: 300, httpAuth: { '@type': 'Bearer', bearerToken: { '@type': 'File', filePath: file } } });
+    const r = await engine.classify(MSG);
+    noVerdict(r, /: request not sent: Invalid character in header content \["authorization"\]; no LLM tag set$/);
+    expect(JSON.stringify(r)).not.toContain('hunter4');
+    expect(server.requests).toEqual([]);
+    // The request's timer used to fire after timeoutMs and throw (a ReferenceError out of a timer: the process
+    // or worker thread ended). The run would report it as an unhandled error.
+    await new Promise((resolve) => setTimeout(resolve, 600));
   });
 
   it('what the endpoint sends reaches the warning with its control characters escaped (no terminal escapes, no line breaks)', async () => {

@@ -6,7 +6,7 @@
  * (the built-in `fetch` cannot accept an invalid certificate for one request). The endpoint is the operator's,
  * never a message's, so any address may be reached, loopback included (a local model server).
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { maskUrlPassword } from '../../lookup/secret.js';
 import { llmRequestHeaders, type ResolvedLlmSettings } from './settings.js';
@@ -94,18 +94,19 @@ export function llmComplete(prompt: string, s: ResolvedLlmSettings): Promise<str
   const url = new URL(s.url);
   return new Promise<string>((resolve, reject) => {
     let settled = false;
+    let req: ClientRequest | undefined;
     const finish = (err: LlmError | undefined, text?: string): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       if (err !== undefined) {
-        req.destroy();
+        req?.destroy();
         reject(err);
       } else resolve(text!);
     };
     const timer = setTimeout(() => finish(new LlmError(`no reply from ${where} within ${s.timeoutMs} ms`)), s.timeoutMs);
     const options = { method: 'POST', headers, ...(url.protocol === 'https:' ? { rejectUnauthorized: !s.allowInvalidCerts } : {}) };
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options, (res: IncomingMessage) => {
+    const onResponse = (res: IncomingMessage): void => {
       const status = res.statusCode ?? 0;
       if (status < 200 || status > 299) {
         res.resume();
@@ -133,7 +134,15 @@ export function llmComplete(prompt: string, s: ResolvedLlmSettings): Promise<str
           finish(e instanceof LlmError ? new LlmError(`${where}: ${e.message}`) : new LlmError(String(e)));
         }
       });
-    });
+    };
+    try {
+      req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options, onResponse);
+    } catch (e) {
+      // Node throws here, not on 'error', for a header value it refuses (a control character: a key file with a
+      // blank line at its end). Its message names the header, never the value.
+      finish(new LlmError(`${where}: request not sent: ${escapeControls((e as Error).message)}`));
+      return;
+    }
     req.on('error', (e: NodeJS.ErrnoException) => {
       const detail = e.code !== undefined && e.message !== e.code ? ` (${escapeControls(e.message)})` : '';
       finish(new LlmError(`${where}: ${e.code ?? escapeControls(e.message)}${detail}`, { cause: e }));
