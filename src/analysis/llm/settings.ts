@@ -5,7 +5,7 @@
  * (10 s here, 2 min there), the prompt (a default here, required there) and the bounds (README A23).
  */
 import { readSecret } from '../../lookup/secret.js';
-import { isObject } from '../../util/index.js';
+import { isObject, tagNameProblem } from '../../util/index.js';
 
 /** A secret as Stalwart's registry writes one (`x:SecretKey`): inline, from an environment variable, or from a file. */
 export type LlmSecret =
@@ -129,9 +129,13 @@ function authProblem(v: unknown): string | undefined {
 
 function labelsProblem(v: unknown, key: string, min: number): string | undefined {
   if (!Array.isArray(v) || v.length < min || !v.every(nonEmpty)) return `"${key}" must be an array of at least ${min} non-empty strings`;
-  // They become part of a tag and of the X-Spam-LLM header line.
-  const bad = (v as string[]).find((x) => /\p{Cc}/u.test(x));
-  return bad === undefined ? undefined : `"${key}": ${JSON.stringify(bad)} holds a control character`;
+  // They become part of a tag and of the X-Spam-LLM header line: the check a tag gets (README A21), which
+  // refuses the line separators U+2028/U+2029 as well as the controls.
+  for (const x of v as string[]) {
+    const problem = tagNameProblem(x);
+    if (problem !== undefined) return `"${key}": ${JSON.stringify(x)} cannot be part of a tag: ${problem}`;
+  }
+  return undefined;
 }
 
 /**
