@@ -5,8 +5,7 @@
  * override its fields.
  */
 import { readFileSync } from 'node:fs';
-import { llmSettingsProblem, type LlmSettings } from '../analysis/llm/settings.js';
-import { readSecret } from '../lookup/secret.js';
+import { llmRequestHeaders, llmSettingsProblem, readBearerKey, resolveLlmSettings, type LlmSettings } from '../analysis/llm/settings.js';
 
 /** parseArgs option descriptors. */
 export const LLM_OPTIONS = {
@@ -35,14 +34,14 @@ type Values = { [K in keyof typeof LLM_OPTIONS]?: string };
 
 /**
  * What keeps the API key or password of `settings.httpAuth` from being read now (an unset variable, a missing
- * or empty file), in words naming the variable or file (never the secret), or `undefined`. For `serve`, which
- * refuses to start rather than warn on every message.
+ * or empty file, a key with a line break inside), in words naming the variable or file (never the secret), or
+ * `undefined`. For `serve`, which refuses to start rather than warn on every message.
  */
 export function llmKeyProblem(settings: LlmSettings | false | undefined): string | undefined {
-  const auth = settings === false ? undefined : settings?.httpAuth;
-  const secret = auth?.['@type'] === 'Bearer' ? auth.bearerToken : auth?.['@type'] === 'Basic' ? auth.secret : undefined;
+  const resolved = resolveLlmSettings(settings);
   try {
-    readSecret(secret);
+    // The headers each request will send: the secret read, a Bearer key checked for what a header cannot carry.
+    if (resolved !== undefined) llmRequestHeaders(resolved);
     return undefined;
   } catch (e) {
     return `analysis.llm.httpAuth: ${(e as Error).message}`;
@@ -87,7 +86,7 @@ export function llmFlags(v: Values, base?: LlmSettings | false): LlmSettings | u
   if (env !== undefined || file !== undefined) {
     const bearerToken = env !== undefined ? { '@type': 'EnvironmentVariable' as const, variableName: env } : { '@type': 'File' as const, filePath: file! };
     try {
-      readSecret(bearerToken); // now, not at the first message; the key itself is never printed
+      readBearerKey(bearerToken); // now, not at the first message; the key itself is never printed
     } catch (e) {
       throw new Error(`--llm-api-key-${env !== undefined ? 'env' : 'file'}: ${(e as Error).message}`);
     }

@@ -118,16 +118,17 @@ describe('llm module without a usable reply: no tag, a warning, the rest runs', 
     expect(JSON.stringify(q)).not.toContain('hunter3');
   });
 
-  it('a key Node refuses in a header (a key file with a blank line at its end): a warning, and nothing thrown later', async () => {
+  it('a header value Node refuses (a key file with a blank line at its end, a header past Latin-1): a warning, and nothing thrown later', async () => {
     const file = join(tempDir('llm-key'), 'key');
     writeFileSync(file, 'sk-hunter4\n\n');
-    const engine = engineWith({ timeoutMs: 300, httpAuth: { '@type': 'Bearer', bearerToken: { '@type': 'File', filePath: file } } });
-    const r = await engine.classify(MSG);
-    noVerdict(r, /: request not sent: Invalid character in header content \["authorization"\]; no LLM tag set$/);
+    const r = await engineWith({ timeoutMs: 300, httpAuth: { '@type': 'Bearer', bearerToken: { '@type': 'File', filePath: file } } }).classify(MSG);
+    noVerdict(r, /^llm: API key: the key holds U\+000A at 10, which an HTTP header cannot carry \(a line break inside it\?\); no LLM tag set$/);
     expect(JSON.stringify(r)).not.toContain('hunter4');
+    // Node's request() throws for it: its timer used to fire timeoutMs later and throw a ReferenceError out of a
+    // timer, which ended the process (classify) or the worker thread (serve); the run would report it as an unhandled error.
+    const h = await engineWith({ timeoutMs: 300, httpHeaders: { 'X-Tenant': 'caf\u00e9 \u20ac' } }).classify(MSG);
+    noVerdict(h, /: request not sent: Invalid character in header content \["x-tenant"\]; no LLM tag set$/);
     expect(server.requests).toEqual([]);
-    // The request's timer used to fire after timeoutMs and throw (a ReferenceError out of a timer: the process
-    // or worker thread ended). The run would report it as an unhandled error.
     await new Promise((resolve) => setTimeout(resolve, 600));
   });
 

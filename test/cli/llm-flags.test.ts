@@ -113,5 +113,11 @@ describe('serve: analysis.llm in the configuration file, the flags over it', () 
     }
     expect(llmKeyProblem({ url: 'http://a/', model: 'a' })).toBeUndefined();
     expect(llmKeyProblem(undefined)).toBeUndefined();
+    // A key with a line break inside (a key file with a blank line at its end) would fail every request.
+    const file = join(tempDir('llm-key'), 'key');
+    writeFileSync(file, 'sk-hunter5\n\n');
+    const problem = llmKeyProblem({ url: 'http://a/', model: 'a', httpAuth: { '@type': 'Bearer', bearerToken: { '@type': 'File', filePath: file } } });
+    expect(problem).toBe('analysis.llm.httpAuth: the key holds U+000A at 10, which an HTTP header cannot carry (a line break inside it?)');
+    expect(() => llmFlags({ 'llm-url': 'http://a/', 'llm-model': 'm', 'llm-api-key-file': file })).toThrow(/^--llm-api-key-file: the key holds U\+000A at 10/);
   });
 });

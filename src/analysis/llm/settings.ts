@@ -212,16 +212,32 @@ export function resolveLlmSettings(v: LlmSettings | false | undefined): Resolved
   return r;
 }
 
+/** What Node's HTTP client refuses in a header value (it throws): controls but TAB, and anything past U+00FF. */
+const NOT_IN_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/**
+ * The Bearer key `secret` holds, read now. Throws `Error` when it cannot be read (see `readSecret`) or holds a
+ * character a header value cannot carry (a key file with a blank line at its end); the message gives the
+ * character's position, never the key.
+ */
+export function readBearerKey(secret: LlmSecret): string {
+  const key = readSecret(secret)!;
+  const m = NOT_IN_HEADER_VALUE.exec(key);
+  if (m !== null) throw new Error(`the key holds U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} at ${m.index}, which an HTTP header cannot carry (a line break inside it?)`);
+  return key;
+}
+
 /**
  * The request headers the settings give: the configured `httpHeaders`, then `Authorization` from
  * `httpAuth` (its secret read now: an environment variable or a file), then `Content-Type: application/json`.
- * Throws `Error` when the secret cannot be read (the message names the variable or file, never the secret).
+ * Throws `Error` when the secret cannot be read, or a Bearer key holds a character a header value cannot carry
+ * (a key file with a blank line at its end): the message names the variable or file, never the secret.
  */
 export function llmRequestHeaders(s: ResolvedLlmSettings): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(s.httpHeaders)) if (k.toLowerCase() !== 'content-type') out[k.toLowerCase()] = v;
   const auth = s.httpAuth;
-  if (auth['@type'] === 'Bearer') out.authorization = `Bearer ${readSecret(auth.bearerToken)!}`;
+  if (auth['@type'] === 'Bearer') out.authorization = `Bearer ${readBearerKey(auth.bearerToken)}`;
   else if (auth['@type'] === 'Basic') out.authorization = `Basic ${Buffer.from(`${auth.username}:${readSecret(auth.secret)!}`, 'utf8').toString('base64')}`;
   out['content-type'] = 'application/json';
   return out;
