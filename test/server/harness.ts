@@ -2,10 +2,12 @@
  * Shared setup for the mail-path suites: a worker pool and the protocol listeners on loopback,
  * plus small raw clients (HTTP, spamd, milter, SMTP) for the cases real clients cannot produce.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { readRuleSet } from '../../src/cli/ruleset.js';
 import {
@@ -19,6 +21,31 @@ import {
 } from '../../src/server/index.js';
 
 export const run = promisify(execFile);
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** A `spamrule serve` process (from the sources, as an operator runs the command), its output so far and its exit. */
+export interface ServeProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+/**
+ * Starts `spamrule serve ARGS` in a separate process and collects its output. Each process is added to
+ * `children`, so that the suite's afterAll can kill what is left running.
+ */
+export function spawnServe(args: string[], children: ChildProcess[]): ServeProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exit };
+}
 
 /** The rule set `spamrule classify` uses without flags (the built-in default rules). */
 export function defaultSpec(): RuleSetSpec {

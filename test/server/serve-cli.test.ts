@@ -3,7 +3,7 @@
  * where a JMAP change reaches every worker before the next message; a TOML `--config` file with
  * flags on top; `/healthz` and `/metrics`; graceful shutdown that finishes the scan in flight.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,7 +15,7 @@ import { PERMISSIONS, TokenStore } from '../../src/jmap/index.js';
 import { readServeConfig } from '../../src/server/config.js';
 import { parseListenAddress, parseSize } from '../../src/server/index.js';
 import { startLlmServer, startPyzord, startRedis } from '../servers/index.js';
-import { http } from './harness.js';
+import { http, spawnServe } from './harness.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'spamrule-serve-'));
@@ -38,9 +38,7 @@ interface Serve {
  * `lines` maps listener (jmap, rspamd, milter, spamd, metrics) → address, from the "listening" lines.
  */
 function serve(args: string[]): Promise<Serve> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const { child, exit } = spawnServe(args, children);
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -373,12 +371,9 @@ describe('spamrule serve --config FILE.toml', () => {
       [['--milter-busy-action', 'reject'], /--milter-busy-action expects tempfail or accept, got "reject"/],
       [['--store-allow-host', 'redis internal'], /--store-allow-host: allowed host "redis internal" is neither \*/],
     ] as const) {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--rspamd', '127.0.0.1:0', ...args], { cwd: REPO_ROOT });
-      let err = '';
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      const code = await new Promise((resolve) => child.on('exit', resolve));
-      expect(code).toBe(2);
-      expect(err).toMatch(message);
+      const p = spawnServe(['--rspamd', '127.0.0.1:0', ...args], children);
+      expect(await p.exit).toBe(2);
+      expect(p.stderr()).toMatch(message);
     }
   }, 60_000);
 
@@ -467,12 +462,9 @@ describe('spamrule serve --config FILE.toml', () => {
 
   it('refuses a configuration file with an unknown key, naming it', async () => {
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ rspamd: '127.0.0.1:0', limits: { maxSise: 5 } }));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--config', join(dir, 'bad.json')], { cwd: REPO_ROOT });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await new Promise((resolve) => child.on('exit', resolve));
-    expect(code).toBe(2);
-    expect(err).toMatch(/bad\.json: limits: .*maxSise/);
+    const p = spawnServe(['--config', join(dir, 'bad.json')], children);
+    expect(await p.exit).toBe(2);
+    expect(p.stderr()).toMatch(/bad\.json: limits: .*maxSise/);
   }, 60_000);
 });
 

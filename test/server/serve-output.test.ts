@@ -4,16 +4,14 @@
  * at `--log-level`; a listener that cannot bind is named with its address; and the rspamd
  * listener's learn commands without `--allow-learn` say what is missing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { http } from './harness.js';
+import { http, spawnServe, type ServeProcess } from './harness.js';
 
-const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'spamrule-serve-output-'));
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -23,23 +21,8 @@ afterAll(() => {
 
 type LogLine = { level: number; msg: string; listener?: string; address?: string; workers?: number; worker?: number };
 
-interface Proc {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
-
-function start(args: string[]): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exit };
-}
+type Proc = ServeProcess;
+const start = (args: string[]): Proc => spawnServe(args, children);
 
 /** Every complete stdout line, parsed (each must be JSON). */
 function logLines(p: Proc): LogLine[] {

@@ -4,15 +4,13 @@
  * rule, the other rules tag; `/metrics` shows the budget given), and bad values of either stop the start
  * with exit 2, naming the flag or key.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { http } from './harness.js';
+import { http, spawnServe, type ServeProcess } from './harness.js';
 
-const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'spamrule-serve-regex-'));
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -26,25 +24,16 @@ writeFileSync(
   JSON.stringify([rule('RX_SUBJECT', "matches('(?i)^hello', subject)"), rule('RX_BODY', "matches('(?i)cheap\\s+offer', body.raw)"), rule('PLAIN', "contains(subject, 'hello')")]),
 );
 
-function spawnServe(args: string[]): { child: ChildProcess; out: () => string; err: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, out: () => out, err: () => err, exit };
-}
+const spawn = (args: string[]): ServeProcess => spawnServe(args, children);
 
 describe('spamrule serve: regex bounds from flags and the config file', () => {
   it('--regex-work-limit and analysis.regexCacheBytes reach the workers', async () => {
     writeFileSync(join(dir, 'serve.json'), JSON.stringify({ analysis: { regexCacheBytes: '3M' } }));
-    const s = spawnServe(['--config', join(dir, 'serve.json'), '--rules', join(dir, 'rules.json'), '--rspamd', '127.0.0.1:0', '--workers', '1', '--regex-work-limit', '5000', '--log-level', 'info', '--cache-dir', join(dir, 'lists')]);
+    const s = spawn(['--config', join(dir, 'serve.json'), '--rules', join(dir, 'rules.json'), '--rspamd', '127.0.0.1:0', '--workers', '1', '--regex-work-limit', '5000', '--log-level', 'info', '--cache-dir', join(dir, 'lists')]);
     let address: string | undefined;
     for (const end = Date.now() + 90_000; address === undefined && Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
-      if (s.child.exitCode !== null) throw new Error(`serve exited: ${s.err()}`);
-      const lines = s.out().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg?: string; listener?: string; address?: string });
+      if (s.child.exitCode !== null) throw new Error(`serve exited: ${s.stderr()}`);
+      const lines = s.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg?: string; listener?: string; address?: string });
       if (lines.some((l) => l.msg === 'ready')) address = lines.find((l) => l.msg === 'listening' && l.listener === 'rspamd')?.address;
     }
     expect(address).toBeDefined();
@@ -72,9 +61,9 @@ describe('spamrule serve: regex bounds from flags and the config file', () => {
       [['--config', bad('work.json', { regexWorkLimit: 1.5 })], /work\.json: analysis\.regexWorkLimit: expected steps per search, an integer from 1 to 68719476736 .*got 1\.5$/m],
       [['--config', bad('cache.json', { regexCacheBytes: '20G' })], /cache\.json: analysis\.regexCacheBytes: expected a size from 1M to 16G .*got "20G"/m],
     ] as const) {
-      const s = spawnServe(['--rspamd', '127.0.0.1:0', ...args]);
+      const s = spawn(['--rspamd', '127.0.0.1:0', ...args]);
       expect(await s.exit).toBe(2);
-      expect(s.err()).toMatch(message);
+      expect(s.stderr()).toMatch(message);
     }
   }, 120_000);
 });
