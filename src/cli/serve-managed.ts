@@ -32,6 +32,25 @@ export async function modelLearner(model: string, warn: (m: string) => void): Pr
   return cls.debouncedLearner(cls.liveClassifier(modelStoreConfig({ model }), { refreshMs: 0, preload: false }), 10_000, (e) => warn(`classifier training failed: ${e.message}`));
 }
 
+/**
+ * What every JMAP server `serve` starts takes from the configuration: the registry (`db`, `pg`), the
+ * capability, the address, the connection caps, the store policy, and the training samples' learner.
+ */
+export function jmapServerOptions(
+  c: ServeConfig, listen: { host: string; port: number }, learner: import('../classifier/index.js').Learner | undefined,
+): Pick<JmapServerOptions, 'db' | 'pg' | 'capability' | 'host' | 'port' | 'maxConnections' | 'maxConnectionsPerPeer' | 'storePolicy' | 'trainingSamples'> {
+  return {
+    db: c.db!,
+    pg: c.pg,
+    capability: c.capability,
+    ...listen,
+    maxConnections: c.limits?.maxConnections,
+    maxConnectionsPerPeer: c.limits?.maxConnectionsPerPeer,
+    storePolicy: storePolicyOf(c),
+    ...sampleSinkOption(learner),
+  };
+}
+
 /** The JMAP server's `trainingSamples` option over a learner (none without a model). */
 export function sampleSinkOption(learner: import('../classifier/index.js').Learner | undefined): { trainingSamples?: import('../jmap/index.js').TrainingSampleSink } {
   return learner === undefined ? {} : { trainingSamples: { add: (raw, spam, o) => learner.learn(raw, spam, o), remove: (id) => learner.forget(id) } };
@@ -60,16 +79,9 @@ export async function startManaged(
   };
   type Recorded = { config: unknown; close(): Promise<void> };
   return createJmapServer({
-    db: c.db!,
-    pg: c.pg,
-    capability: c.capability,
-    ...listen,
-    maxConnections: c.limits?.maxConnections,
-    maxConnectionsPerPeer: c.limits?.maxConnectionsPerPeer,
+    ...jmapServerOptions(c, listen, learner),
     ...(onConnectionRefused !== undefined ? { onConnectionRefused } : {}),
     log: warn,
-    storePolicy: storePolicyOf(c),
-    ...sampleSinkOption(learner),
     // The pool stands in for the engine: every registry type reaches each worker thread as a rule-set update.
     engine: {
       loadRules: (rules) => pool.loadRules(rules as never),

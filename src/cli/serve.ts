@@ -21,7 +21,7 @@ import { LLM_OPTIONS, llmFlags, llmKeyProblem } from './llm-flags.js';
 import { readServeConfig } from '../server/config.js';
 import { modelStoreConfig } from '../classifier/location.js';
 import { allowedHostProblem } from '../lookup/store-hosts.js';
-import { modelLearner, sampleSinkOption, startManaged, storePolicyOf } from './serve-managed.js';
+import { jmapServerOptions, modelLearner, startManaged } from './serve-managed.js';
 import { parseRegexCacheBytes, parseRegexWorkLimit, resolveLimits } from '../server/limits.js';
 import { ruleSetSpecFromBundle } from '../server/ruleset.js';
 import { SERVE_USAGE as USAGE } from './serve-usage.js';
@@ -288,16 +288,7 @@ export async function run(argv: string[]): Promise<number> {
     const learner = c.model === undefined ? undefined : await modelLearner(c.model, (m) => process.stderr.write(`spamrule serve: ${m}\n`));
     let server: JmapServer;
     try {
-      server = await createJmapServer({
-        db: c.db!,
-        pg: c.pg,
-        capability: c.capability,
-        ...jmapListen,
-        maxConnections: c.limits?.maxConnections,
-        maxConnectionsPerPeer: c.limits?.maxConnectionsPerPeer,
-        ...sampleSinkOption(learner),
-        storePolicy: storePolicyOf(c),
-      });
+      server = await createJmapServer(jmapServerOptions(c, jmapListen, learner));
     } catch (e) {
       return fail(startError(e, c, { jmap: jmapListen }), 1);
     }
