@@ -16,7 +16,11 @@
  * A `Sharded` store gets one breaker per shard (factory.ts), each probing its own shard, and a Redis
  * Cluster one state per master node (see {@link PartitionedStore}), so an outage of one server only
  * fails the keys that live there.
+ *
+ * The state machine (closed, open, probe, doubling back-off) is src/util/breaker.ts's, which the network
+ * steps' breaker (src/analysis/step-breaker.ts) shares; here the probe runs on a timer, in the background.
  */
+import { BreakerState, type OpenBreaker } from '../util/index.js';
 import { LookupNotSupportedError, LookupStoreError, type LookupStore, type SqlParam, type SqlResult } from './types.js';
 
 export interface BreakerOptions {
@@ -76,17 +80,12 @@ export interface PartitionedStore {
   partitionOf(key: string, counter: boolean): string | undefined;
 }
 
-interface DownState {
-  since: number;
-  lastError: string;
-  backoffMs: number;
-  timer: NodeJS.Timeout | undefined;
-  /** The call that checks the store (or partition) again. */
-  probe: () => Promise<unknown>;
-}
+/** A store's (or partition's) breaker (the state machine of src/util/breaker.ts) and its background probe. */
 interface PartState {
-  failures: number;
-  down: DownState | undefined;
+  readonly breaker: BreakerState;
+  timer: NodeJS.Timeout | undefined;
+  /** The call that checks the store (or partition) again, once down. */
+  probe: () => Promise<unknown>;
 }
 
 /**
@@ -111,9 +110,7 @@ export class CircuitBreakerStore implements LookupStore, DownCounter {
   readonly sqlQuery?: (query: string, params: SqlParam[]) => Promise<SqlResult>;
   private readonly parts = new Map<string, PartState>();
   private closed = false;
-  private readonly threshold: number;
-  private readonly initialBackoffMs: number;
-  private readonly maxBackoffMs: number;
+  private readonly timing: { failureThreshold: number; initialBackoffMs: number; maxBackoffMs: number };
   private readonly label: string | undefined;
   private readonly slowCallMs: number;
 
@@ -123,9 +120,8 @@ export class CircuitBreakerStore implements LookupStore, DownCounter {
     opts: BreakerOptions = {},
   ) {
     this.type = inner.type;
-    this.threshold = Math.max(1, opts.failureThreshold ?? 3);
-    this.initialBackoffMs = Math.max(1, opts.initialBackoffMs ?? 250);
-    this.maxBackoffMs = Math.max(this.initialBackoffMs, opts.maxBackoffMs ?? 5_000);
+    // Bounded by BreakerState (threshold ≥ 1, back-offs ≥ 1 ms, the longest ≥ the first).
+    this.timing = { failureThreshold: opts.failureThreshold ?? 3, initialBackoffMs: opts.initialBackoffMs ?? 250, maxBackoffMs: opts.maxBackoffMs ?? 5_000 };
     this.label = opts.label;
     this.slowCallMs = Math.max(0, opts.slowCallMs ?? DEFAULT_SLOW_CALL_MS);
     if (inner.sqlQuery) this.sqlQuery = (q, p) => this.call('', () => inner.sqlQuery!(q, p), () => inner.keyExists(PROBE_KEY));
@@ -133,7 +129,7 @@ export class CircuitBreakerStore implements LookupStore, DownCounter {
 
   /** True while the store, or (Redis Cluster) one of its nodes, is marked down (calls to it fail at once). */
   get isDown(): boolean {
-    for (const p of this.parts.values()) if (p.down !== undefined) return true;
+    for (const p of this.parts.values()) if (p.breaker.open !== undefined) return true;
     return false;
   }
 
@@ -143,7 +139,7 @@ export class CircuitBreakerStore implements LookupStore, DownCounter {
     return typeof f === 'function' ? (f.call(this.inner, key, counter) ?? '') : '';
   }
 
-  private downError(partition: string, d: DownState): LookupStoreError {
+  private downError(partition: string, d: OpenBreaker): LookupStoreError {
     const secs = Math.round((Date.now() - d.since) / 1000);
     const where = [this.label, partition ? `node ${partition}` : undefined].filter(Boolean).join(', ');
     return new LookupStoreError(this.namespace, `store is down (${where ? `${where}, ` : ''}for ${secs} s; last error: ${d.lastError}); probing in the background`);
@@ -151,7 +147,7 @@ export class CircuitBreakerStore implements LookupStore, DownCounter {
 
   private call<T>(partition: string, work: () => Promise<T>, probe: () => Promise<unknown>): Promise<T> {
     const st = this.parts.get(partition);
-    if (st?.down !== undefined) return Promise.reject(this.downError(partition, st.down));
+    if (st?.breaker.open !== undefined) return Promise.reject(this.downError(partition, st.breaker.open));
     let p: Promise<T>;
     try {
       p = work();
@@ -161,7 +157,7 @@ export class CircuitBreakerStore implements LookupStore, DownCounter {
     if (this.slowCallMs <= 0)
       return p.then(
         (v) => {
-          if (st !== undefined) st.failures = 0;
+          st?.breaker.answered();
           return v;
         },
         (e: unknown) => {
@@ -179,7 +175,7 @@ export class CircuitBreakerStore implements LookupStore, DownCounter {
     return p.then(
       (v) => {
         clearTimeout(timer);
-        if (st !== undefined && !slow) st.failures = 0;
+        if (!slow) st?.breaker.answered();
         return v;
       },
       (e: unknown) => {
@@ -193,53 +189,44 @@ export class CircuitBreakerStore implements LookupStore, DownCounter {
   /** A call failed: an error the store answered says it is up; any other counts towards marking it down. */
   private settledWithError(partition: string, e: unknown, probe: () => Promise<unknown>): void {
     if (!storeAnswered(e)) return this.failed(partition, e, probe);
-    const st = this.parts.get(partition);
-    if (st !== undefined) st.failures = 0;
+    this.parts.get(partition)?.breaker.answered();
   }
 
   private failed(partition: string, e: unknown, probe: () => Promise<unknown>): void {
     let st = this.parts.get(partition);
-    if (st === undefined) this.parts.set(partition, (st = { failures: 0, down: undefined }));
-    if (++st.failures >= this.threshold) this.markDown(st, e, partition ? probe : () => this.inner.keyExists(PROBE_KEY));
+    if (st === undefined) this.parts.set(partition, (st = { breaker: new BreakerState(this.timing), timer: undefined, probe }));
+    if (st.breaker.failed() && !this.closed) this.markDown(st, e, partition ? probe : () => this.inner.keyExists(PROBE_KEY));
   }
 
   private markDown(st: PartState, e: unknown, probe: () => Promise<unknown>): void {
-    if (st.down !== undefined || this.closed) return;
-    const lastError = strip(this.namespace, e instanceof Error ? e.message : String(e));
-    st.down = { since: Date.now(), lastError, backoffMs: this.initialBackoffMs, timer: undefined, probe };
+    st.breaker.trip(strip(this.namespace, e instanceof Error ? e.message : String(e)));
+    st.probe = probe;
     this.downCount++;
     this.scheduleProbe(st);
   }
 
   private scheduleProbe(st: PartState): void {
-    const d = st.down;
-    if (d === undefined || this.closed) return;
-    d.timer = setTimeout(() => {
-      d.timer = undefined;
+    const b = st.breaker;
+    if (b.open === undefined || this.closed) return;
+    st.timer = setTimeout(() => {
+      st.timer = undefined;
       const t0 = performance.now();
-      d.probe().then(
+      st.probe().then(
         () => {
           const ms = performance.now() - t0;
-          if (this.slowCallMs <= 0 || ms <= this.slowCallMs) return this.markUp(st);
-          d.lastError = `the probe answered in ${Math.round(ms)} ms, over ${this.slowCallMs} ms`;
-          d.backoffMs = Math.min(d.backoffMs * 2, this.maxBackoffMs);
+          if (this.slowCallMs <= 0 || ms <= this.slowCallMs) return b.close();
+          b.probeFailed(`the probe answered in ${Math.round(ms)} ms, over ${this.slowCallMs} ms`);
           this.scheduleProbe(st);
         },
         (e: unknown) => {
           const ms = performance.now() - t0;
-          if (storeAnswered(e) && (this.slowCallMs <= 0 || ms <= this.slowCallMs)) return this.markUp(st);
-          d.lastError = strip(this.namespace, e instanceof Error ? e.message : String(e));
-          d.backoffMs = Math.min(d.backoffMs * 2, this.maxBackoffMs);
+          if (storeAnswered(e) && (this.slowCallMs <= 0 || ms <= this.slowCallMs)) return b.close();
+          b.probeFailed(strip(this.namespace, e instanceof Error ? e.message : String(e)));
           this.scheduleProbe(st);
         },
       );
-    }, d.backoffMs);
-    d.timer.unref(); // a probe never keeps the process alive
-  }
-
-  private markUp(st: PartState): void {
-    st.down = undefined;
-    st.failures = 0;
+    }, b.backoffMs);
+    st.timer.unref(); // a probe never keeps the process alive
   }
 
   keyGet(key: string): Promise<string | number | null> {
@@ -259,7 +246,7 @@ export class CircuitBreakerStore implements LookupStore, DownCounter {
   }
   async close(): Promise<void> {
     this.closed = true;
-    for (const p of this.parts.values()) if (p.down?.timer !== undefined) clearTimeout(p.down.timer);
+    for (const p of this.parts.values()) if (p.timer !== undefined) clearTimeout(p.timer);
     await this.inner.close();
   }
 }

@@ -9,3 +9,4 @@ export { isObject } from './is-object.js';
 export { MAX_TAG_LENGTH, quoteTag, tagNameProblem } from './tag-name.js';
 export { VERSION } from './version.js';
 export { WaitClock } from './wait-clock.js';
+export { BreakerState, type Admission, type BreakerTiming, type OpenBreaker } from './breaker.js';
