@@ -11,9 +11,14 @@
  * in the result's warnings. The wait is a network wait: the classify time budget leaves it out, as it does DNS
  * waits; `timeoutMs` bounds it. What is sent is bounded: the subject to `maxSubjectBytes`, the body to
  * `maxBodyBytes` (README A23).
+ *
+ * After `breaker.failureThreshold` such failures in a row the endpoint's circuit breaker opens
+ * (src/analysis/step-breaker.ts): messages then skip the request at once, with a warning and no tag, until a
+ * probe after the cool-down gets a reply. A reply naming no known category is a reply.
  */
 import { llmComplete, LlmError } from './llm/client.js';
 import { resolveLlmSettings, type ResolvedLlmSettings } from './llm/settings.js';
+import { stepBreaker, StepSkippedError, viaBreaker } from './step-breaker.js';
 import type { AnalysisContext, LlmVerdict } from './types.js';
 
 /** Bytes of the explanation kept at most (Stalwart's 255). */
@@ -97,9 +102,11 @@ export function llm(ctx: AnalysisContext): void | Promise<void> {
 async function ask(ctx: AnalysisContext, prompt: string, settings: ResolvedLlmSettings): Promise<void> {
   let reply: string;
   try {
-    reply = await ctx.networkWait(llmComplete(prompt, settings));
+    const breaker = stepBreaker(ctx.config, `llm ${settings.url}`, settings.breaker);
+    // A request never sent (the API key unreadable) says nothing of the endpoint.
+    reply = await viaBreaker(breaker, 'endpoint', () => ctx.networkWait(llmComplete(prompt, settings)), (e) => !(e instanceof LlmError && e.local));
   } catch (e) {
-    ctx.warn(`${e instanceof LlmError ? e.message : `request failed: ${String(e)}`}; no LLM tag set`);
+    ctx.warn(`${e instanceof LlmError || e instanceof StepSkippedError ? e.message : `request failed: ${String(e)}`}; no LLM tag set`);
     return;
   }
   const verdict = parseLlmReply(reply, settings);

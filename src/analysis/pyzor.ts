@@ -6,7 +6,9 @@
  * below `ratio` × the report count. A message without a `text/*` part is not checked. No answer (a
  * timeout, a network error, a reply that does not parse) sets nothing, as in Stalwart, and is reported in
  * the result's warnings. The wait is a network wait: the classify time budget leaves it out, as it does
- * DNS waits; `timeoutMs` bounds it.
+ * DNS waits; `timeoutMs` bounds it. After `breaker.failureThreshold` such failures in a row the server's
+ * circuit breaker opens (src/analysis/step-breaker.ts): messages then skip the check at once, with a warning
+ * and no tag, until a probe after the cool-down gets an answer. "Not found" (counts of 0) is an answer.
  *
  * `testMode.pyzor` (conformance runs) answers the digests it lists without any network, and every other
  * digest gets no answer, as Stalwart's test build answers three fixed digests (its harness cannot reach
@@ -16,6 +18,7 @@ import { mimeView } from '../message/text-parts.js';
 import { pyzorCheck, PyzorError, type PyzorResponse } from './pyzor/client.js';
 import { pyzorDigest } from './pyzor/digest.js';
 import { resolvePyzorSettings, type ResolvedPyzorSettings } from './pyzor/settings.js';
+import { stepBreaker, StepSkippedError, viaBreaker } from './step-breaker.js';
 import type { AnalysisContext } from './types.js';
 
 /**
@@ -45,9 +48,10 @@ export function pyzor(ctx: AnalysisContext): void | Promise<void> {
 async function check(ctx: AnalysisContext, digest: string, settings: ResolvedPyzorSettings): Promise<void> {
   let r: PyzorResponse;
   try {
-    r = await ctx.networkWait(pyzorCheck(digest, settings));
+    const breaker = stepBreaker(ctx.config, `pyzor ${settings.host}:${settings.port}`, settings.breaker);
+    r = await viaBreaker(breaker, 'server', () => ctx.networkWait(pyzorCheck(digest, settings)), () => true);
   } catch (e) {
-    ctx.warn(`${e instanceof PyzorError ? e.message : `check failed: ${String(e)}`}; PYZOR not checked`);
+    ctx.warn(`${e instanceof PyzorError || e instanceof StepSkippedError ? e.message : `check failed: ${String(e)}`}; PYZOR not checked`);
     return;
   }
   if (pyzorIsSpam(r, settings)) ctx.tag('PYZOR');

@@ -18,6 +18,7 @@ import type { LlmSettings } from './llm/settings.js';
 export type { PyzorResponse } from './pyzor/client.js';
 export type { PyzorSettings } from './pyzor/settings.js';
 export type { LlmSettings, LlmHttpAuth, LlmSecret } from './llm/settings.js';
+export type { StepBreakerOptions } from './step-breaker.js';
 
 /**
  * What the LLM step made of the model's reply (src/analysis/llm.ts): the recognised category and confidence,

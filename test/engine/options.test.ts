@@ -24,11 +24,17 @@ describe('SpamEngine options', () => {
     [{ analysis: { followRedirects: { ports: [8080, 70000] } } }, 'SpamEngine: analysis.followRedirects: ports must be an array of port numbers (1–65535), got [8080,70000]'],
     [{ analysis: { followRedirects: 'yes' } }, 'SpamEngine: analysis.followRedirects: expected true, false or an object, got "yes"'],
     [{ analysis: { pyzor: 'public.pyzor.org' } }, 'SpamEngine: analysis.pyzor: expected true, false or an object ({ host, port, timeoutMs, blockCount, allowCount, ratio })'],
-    [{ analysis: { pyzor: { server: 'x' } } }, 'SpamEngine: analysis.pyzor: unknown field "server" (the fields are host, port, timeoutMs, blockCount, allowCount, ratio)'],
+    [{ analysis: { pyzor: { server: 'x' } } }, 'SpamEngine: analysis.pyzor: unknown field "server" (the fields are host, port, timeoutMs, blockCount, allowCount, ratio, breaker)'],
     [{ analysis: { pyzor: { port: 70000 } } }, 'SpamEngine: analysis.pyzor: "port" must be an integer from 1 to 65535, got 70000'],
     [{ analysis: { pyzor: { timeoutMs: 0 } } }, 'SpamEngine: analysis.pyzor: "timeoutMs" must be milliseconds (a number > 0), got 0'],
     [{ analysis: { pyzor: { blockCount: 0 } } }, 'SpamEngine: analysis.pyzor: "blockCount" must be an integer from 1 to 1000, got 0'],
     [{ analysis: { pyzor: { ratio: 1.5 } } }, 'SpamEngine: analysis.pyzor: "ratio" must be a number from 0 to 1, got 1.5'],
+    [{ analysis: { pyzor: { breaker: false } } }, 'SpamEngine: analysis.pyzor: "breaker" must be an object ({ enabled, failureThreshold, initialBackoffMs, maxBackoffMs })'],
+    [{ analysis: { pyzor: { breaker: { threshold: 2 } } } }, 'SpamEngine: analysis.pyzor: "breaker": unknown field "threshold" (the fields are enabled, failureThreshold, initialBackoffMs, maxBackoffMs)'],
+    [{ analysis: { pyzor: { breaker: { failureThreshold: 0 } } } }, 'SpamEngine: analysis.pyzor: "breaker.failureThreshold" must be an integer from 1 to 1000, got 0'],
+    [{ analysis: { pyzor: { breaker: { maxBackoffMs: 1000 } } } }, 'SpamEngine: analysis.pyzor: "breaker.maxBackoffMs" (1000) must be at least "breaker.initialBackoffMs" (5000)'],
+    [{ analysis: { llm: { url: 'http://a/', model: 'm', breaker: { enabled: 'no' } } } }, 'SpamEngine: analysis.llm: "breaker.enabled" must be true or false'],
+    [{ analysis: { llm: { url: 'http://a/', model: 'm', breaker: { initialBackoffMs: '5s' } } } }, 'SpamEngine: analysis.llm: "breaker.initialBackoffMs" must be milliseconds (a number > 0), got "5s"'],
     [{ analysis: { llm: true } }, 'SpamEngine: analysis.llm: expected false or an object ({ url, model, prompt, … })'],
     [{ analysis: { llm: { model: 'm' } } }, 'SpamEngine: analysis.llm: "url" is required: the OpenAI-compatible endpoint (https://api.openai.com/v1/chat/completions)'],
     [{ analysis: { llm: { url: 'http://127.0.0.1:11434/v1/chat/completions' } } }, 'SpamEngine: analysis.llm: "model" is required: the model name sent to the endpoint'],
@@ -51,5 +57,7 @@ describe('SpamEngine options', () => {
     expect(() => new SpamEngine({ analysis: { llm: { url: 'https://api.openai.com/v1/chat/completions', model: 'gpt-4o-mini', responsePosExplanation: null, confidence: [] } } })).not.toThrow();
     expect(() => new SpamEngine({ analysis: { followRedirects: { maxHops: 2, allowedNetworks: ['10.0.0.0/8', '::1'], ports: [8080] } } })).not.toThrow();
     expect(() => new SpamEngine({ analysis: { pyzor: { host: '::1', port: 24441, timeoutMs: 2500, blockCount: 10, allowCount: 1, ratio: 0 } } })).not.toThrow();
+    expect(() => new SpamEngine({ analysis: { pyzor: { breaker: { enabled: false, failureThreshold: 5, initialBackoffMs: 100, maxBackoffMs: 100 } } } })).not.toThrow();
+    expect(() => new SpamEngine({ analysis: { llm: { url: 'http://a/', model: 'm', breaker: { maxBackoffMs: 300_000 } } } })).not.toThrow();
   });
 });

@@ -381,7 +381,7 @@ describe('spamrule serve --config FILE.toml', () => {
     const file = join(dir, 'analysis.json');
     const analysis = {
       followRedirects: { maxHops: 2, timeoutMs: 1000, allowedNetworks: ['10.20.0.0/16'], ports: [80, 443, 8080] }, dnsblLimits: { ip: 10, url: 0 }, allowedIps: ['198.51.100.0/24', '2001:db8::1'], blockedIps: ['203.0.113.9'],
-      pyzor: { host: 'pyzor.example.net', blockCount: 10, ratio: 0.5 },
+      pyzor: { host: 'pyzor.example.net', blockCount: 10, ratio: 0.5, breaker: { failureThreshold: 5, initialBackoffMs: 10_000 } },
     };
     writeFileSync(file, JSON.stringify({ analysis }));
     expect(readServeConfig(file).analysis).toEqual(analysis);
@@ -394,6 +394,8 @@ describe('spamrule serve --config FILE.toml', () => {
       [{ followRedirects: { allowedNetworks: ['intranet'] } }, 'analysis.followRedirects.allowedNetworks.0'],
       [{ followRedirects: { ports: [0] } }, 'analysis.followRedirects.ports.0'],
       [{ pyzor: { port: 'udp' } }, 'analysis.pyzor: "port" must be an integer from 1 to 65535'], [{ pyzor: { servers: [] } }, 'analysis.pyzor: unknown field "servers"'],
+      [{ pyzor: { breaker: { initialBackoffMs: 0 } } }, 'analysis.pyzor: "breaker.initialBackoffMs" must be milliseconds (a number > 0), got 0'],
+      [{ llm: { url: 'http://127.0.0.1:11434/v1/chat/completions', model: 'm', breaker: { failureThreshold: 1.5 } } }, 'analysis.llm: "breaker.failureThreshold" must be an integer from 1 to 1000, got 1.5'],
     ] as const) {
       writeFileSync(file, JSON.stringify({ analysis: bad }));
       expect(() => readServeConfig(file)).toThrow(where);

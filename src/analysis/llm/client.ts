@@ -14,11 +14,17 @@ import { llmRequestHeaders, type ResolvedLlmSettings } from './settings.js';
 /** Bytes of a reply body read at most (1 MiB): a completion of one line is a few hundred. */
 export const LLM_MAX_REPLY_BYTES = 1024 * 1024;
 
-/** A request that got no usable reply: a timeout, a network error, a non-2xx status, a body that is not a completion. */
+/**
+ * A request that got no usable reply: a timeout, a network error, a non-2xx status, a body that is not a
+ * completion. `local` is true when the request was never sent (the API key could not be read, or Node refused a
+ * header value): the endpoint's circuit breaker does not count those.
+ */
 export class LlmError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly local: boolean;
+  constructor(message: string, options?: { cause?: unknown; local?: boolean }) {
     super(message, options);
     this.name = 'LlmError';
+    this.local = options?.local === true;
   }
 }
 
@@ -87,7 +93,7 @@ export function llmComplete(prompt: string, s: ResolvedLlmSettings): Promise<str
   try {
     headers = llmRequestHeaders(s);
   } catch (e) {
-    return Promise.reject(new LlmError(`API key: ${(e as Error).message}`));
+    return Promise.reject(new LlmError(`API key: ${(e as Error).message}`, { local: true }));
   }
   const body = Buffer.from(completionRequest(prompt, s), 'utf8');
   headers['content-length'] = String(body.length);
@@ -140,7 +146,7 @@ export function llmComplete(prompt: string, s: ResolvedLlmSettings): Promise<str
     } catch (e) {
       // Node throws here, not on 'error', for a header value it refuses (a control character: a key file with a
       // blank line at its end). Its message names the header, never the value.
-      finish(new LlmError(`${where}: request not sent: ${escapeControls((e as Error).message)}`));
+      finish(new LlmError(`${where}: request not sent: ${escapeControls((e as Error).message)}`, { local: true }));
       return;
     }
     req.on('error', (e: NodeJS.ErrnoException) => {

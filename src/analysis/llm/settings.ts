@@ -6,6 +6,7 @@
  */
 import { readSecret } from '../../lookup/secret.js';
 import { isObject, tagNameProblem } from '../../util/index.js';
+import { resolveStepBreaker, STEP_BREAKER_DEFAULTS, stepBreakerProblem, type ResolvedStepBreakerOptions, type StepBreakerOptions } from '../step-breaker.js';
 
 /** A secret as Stalwart's registry writes one (`x:SecretKey`): inline, from an environment variable, or from a file. */
 export type LlmSecret =
@@ -55,10 +56,19 @@ export interface LlmSettings {
   maxSubjectBytes?: number;
   /** Bytes of the body text sent at most (cut on a character boundary); default 4,096. */
   maxBodyBytes?: number;
+  /**
+   * The endpoint's circuit breaker (ours; src/analysis/step-breaker.ts): after `failureThreshold` (3) failures in a
+   * row, messages skip the step for `initialBackoffMs` (5,000), doubling per failed probe up to `maxBackoffMs`
+   * (60,000); `{ enabled: false }` turns it off. Default: on.
+   */
+  breaker?: StepBreakerOptions;
 }
 
 /** The settings with every default filled in. */
-export type ResolvedLlmSettings = Required<Omit<LlmSettings, 'httpHeaders'>> & { httpHeaders: Readonly<Record<string, string>> };
+export type ResolvedLlmSettings = Required<Omit<LlmSettings, 'httpHeaders' | 'breaker'>> & {
+  httpHeaders: Readonly<Record<string, string>>;
+  breaker: Readonly<ResolvedStepBreakerOptions>;
+};
 
 /**
  * The prompt used when none is configured: it asks for Stalwart's default reply format (category,
@@ -88,6 +98,7 @@ export const LLM_DEFAULTS = Object.freeze({
   temperature: 0.5,
   maxSubjectBytes: 512,
   maxBodyBytes: 4_096,
+  breaker: STEP_BREAKER_DEFAULTS,
 });
 
 const KEYS = ['url', 'model', ...Object.keys(LLM_DEFAULTS)] as (keyof LlmSettings)[];
@@ -195,7 +206,7 @@ export function llmSettingsProblem(v: unknown): string | undefined {
   for (const k of ['maxSubjectBytes', 'maxBodyBytes'] as const) {
     if (v[k] !== undefined && !(typeof v[k] === 'number' && Number.isInteger(v[k]) && (v[k] as number) >= 0)) return `"${k}" must be bytes (an integer ≥ 0), got ${JSON.stringify(v[k])}`;
   }
-  return undefined;
+  return stepBreakerProblem(v.breaker);
 }
 
 /** Resolved settings per given object: modules resolve them per message, this once. */
@@ -206,7 +217,7 @@ export function resolveLlmSettings(v: LlmSettings | false | undefined): Resolved
   if (v === undefined || v === false) return undefined;
   let r = RESOLVED.get(v);
   if (r === undefined) {
-    r = { ...LLM_DEFAULTS, ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined)) } as ResolvedLlmSettings;
+    r = { ...LLM_DEFAULTS, ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined)), breaker: resolveStepBreaker(v.breaker) } as ResolvedLlmSettings;
     RESOLVED.set(v, r);
   }
   return r;

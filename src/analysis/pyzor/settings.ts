@@ -1,8 +1,10 @@
 /**
  * The Pyzor check's settings: Stalwart's `SpamPyzor` object (its public reference,
  * https://stalw.art/docs/ref/object/spam-pyzor), with the timeout in milliseconds. Stalwart's defaults and
- * bounds; unlike Stalwart, the check is off until configured (README, "Compatibility", A19).
+ * bounds; unlike Stalwart, the check is off until configured (README, "Compatibility", A19). The circuit
+ * breaker in front of the server (`breaker`) is ours.
  */
+import { resolveStepBreaker, STEP_BREAKER_DEFAULTS, stepBreakerProblem, type ResolvedStepBreakerOptions, type StepBreakerOptions } from '../step-breaker.js';
 
 /** `AnalysisConfig.pyzor` as given: `true` for every default, or the fields to change. */
 export interface PyzorSettings {
@@ -18,10 +20,16 @@ export interface PyzorSettings {
   allowCount?: number;
   /** …or whitelisted less than this fraction of its reports (`ratio`, 0–1, default 0.2). */
   ratio?: number;
+  /**
+   * The server's circuit breaker (ours; src/analysis/step-breaker.ts): after `failureThreshold` (3) failures in a
+   * row, messages skip the check for `initialBackoffMs` (5,000), doubling per failed probe up to `maxBackoffMs`
+   * (60,000); `{ enabled: false }` turns it off. Default: on.
+   */
+  breaker?: StepBreakerOptions;
 }
 
 /** The settings with every default filled in. */
-export type ResolvedPyzorSettings = Required<PyzorSettings>;
+export type ResolvedPyzorSettings = Required<Omit<PyzorSettings, 'breaker'>> & { breaker: Readonly<ResolvedStepBreakerOptions> };
 
 /** Stalwart's `SpamPyzor` defaults. */
 export const PYZOR_DEFAULTS: Readonly<ResolvedPyzorSettings> = Object.freeze({
@@ -31,6 +39,7 @@ export const PYZOR_DEFAULTS: Readonly<ResolvedPyzorSettings> = Object.freeze({
   blockCount: 5,
   allowCount: 10,
   ratio: 0.2,
+  breaker: STEP_BREAKER_DEFAULTS,
 });
 
 const KEYS = Object.keys(PYZOR_DEFAULTS) as (keyof PyzorSettings)[];
@@ -60,7 +69,7 @@ export function pyzorSettingsProblem(v: unknown): string | undefined {
     if (o[k] !== undefined && !isInt(o[k], 1, 1000)) return `"${k}" must be an integer from 1 to 1000, got ${JSON.stringify(o[k])}`;
   }
   if (o.ratio !== undefined && !(typeof o.ratio === 'number' && o.ratio >= 0 && o.ratio <= 1)) return `"ratio" must be a number from 0 to 1, got ${JSON.stringify(o.ratio)}`;
-  return undefined;
+  return stepBreakerProblem(o.breaker);
 }
 
 /** The settings in force for a `pyzor` setting, or `undefined` when the check is off (`false`, absent). */
@@ -69,6 +78,7 @@ export function resolvePyzorSettings(v: boolean | PyzorSettings | undefined): Re
   if (v === true) return { ...PYZOR_DEFAULTS };
   const out: ResolvedPyzorSettings = { ...PYZOR_DEFAULTS };
   for (const k of KEYS) if (v[k] !== undefined) (out as Record<string, unknown>)[k] = v[k];
+  out.breaker = resolveStepBreaker(v.breaker);
   return out;
 }
 
