@@ -20,7 +20,9 @@ async function run(job: TrainJob): Promise<void> {
   const store = createLookupStore('classifier', job.config, { cache: { enabled: false }, breaker: { slowCallMs: 0 } });
   const trusted = new Set(job.trustedDomains ?? []);
   try {
-    answer = { ok: true, report: await trainRun(new ClassifierStore(store), job.settings, { ...job.opts, trusted: (d) => trusted.has(d) }) };
+    const report = await trainRun(new ClassifierStore(store), job.settings, { ...job.opts, trusted: (d) => trusted.has(d) });
+    const cpu = process.cpuUsage();
+    answer = { ok: true, report: { ...report, processCpuMs: (cpu.user + cpu.system) / 1000 } };
   } catch (e) {
     answer = { ok: false, error: e instanceof Error ? e.message : String(e) };
   } finally {

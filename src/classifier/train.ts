@@ -88,7 +88,13 @@ export interface TrainReport {
    * `generation` was written but is not current (the model it holds is reloaded instead).
    */
   superseded?: boolean;
+  /** Wall time of the run, in milliseconds. */
   ms: number;
+  /**
+   * CPU time (user + system, milliseconds) of the child process that ran it, start-up included, when it ran in
+   * one ({@link trainInWorker}): the calling process's own CPU figures do not count a child's.
+   */
+  processCpuMs?: number;
 }
 
 function shuffle<T>(a: T[], rnd: () => number): void {

@@ -47,6 +47,8 @@ describe('a model shared through a SQLite file', () => {
     const report = await a.train({ seed: 1 });
     clearInterval(timer);
     expect(report).toMatchObject({ ready: true, generation: 1, spam: 12, ham: 10, replayed: 2 });
+    // The child's CPU time comes with the report (this process's figures do not count it).
+    expect(report.processCpuMs).toBeGreaterThan(0);
     // The event loop kept running during the run (training happened in the child process).
     expect(ticks).toBeGreaterThan(3);
     expect(a.generation).toBe(1);
