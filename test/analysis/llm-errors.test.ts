@@ -7,29 +7,18 @@
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmSettings } from '../../src/analysis/index.js';
 import { LLM_MAX_REPLY_BYTES } from '../../src/analysis/llm/client.js';
 import { SpamEngine, type EngineOptions, type SpamRuleInput } from '../../src/engine/index.js';
 import { tempDir } from '../servers/common.js';
-import { completionBody, startLlmServer, type LlmServer } from '../servers/index.js';
+import { completionBody, startLlmServer, useLlmServer, type LlmServer } from '../servers/index.js';
 
-let server: LlmServer;
-beforeAll(async () => {
-  server = await startLlmServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
-beforeEach(() => {
-  server.requests.length = 0;
-  server.reply = () => undefined;
-  server.answer = 'Unsolicited,High,Bulk mail.';
-});
+const server = useLlmServer('Unsolicited,High,Bulk mail.');
 
 const SEEN: SpamRuleInput = { '@type': 'Any', name: 'ALWAYS', priority: 1, condition: { match: [{ if: 'true', then: "'SEEN'" }], else: 'false' } };
 const engineWith = (llm: Partial<LlmSettings> = {}, extra: Partial<EngineOptions> = {}): SpamEngine =>
-  new SpamEngine({ rules: [SEEN], analysis: { llm: { url: server.url(), model: 'm', prompt: 'Classify.', ...llm } }, ...extra });
+  new SpamEngine({ rules: [SEEN], analysis: { llm: { url: server().url(), model: 'm', prompt: 'Classify.', ...llm } }, ...extra });
 const MSG = 'From: a@example.org\r\nTo: b@example.com\r\nSubject: offer\r\n\r\nBuy now.\r\n';
 const llmWarnings = (w: readonly string[]): string[] => w.filter((x) => x.startsWith('llm:'));
 
@@ -46,18 +35,18 @@ function noVerdict(r: Awaited<ReturnType<SpamEngine['classify']>>, re: RegExp): 
 describe('llm module without a usable reply: no tag, a warning, the rest runs', () => {
   it('a server that does not answer: given up after timeoutMs, outside the classify time budget', async () => {
     await new SpamEngine({ rules: [SEEN] }).classify(MSG); // warm-up: the budget below measures the message only
-    server.reply = () => 'hang';
+    server().reply = () => 'hang';
     const engine = engineWith({ timeoutMs: 1_500 }, { timeBudgetMs: 500 });
     const t0 = performance.now();
     const r = await engine.classify(MSG);
     const ms = performance.now() - t0;
     expect(ms).toBeGreaterThanOrEqual(1_450);
     expect(ms).toBeLessThan(4_000);
-    noVerdict(r, new RegExp(`^llm: no reply from http://127\\.0\\.0\\.1:${server.port}/v1/chat/completions within 1500 ms; no LLM tag set$`));
+    noVerdict(r, new RegExp(`^llm: no reply from http://127\\.0\\.0\\.1:${server().port}/v1/chat/completions within 1500 ms; no LLM tag set$`));
     // A reply slower than the timeout is no reply either; a fast one after it is read.
-    server.reply = () => ({ delayMs: 600 });
+    server().reply = () => ({ delayMs: 600 });
     noVerdict(await engineWith({ timeoutMs: 300 }).classify(MSG), /within 300 ms/);
-    server.reply = () => undefined;
+    server().reply = () => undefined;
     expect((await engine.classify(MSG)).tags).toContain('LLM_UNSOLICITED_HIGH');
   });
 
@@ -73,48 +62,48 @@ describe('llm module without a usable reply: no tag, a warning, the rest runs', 
   });
 
   it('a non-2xx status, and a redirect (not followed)', async () => {
-    server.reply = () => ({ status: 500, body: '{"error":"overloaded"}' });
+    server().reply = () => ({ status: 500, body: '{"error":"overloaded"}' });
     noVerdict(await engineWith().classify(MSG), /answered HTTP 500 Internal Server Error; no LLM tag set$/);
-    server.reply = () => ({ status: 401, body: '{"error":"bad key"}' });
+    server().reply = () => ({ status: 401, body: '{"error":"bad key"}' });
     noVerdict(await engineWith().classify(MSG), /answered HTTP 401 Unauthorized/);
-    server.reply = (req) => (req.path === '/moved' ? undefined : { status: 307, headers: { location: '/moved' }, body: '' });
+    server().reply = (req) => (req.path === '/moved' ? undefined : { status: 307, headers: { location: '/moved' }, body: '' });
     noVerdict(await engineWith().classify(MSG), /answered HTTP 307/);
-    expect(server.requests.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions', '/v1/chat/completions']);
+    expect(server().requests.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions', '/v1/chat/completions']);
   });
 
   it('a body that is not JSON, has no choices, or an empty or missing content', async () => {
-    server.reply = () => ({ body: 'Unsolicited,High,not JSON' });
+    server().reply = () => ({ body: 'Unsolicited,High,not JSON' });
     noVerdict(await engineWith().classify(MSG), /reply is not JSON .*"Unsolicited,High,not JSON"; no LLM tag set$/);
-    server.reply = () => ({ body: '{"choices":[]}' });
+    server().reply = () => ({ body: '{"choices":[]}' });
     noVerdict(await engineWith().classify(MSG), /reply has no choices\[0\]\.message\.content: "\{\\"choices\\":\[\]\}"/);
-    server.reply = (req) => ({ body: completionBody(req.path, '') });
+    server().reply = (req) => ({ body: completionBody(req.path, '') });
     noVerdict(await engineWith().classify(MSG), /reply has no choices\[0\]\.message\.content/);
-    server.reply = () => ({ body: '{"choices":[{"message":{"role":"assistant"}}]}' });
+    server().reply = () => ({ body: '{"choices":[{"message":{"role":"assistant"}}]}' });
     noVerdict(await engineWith().classify(MSG), /reply has no choices\[0\]\.message\.content/);
     // A Text model reads `text`: a chat-shaped body is no text completion.
-    server.reply = () => ({ body: completionBody('/v1/chat/completions', 'Unsolicited,High,x') });
+    server().reply = () => ({ body: completionBody('/v1/chat/completions', 'Unsolicited,High,x') });
     noVerdict(await engineWith({ modelType: 'Text' }).classify(MSG), /reply has no choices\[0\]\.text/);
   });
 
   it('a reply over 1 MiB, announced (Content-Length) or streamed', async () => {
     const huge = completionBody('/v1/chat/completions', `Unsolicited,High,${'x'.repeat(LLM_MAX_REPLY_BYTES)}`);
-    server.reply = () => ({ body: huge });
+    server().reply = () => ({ body: huge });
     noVerdict(await engineWith().classify(MSG), new RegExp(`reply over the ${LLM_MAX_REPLY_BYTES}-byte limit|reply of \\d+ bytes is over`));
-    server.reply = () => ({ body: huge, headers: { 'content-length': String(Buffer.byteLength(huge)) } });
+    server().reply = () => ({ body: huge, headers: { 'content-length': String(Buffer.byteLength(huge)) } });
     noVerdict(await engineWith().classify(MSG), new RegExp(`reply of ${Buffer.byteLength(huge)} bytes is over the ${LLM_MAX_REPLY_BYTES}-byte limit`));
     // Just under the cap is read.
-    server.reply = () => ({ body: completionBody('/v1/chat/completions', `Unsolicited,High,${'x'.repeat(LLM_MAX_REPLY_BYTES - 200)}`) });
+    server().reply = () => ({ body: completionBody('/v1/chat/completions', `Unsolicited,High,${'x'.repeat(LLM_MAX_REPLY_BYTES - 200)}`) });
     expect((await engineWith().classify(MSG)).tags).toContain('LLM_UNSOLICITED_HIGH');
   });
 
   it('a URL password is masked in the warning', async () => {
-    server.reply = () => ({ status: 503, body: '' });
-    const r = await engineWith({ url: `http://user:hunter2@127.0.0.1:${server.port}/v1/chat/completions` }).classify(MSG);
+    server().reply = () => ({ status: 503, body: '' });
+    const r = await engineWith({ url: `http://user:hunter2@127.0.0.1:${server().port}/v1/chat/completions` }).classify(MSG);
     noVerdict(r, /^llm: http:\/\/user:\*\*\*\*@127\.0\.0\.1:\d+\/v1\/chat\/completions answered HTTP 503/);
     expect(JSON.stringify(r)).not.toContain('hunter2');
     // A key in the query string (`?key=…`) is left out.
-    const q = await engineWith({ url: `${server.url()}?key=sk-hunter3&api-version=1#frag` }).classify(MSG);
-    noVerdict(q, new RegExp(`^llm: http://127\\.0\\.0\\.1:${server.port}/v1/chat/completions answered HTTP 503`));
+    const q = await engineWith({ url: `${server().url()}?key=sk-hunter3&api-version=1#frag` }).classify(MSG);
+    noVerdict(q, new RegExp(`^llm: http://127\\.0\\.0\\.1:${server().port}/v1/chat/completions answered HTTP 503`));
     expect(JSON.stringify(q)).not.toContain('hunter3');
   });
 
@@ -128,7 +117,7 @@ describe('llm module without a usable reply: no tag, a warning, the rest runs', 
     // timer, which ended the process (classify) or the worker thread (serve); the run would report it as an unhandled error.
     const h = await engineWith({ timeoutMs: 300, httpHeaders: { 'X-Tenant': 'caf\u00e9 \u20ac' } }).classify(MSG);
     noVerdict(h, /: request not sent: Invalid character in header content \["x-tenant"\]; no LLM tag set$/);
-    expect(server.requests).toEqual([]);
+    expect(server().requests).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 600));
   });
 
@@ -146,7 +135,7 @@ describe('llm module without a usable reply: no tag, a warning, the rest runs', 
       await new Promise((resolve) => raw.close(resolve));
     }
     // A reply that is no completion is quoted with its C1 controls and separators escaped too.
-    server.reply = () => ({ body: 'no\u0085json\u2028here\u009b' });
+    server().reply = () => ({ body: 'no\u0085json\u2028here\u009b' });
     noVerdict(await engineWith().classify(MSG), /reply is not JSON .*: "no\\u0085json\\u2028here\\u009b"; no LLM tag set$/);
   });
 });

@@ -8,11 +8,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmSettings, PyzorSettings } from '../../src/analysis/index.js';
 import { SpamEngine, type SpamRuleInput } from '../../src/engine/index.js';
 import { SpamEnginePool } from '../../src/server/pool.js';
-import { startLlmServer, startPyzord, type LlmServer, type PyzorServer } from '../servers/index.js';
+import { startPyzord, useLlmServer, type LlmServer, type PyzorServer } from '../servers/index.js';
 
 const SEEN: SpamRuleInput = { '@type': 'Any', name: 'ALWAYS', priority: 1, condition: { match: [{ if: 'true', then: "'SEEN'" }], else: 'false' } };
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -29,37 +29,26 @@ function restRan(r: Result): void {
 const BREAKER = { initialBackoffMs: 600, maxBackoffMs: 1_200 };
 
 describe('llm endpoint breaker', () => {
-  let server: LlmServer;
-  beforeAll(async () => {
-    server = await startLlmServer();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-  beforeEach(() => {
-    server.requests.length = 0;
-    server.reply = () => undefined;
-    server.answer = 'Unsolicited,High,Bulk mail.';
-  });
+  const server = useLlmServer('Unsolicited,High,Bulk mail.');
   const engineWith = (llm: Partial<LlmSettings> = {}): SpamEngine =>
-    new SpamEngine({ rules: [SEEN], analysis: { llm: { url: server.url(), model: 'm', prompt: 'Classify.', timeoutMs: 300, breaker: BREAKER, ...llm } } });
+    new SpamEngine({ rules: [SEEN], analysis: { llm: { url: server().url(), model: 'm', prompt: 'Classify.', timeoutMs: 300, breaker: BREAKER, ...llm } } });
   const MSG = 'From: a@example.org\r\nTo: b@example.com\r\nSubject: offer\r\n\r\nBuy now.\r\n';
-  const where = (): string => `http://127\\.0\\.0\\.1:${server.port}/v1/chat/completions`;
+  const where = (): string => `http://127\\.0\\.0\\.1:${server().port}/v1/chat/completions`;
 
   it('opens after 3 failures in a row, skips without a request, probes after the cool-down, a failed probe reopens it, an answer closes it', async () => {
     const engine = engineWith();
     // Three failures of three kinds: no reply within timeoutMs, a 500, a body that is not a completion.
     const failures: (() => ReturnType<LlmServer['reply']>)[] = [() => 'hang', () => ({ status: 500 }), () => ({ body: 'not json' })];
     for (const f of failures) {
-      server.reply = f;
+      server().reply = f;
       const r = await engine.classify(MSG);
       expect(warningsOf(r, 'llm')).toEqual([expect.stringMatching(/; no LLM tag set$/)]);
       expect(warningsOf(r, 'llm')[0]).not.toMatch(/skipped/);
     }
-    expect(server.requests).toHaveLength(3);
+    expect(server().requests).toHaveLength(3);
 
     // Open: the next messages send nothing and say why; no LLM tag, the rest runs.
-    server.reply = () => undefined; // the server would answer now: only a probe finds out
+    server().reply = () => undefined; // the server would answer now: only a probe finds out
     for (let i = 0; i < 2; i++) {
       const r = await engine.classify(MSG);
       expect(warningsOf(r, 'llm')).toEqual([
@@ -69,16 +58,16 @@ describe('llm endpoint breaker', () => {
       expect(r.llm).toBeUndefined();
       restRan(r);
     }
-    expect(server.requests).toHaveLength(3);
+    expect(server().requests).toHaveLength(3);
 
     // After the cool-down one message probes; it fails (no reply), and the breaker reopens for twice as long.
     await sleep(650);
-    server.reply = () => 'hang';
+    server().reply = () => 'hang';
     let r = await engine.classify(MSG);
-    expect(server.requests).toHaveLength(4);
+    expect(server().requests).toHaveLength(4);
     expect(warningsOf(r, 'llm')).toEqual([expect.stringMatching(new RegExp(`^llm: no reply from ${where()} within 300 ms; no LLM tag set$`))]);
     r = await engine.classify(MSG);
-    expect(server.requests).toHaveLength(4);
+    expect(server().requests).toHaveLength(4);
     expect(warningsOf(r, 'llm')).toEqual([
       expect.stringMatching(new RegExp(`^llm: endpoint skipped: 4 consecutive failures, retrying in (0\\.[5-9]|1\\.[0-2]) s \\(last error: no reply from ${where()} within 300 ms\\); no LLM tag set$`)),
     ]);
@@ -86,53 +75,53 @@ describe('llm endpoint breaker', () => {
     // Not after 600 ms this time.
     await sleep(650);
     r = await engine.classify(MSG);
-    expect(server.requests).toHaveLength(4);
+    expect(server().requests).toHaveLength(4);
     expect(warningsOf(r, 'llm')[0]).toMatch(/^llm: endpoint skipped: 4 consecutive failures, retrying in 0\.\d s/);
 
     // The endpoint is back: the probe's reply names no known category, which is an answer all the same.
     await sleep(650);
-    server.reply = () => undefined;
-    server.answer = 'Maybe,High,Unsure.';
+    server().reply = () => undefined;
+    server().answer = 'Maybe,High,Unsure.';
     r = await engine.classify(MSG);
-    expect(server.requests).toHaveLength(5);
+    expect(server().requests).toHaveLength(5);
     expect(warningsOf(r, 'llm')).toEqual([]);
     expect(r.tags.filter((t) => t.startsWith('LLM_'))).toEqual([]);
     restRan(r);
     // Closed: every message asks again, and is tagged.
-    server.answer = 'Unsolicited,High,Bulk mail.';
+    server().answer = 'Unsolicited,High,Bulk mail.';
     for (let i = 0; i < 2; i++) {
       r = await engine.classify(MSG);
       expect(r.tags).toContain('LLM_UNSOLICITED_HIGH');
       expect(warningsOf(r, 'llm')).toEqual([]);
       restRan(r);
     }
-    expect(server.requests).toHaveLength(7);
+    expect(server().requests).toHaveLength(7);
   });
 
   it('an answer starts the count again; messages in flight while the probe runs are skipped', async () => {
     const engine = engineWith({ breaker: { ...BREAKER, failureThreshold: 2 } });
     const fail = (): ReturnType<LlmServer['reply']> => ({ status: 503 });
     for (const reply of [fail, () => undefined, fail, () => undefined, fail]) {
-      server.reply = reply;
+      server().reply = reply;
       await engine.classify(MSG);
     }
-    expect(server.requests).toHaveLength(5); // never two failures in a row: never open
-    server.reply = fail;
+    expect(server().requests).toHaveLength(5); // never two failures in a row: never open
+    server().reply = fail;
     await engine.classify(MSG); // the second in a row
     expect(warningsOf(await engine.classify(MSG), 'llm')[0]).toMatch(/^llm: endpoint skipped: 2 consecutive failures/);
-    expect(server.requests).toHaveLength(6);
+    expect(server().requests).toHaveLength(6);
     // Half-open: of two messages at once, one probes (its reply takes 200 ms) and the other is skipped.
     await sleep(650);
-    server.reply = () => ({ delayMs: 200 });
+    server().reply = () => ({ delayMs: 200 });
     const [a, b] = await Promise.all([engine.classify(MSG), engine.classify(MSG)]);
-    expect(server.requests).toHaveLength(7);
+    expect(server().requests).toHaveLength(7);
     expect(a.tags).toContain('LLM_UNSOLICITED_HIGH');
     expect(warningsOf(b, 'llm')).toEqual([
       expect.stringMatching(new RegExp(`^llm: endpoint skipped: 2 consecutive failures, a message is retrying it now \\(last error: ${where()} answered HTTP 503 Service Unavailable\\); no LLM tag set$`)),
     ]);
     restRan(b);
     expect((await engine.classify(MSG)).tags).toContain('LLM_UNSOLICITED_HIGH');
-    expect(server.requests).toHaveLength(8);
+    expect(server().requests).toHaveLength(8);
   });
 
   it('a request never sent (the API key unreadable) does not count; enabled false turns the breaker off', async () => {
@@ -143,23 +132,23 @@ describe('llm endpoint breaker', () => {
     process.env[variableName] = 'sk-test';
     try {
       expect((await engine.classify(MSG)).tags).toContain('LLM_UNSOLICITED_HIGH');
-      expect(server.requests).toHaveLength(1);
+      expect(server().requests).toHaveLength(1);
     } finally {
       delete process.env[variableName];
     }
 
-    server.reply = () => ({ status: 500 });
+    server().reply = () => ({ status: 500 });
     const off = engineWith({ breaker: { enabled: false } });
     for (let i = 0; i < 5; i++) expect(warningsOf(await off.classify(MSG), 'llm')).toEqual([expect.stringMatching(/answered HTTP 500/)]);
-    expect(server.requests).toHaveLength(6);
+    expect(server().requests).toHaveLength(6);
   });
 
   it('in a worker thread (serve\'s SpamEnginePool): a hung endpoint holds 3 messages, not every one', async () => {
-    server.reply = () => 'hang';
+    server().reply = () => 'hang';
     const pool = new SpamEnginePool({
       rules: [SEEN],
       workers: 1,
-      engine: { analysis: { llm: { url: server.url(), model: 'm', prompt: 'Classify.', timeoutMs: 300, breaker: { initialBackoffMs: 60_000 } } } },
+      engine: { analysis: { llm: { url: server().url(), model: 'm', prompt: 'Classify.', timeoutMs: 300, breaker: { initialBackoffMs: 60_000 } } } },
     });
     try {
       for (let i = 0; i < 3; i++) expect(warningsOf(await pool.classify(MSG), 'llm')).toEqual([expect.stringMatching(/within 300 ms; no LLM tag set$/)]);
@@ -168,7 +157,7 @@ describe('llm endpoint breaker', () => {
         expect(warningsOf(r, 'llm')).toEqual([expect.stringMatching(/^llm: endpoint skipped: 3 consecutive failures, retrying in (59|60) s /)]);
         expect(r.tags).toContain('SEEN');
       }
-      expect(server.requests).toHaveLength(3);
+      expect(server().requests).toHaveLength(3);
     } finally {
       await pool.close();
     }

@@ -7,4 +7,4 @@ export { startMariaDb, type MariaDbServer } from './mariadb.js';
 export { startRedis, startRedisCluster, startRedisSentinel, redisCli, type RedisServer, type RedisClusterServer, type RedisSentinelServer } from './redis.js';
 export { freePort, waitFor } from './common.js';
 export { startPyzord, runPyzor, freeUdpPort, type PyzorServer } from './pyzord.js';
-export { startLlmServer, completionBody, type LlmServer, type LlmRequest, type LlmReply } from './llm.js';
+export { startLlmServer, useLlmServer, completionBody, type LlmServer, type LlmRequest, type LlmReply } from './llm.js';

@@ -11,6 +11,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { tempDir } from './common.js';
 
 export interface LlmRequest {
@@ -121,4 +122,25 @@ export async function startLlmServer(opts: { https?: boolean } = {}): Promise<Ll
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * One loopback completion server for the calling suite, through vitest hooks: started before its tests and stopped
+ * after them; before each test its requests are cleared, its reply override removed and its answer set to `answer`.
+ * Call the returned function inside tests for the server (it exists once the suite's `beforeAll` has run).
+ */
+export function useLlmServer(answer: string): () => LlmServer {
+  let server: LlmServer | undefined;
+  beforeAll(async () => {
+    server = await startLlmServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  beforeEach(() => {
+    server!.requests.length = 0;
+    server!.reply = () => undefined;
+    server!.answer = answer;
+  });
+  return () => server!;
 }
