@@ -14,6 +14,7 @@
  * Scope: one breaker per endpoint and engine (`AnalysisConfig` object): `spamrule serve` builds an engine per
  * worker thread, so each worker thread counts failures and probes on its own.
  */
+import { maskUrlPassword } from '../lookup/secret.js';
 import { BreakerState, isObject } from '../util/index.js';
 
 /** `analysis.llm.breaker` / `analysis.pyzor.breaker` as given: the store breaker's option names (`BreakerOptions`). */
@@ -91,6 +92,57 @@ export function stepBreaker(owner: object, endpoint: string, opts: ResolvedStepB
   let b = map.get(endpoint);
   if (b === undefined) map.set(endpoint, (b = new BreakerState(opts)));
   return b;
+}
+
+/**
+ * One step breaker as {@link listStepBreakers} shows it (plain data: it crosses from a worker thread to the pool,
+ * src/server/worker.ts, and feeds `/metrics` and serve's log, docs/deployment.md).
+ */
+export interface StepBreakerStatus {
+  /** The step: `llm` (the model endpoint) or `pyzor` (the Pyzor server). */
+  step: 'llm' | 'pyzor';
+  /**
+   * Where the step sends, as its warnings show it: the LLM endpoint URL with the password of its userinfo masked
+   * and its query and fragment left out (some endpoints take the API key there); Pyzor's `host:port`.
+   */
+  endpoint: string;
+  /** The breaker is open (messages skip the step, or one is probing it). */
+  open: boolean;
+  /** Consecutive failures (those while open included). */
+  failures: number;
+  /** When it opened (ms since the epoch); only while open. */
+  since?: number;
+  /** The last failure's message; only while open. */
+  lastError?: string;
+}
+
+/** The LLM endpoint as shown: no query or fragment, the userinfo password masked (as the LLM client's errors). */
+function shownEndpoint(step: string, where: string): string {
+  if (step !== 'llm') return where;
+  const end = where.search(/[?#]/);
+  return maskUrlPassword(end < 0 ? where : where.slice(0, end));
+}
+
+/**
+ * The step breakers of the engine whose analysis settings are `owner` (`SpamEngine.analysis`), in the order they
+ * were first used; empty when no step has used one yet (or `owner` is `undefined`: analysis off). A snapshot.
+ */
+export function listStepBreakers(owner: object | undefined): StepBreakerStatus[] {
+  const map = owner === undefined ? undefined : BREAKERS.get(owner);
+  if (map === undefined) return [];
+  const out: StepBreakerStatus[] = [];
+  for (const [key, b] of map) {
+    const sp = key.indexOf(' ');
+    const step = key.slice(0, sp);
+    if (step !== 'llm' && step !== 'pyzor') continue;
+    const s: StepBreakerStatus = { step, endpoint: shownEndpoint(step, key.slice(sp + 1)), open: b.open !== undefined, failures: b.failures };
+    if (b.open !== undefined) {
+      s.since = b.open.since;
+      s.lastError = b.open.lastError;
+    }
+    out.push(s);
+  }
+  return out;
 }
 
 /** Thrown by {@link viaBreaker} instead of calling while the breaker is open; the message says why and until when. */

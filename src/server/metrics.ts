@@ -5,6 +5,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ClassifyResult } from '../engine/types.js';
 import type { RegexCacheStats } from '../expr/regex-cache.js';
+import type { StepBreakerStats } from './pool.js';
 import type { StatTotals } from './rspamd-reply.js';
 
 export type Protocol = 'rspamd' | 'milter' | 'spamd';
@@ -170,6 +171,32 @@ export class ServerMetrics {
     },
   });
 
+  private stepBreakers: (() => StepBreakerStats) | undefined;
+  /** Read when the metrics are collected ({@link watchStepBreakers}): worker threads whose LLM / Pyzor breaker is open. */
+  readonly stepBreakerOpen = new Gauge({
+    name: 'spamrule_step_breaker_open',
+    help: 'Worker threads whose circuit breaker for the step (llm, pyzor) is open, so that messages skip it (as of each thread\'s last scan)',
+    labelNames: ['step'] as const,
+    registers: [this.registry],
+    collect: () => {
+      if (this.stepBreakers === undefined) return;
+      const { open } = this.stepBreakers();
+      for (const [step, n] of Object.entries(open)) this.stepBreakerOpen.set({ step }, n);
+    },
+  });
+  readonly stepBreakerOpened = new Counter({
+    name: 'spamrule_step_breaker_opened_total',
+    help: 'Times a worker thread\'s circuit breaker for the step (llm, pyzor) was seen to open (closed to open; a failed probe that keeps it open is not counted)',
+    labelNames: ['step'] as const,
+    registers: [this.registry],
+    collect: () => {
+      if (this.stepBreakers === undefined) return;
+      // A running total kept by the pool: the counter is set to it.
+      this.stepBreakerOpened.reset();
+      for (const [step, n] of Object.entries(this.stepBreakers().openedTotal)) this.stepBreakerOpened.inc({ step }, n);
+    },
+  });
+
   /** Learn requests over the mail-path protocols' learn commands, by outcome ({@link LearnOutcome}). */
   readonly learns = new Counter({
     name: 'spamrule_learns_total',
@@ -217,6 +244,11 @@ export class ServerMetrics {
   /** The `spamrule_regex_cache_*` series read this when the metrics are collected (`SpamEnginePool.regexCacheStats`). */
   watchRegexCache(stats: () => RegexCacheStats): void {
     this.regexCache = stats;
+  }
+
+  /** The `spamrule_step_breaker_*` series read this when the metrics are collected (`SpamEnginePool.stepBreakerStats`). */
+  watchStepBreakers(stats: () => StepBreakerStats): void {
+    this.stepBreakers = stats;
   }
 
   /** `spamrule_queue_depth` is the sum of what these say when the metrics are collected. */

@@ -23,9 +23,26 @@ import { AddressPolicy } from '../net/index.js';
 import { DEFAULT_REGEX_CACHE_BYTES, type RegexCacheStats } from '../expr/regex-cache.js';
 import type { RuleSetSpec } from './ruleset.js';
 import type { ReplyFormat } from './rspamd-reply.js';
-import type { ReplyVerdict, RuleSetUpdate, ScanReply, ScanTask, ThreadLoaded, ThreadRegexStats, WorkerInit } from './worker.js';
+import type { StepBreakerStatus } from '../analysis/step-breaker.js';
+import type { ReplyVerdict, RuleSetUpdate, ScanReply, ScanTask, ThreadBreakers, ThreadLoaded, ThreadRegexStats, WorkerInit } from './worker.js';
 
 export type { ReplyVerdict } from './worker.js';
+export type { StepBreakerStatus } from '../analysis/step-breaker.js';
+
+/** A worker thread's step breaker went from closed to open (`opened`) or back (`closed`), as its scan replies show. */
+export interface StepBreakerChange {
+  change: 'opened' | 'closed';
+  /** The worker thread (`threadId`). */
+  worker: number;
+  /** The breaker as of that thread's last scan (`lastError`, `since` while open). */
+  breaker: StepBreakerStatus;
+}
+
+/** The step breakers of the pool's threads: per step, threads whose breaker is open now and the openings seen since the pool started. */
+export interface StepBreakerStats {
+  open: Record<StepBreakerStatus['step'], number>;
+  openedTotal: Record<StepBreakerStatus['step'], number>;
+}
 
 /** A worker's answer with a verdict (not stale, no error). */
 type Scanned = Exclude<ScanReply, { stale: true } | { error: unknown }>;
@@ -142,6 +159,10 @@ export class SpamEnginePool {
   private readonly regexStats = new Map<number, ThreadRegexStats>();
   /** Evictions counted by threads that have ended (replaced after a time-out), so the sum never goes back. */
   private retiredEvictions = 0;
+  /** Each thread's step breakers as of its last scan, by `threadId`. */
+  private readonly breakers = new Map<number, StepBreakerStatus[]>();
+  private readonly openedTotal: StepBreakerStats['openedTotal'] = { llm: 0, pyzor: 0 };
+  private readonly breakerListeners = new Set<(c: StepBreakerChange) => void>();
 
   /**
    * Starts the threads. Throws {@link DnsConfigError} for a bad `dns` spec, {@link LookupConfigError}
@@ -237,6 +258,63 @@ export class SpamEnginePool {
     return sum;
   }
 
+  /**
+   * The step breakers (LLM, Pyzor: src/analysis/step-breaker.ts) of the threads, each as of the thread's last
+   * scan (a breaker opens and closes during a scan, so that is when it changes): per step, the threads whose
+   * breaker is open, and how many times one was seen to open since the pool started. A thread that has ended
+   * (replaced after a time-out) no longer counts as open.
+   */
+  stepBreakerStats(): StepBreakerStats {
+    const threads = this.piscina.threads.map((w) => w.threadId);
+    const open = { llm: 0, pyzor: 0 };
+    for (const [id, list] of this.breakers) {
+      if (!threads.includes(id)) {
+        this.breakers.delete(id);
+        continue;
+      }
+      // One endpoint per step and rule set; a step counts a thread once.
+      for (const step of ['llm', 'pyzor'] as const) if (list.some((b) => b.step === step && b.open)) open[step]++;
+    }
+    return { open, openedTotal: { ...this.openedTotal } };
+  }
+
+  /**
+   * Calls `listener` whenever a thread's scan reply shows one of its step breakers open that its previous reply
+   * showed closed (or did not list), or closed (or gone, after a rule-set change) that was open. Returns the
+   * function that removes the listener. `spamrule serve` logs these (docs/deployment.md, "Logs").
+   */
+  onStepBreakerChange(listener: (c: StepBreakerChange) => void): () => void {
+    this.breakerListeners.add(listener);
+    return () => this.breakerListeners.delete(listener);
+  }
+
+  /** Compares a thread's step breakers with its last report: counts and tells the listeners of each change. */
+  private noteBreakers(r: ThreadBreakers): void {
+    const before = this.breakers.get(r.thread) ?? [];
+    if (before.length === 0 && r.breakers.length === 0) return;
+    this.breakers.set(r.thread, r.breakers);
+    const key = (b: StepBreakerStatus): string => `${b.step} ${b.endpoint}`;
+    const wasOpen = new Map(before.filter((b) => b.open).map((b) => [key(b), b]));
+    const changes: StepBreakerChange[] = [];
+    for (const b of r.breakers) {
+      if (b.open && !wasOpen.has(key(b))) {
+        this.openedTotal[b.step]++;
+        changes.push({ change: 'opened', worker: r.thread, breaker: b });
+      }
+      if (!b.open && wasOpen.has(key(b))) changes.push({ change: 'closed', worker: r.thread, breaker: b });
+      wasOpen.delete(key(b));
+    }
+    for (const b of wasOpen.values()) changes.push({ change: 'closed', worker: r.thread, breaker: { step: b.step, endpoint: b.endpoint, open: false, failures: 0 } });
+    for (const c of changes)
+      for (const l of this.breakerListeners) {
+        try {
+          l(c);
+        } catch {
+          // A listener's fault is not the scan's.
+        }
+      }
+  }
+
   /** The rule set in force (the last one given to the constructor or {@link update}). */
   get ruleSet(): RuleSetSpec {
     return this.spec;
@@ -308,6 +386,7 @@ export class SpamEnginePool {
       if (r.stale) throw new ScanError('worker', 'the worker did not take the rule set');
       if ('error' in r) throw new ScanError(r.error.name === 'SessionError' ? 'session' : 'worker', r.error.message);
       this.regexStats.set(r.regex.thread, r.regex);
+      this.noteBreakers(r.steps);
       return r;
     } finally {
       this.running--;

@@ -142,6 +142,12 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
   const log = opts.logger ?? createLogger();
   const metrics = new ServerMetrics();
   metrics.watchRegexCache(() => opts.pool.regexCacheStats());
+  metrics.watchStepBreakers(() => opts.pool.stepBreakerStats());
+  // An open breaker otherwise shows only as a warning inside each verdict, which serve does not log.
+  const unwatchBreakers = opts.pool.onStepBreakerChange(({ change, worker, breaker: b }) => {
+    if (change === 'opened') log.warn({ step: b.step, endpoint: b.endpoint, failures: b.failures, lastError: b.lastError, worker }, `${b.step} circuit breaker open: the step is skipped until a probe answers`);
+    else log.info({ step: b.step, endpoint: b.endpoint, worker }, `${b.step} circuit breaker closed: the step runs again`);
+  });
   const scanner = new Scanner(opts.pool, limits, metrics, log);
   const thresholds = { spam: (): number => opts.pool.ruleSet.thresholds?.scoreSpam ?? 5, reject: (): number => opts.pool.ruleSet.thresholds?.scoreReject ?? 0 };
   let closing = false;
@@ -245,6 +251,7 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
           setTimeout(() => sock.destroy(), 1000).unref();
         }
       await Promise.all(closed);
+      unwatchBreakers();
       log.info('stopped');
     },
   };

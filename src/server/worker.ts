@@ -8,6 +8,7 @@
  */
 import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
+import { listStepBreakers, type StepBreakerStatus } from '../analysis/step-breaker.js';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyOptions, ClassifyResult } from '../engine/types.js';
 import { regexCacheStats, type RegexCacheStats } from '../expr/regex-cache.js';
@@ -56,11 +57,20 @@ export interface ThreadRegexStats extends RegexCacheStats {
   thread: number;
 }
 
+/**
+ * The step breakers (src/analysis/step-breaker.ts) of the thread's current engine as of the end of the scan, so
+ * that the pool can count the open ones and log when one opens or closes (`SpamEnginePool.stepBreakerStats`).
+ */
+export interface ThreadBreakers {
+  thread: number;
+  breakers: StepBreakerStatus[];
+}
+
 export type ScanReply =
   | { stale: true }
-  | { stale: false; result: ClassifyResult; regex: ThreadRegexStats }
+  | { stale: false; result: ClassifyResult; regex: ThreadRegexStats; steps: ThreadBreakers }
   /** The task asked for a reply: `body` is its UTF-8 text, in a buffer of its own that is moved (not copied) to the pool's thread. */
-  | { stale: false; verdict: ReplyVerdict; body: Uint8Array; regex: ThreadRegexStats }
+  | { stale: false; verdict: ReplyVerdict; body: Uint8Array; regex: ThreadRegexStats; steps: ThreadBreakers }
   /** `classify` rejected: `SessionError` for unusable session input; errors cannot cross threads as such. */
   | { stale: false; error: { name: string; message: string } };
 
@@ -126,6 +136,9 @@ channel.postMessage({ loaded: threadId } satisfies ThreadLoaded);
 
 const UTF8 = new TextEncoder();
 
+/** The current engine's step breakers (its analysis settings object owns them: `SpamEngine.analysis`). */
+const steps = (): ThreadBreakers => ({ thread: threadId, breakers: listStepBreakers(current.engine.analysis) });
+
 /**
  * The verdict with its rspamd reply. The listener's main thread, which every connection shares, gets
  * only what it logs and counts (not the tag lists, headers, timings or warnings, which it would
@@ -138,7 +151,7 @@ function withReply(result: ClassifyResult, reply: ReplyFormat, ms: number): Scan
   // Not Buffer.from: a small one is a slice of Node's shared pool, whose memory cannot be transferred;
   // TextEncoder gives an array with a buffer of its own.
   const body = UTF8.encode(text);
-  const out: ScanReply = { stale: false, verdict: { action: result.action, score: result.score, errors: result.errors }, body, regex: { thread: threadId, ...regexCacheStats() } };
+  const out: ScanReply = { stale: false, verdict: { action: result.action, score: result.score, errors: result.errors }, body, regex: { thread: threadId, ...regexCacheStats() }, steps: steps() };
   // piscina posts a movable's value with its transferables moved.
   return move({ [transferableSymbol]: [body.buffer], [valueSymbol]: out }) as unknown as ScanReply;
 }
@@ -150,7 +163,7 @@ export default async function scan(task: ScanTask): Promise<ScanReply> {
     const t0 = performance.now();
     // Called before any await, so the engine cannot have been retired (closed) in between.
     const result = await current.engine.classify(task.raw, task.opts);
-    if (task.reply === undefined) return { stale: false, result, regex: { thread: threadId, ...regexCacheStats() } };
+    if (task.reply === undefined) return { stale: false, result, regex: { thread: threadId, ...regexCacheStats() }, steps: steps() };
     return withReply(result, task.reply, performance.now() - t0);
   } catch (e) {
     return { stale: false, error: { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) } };
