@@ -73,7 +73,11 @@ export class SpamEngine {
   private tagTable = new SpamTagTable();
   private thresholds: Required<SpamThresholds>;
   private readonly system: Record<string, string | number>;
-  /** Analysis configuration; `undefined` when analysis is off. */
+  /**
+   * Analysis configuration; `undefined` when analysis is off. The object also keys the engine's LLM and Pyzor
+   * circuit breakers: `listStepBreakers(engine.analysis)` (src/analysis/step-breaker.ts) lists them, and a new
+   * object assigned here starts with closed ones.
+   */
   analysis: AnalysisConfig | undefined;
   /** DNS used by the analysis modules; `close()` cancels its queries in flight (`Resolver.cancel`). */
   dns: Resolver;

@@ -2,7 +2,7 @@
  * The mail path (docs/deployment.md): spamrule behind the protocols MTAs already speak (rspamd
  * HTTP, milter, spamd), classification in a pool of worker threads, limits, metrics and logs.
  */
-export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorReason } from './pool.js';
+export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorReason, type StepBreakerChange, type StepBreakerStats, type StepBreakerStatus } from './pool.js';
 export { buildEngineFromSpec, ruleSetSpecFromBundle, type RuleSetSpec } from './ruleset.js';
 export { startScanServer, parseListenAddress, type ScanServer, type ScanServerOptions, type ListenAddress } from './server.js';
 export { AbandonedError, BusyError, ScanGate, defaultLimits, parseSize, type ServerLimits } from './limits.js';
