@@ -57,7 +57,9 @@ export { JmapClient, importRules, readStalwartBundle, formatSetError } from './c
 // Errors of the JMAP client: transport and HTTP problems, method errors, refused changes.
 export { JmapError, JmapRequestError, JmapMethodError, JmapSetError } from './client/index.js';
 // Classification on worker threads (src/server/pool.ts); the protocol listeners run under `spamrule serve`.
-export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorReason } from './server/pool.js';
+export { SpamEnginePool, ScanError, type SpamEnginePoolOptions, type ScanErrorReason, type StepBreakerChange, type StepBreakerStats } from './server/pool.js';
+// The LLM and Pyzor circuit breakers of an engine (docs/analysis.md, "Circuit breaker"): `listStepBreakers(engine.analysis)`.
+export { listStepBreakers, type StepBreakerStatus } from './analysis/step-breaker.js';
 export { ruleSetSpecFromBundle, type RuleSetSpec } from './server/ruleset.js';
 // Stalwart's statistical classifier (docs/classifier.md): samples and model in a lookup store, PROB_* tags.
 export {

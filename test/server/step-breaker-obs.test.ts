@@ -7,8 +7,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listStepBreakers } from '../../src/analysis/step-breaker.js';
-import { SpamEngine } from '../../src/engine/index.js';
+import { listStepBreakers, SpamEngine } from '../../src/index.js';
 import { createLogger, SpamEnginePool, startScanServer, type ScanServer } from '../../src/server/index.js';
 import { completionBody, startLlmServer, type LlmServer } from '../servers/index.js';
 import { http } from './harness.js';
