@@ -302,6 +302,7 @@ describe('a connection that closes while its message is scanned', () => {
       workers: 1,
       ruleSet: {},
       classify: () => new Promise((resolve) => waiting.push(() => resolve(verdict))),
+      onStepBreakerChange: () => () => {},
     } as unknown as SpamEnginePool;
     const server = await startScanServer({ pool, milter: { host: '127.0.0.1', port: 0 }, spamd: { host: '127.0.0.1', port: 0 }, logger: createLogger({ level: 'silent' }) });
     try {
