@@ -7,6 +7,7 @@
  * Runs in training mode too (Stalwart does not gate this module).
  */
 import ipaddr from '../dns/ipaddr.js';
+import { parseNetwork } from '../net/address-policy.js';
 import { extractIps, type IpElement } from '../message/elements.js';
 import { checkDnsbl, dnsblDisabled, ipBytes, ipVariable } from './dnsbl.js';
 import type { AnalysisContext } from './types.js';
@@ -16,22 +17,16 @@ type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 // Parsed once per list object, not per message.
 const rangeCache = new WeakMap<readonly string[], Range[]>();
 
-/** Addresses and CIDR ranges of an allow/block list; invalid entries are ignored. */
+/** Addresses and CIDR ranges of an allow/block list; invalid entries (which `new SpamEngine` refuses) are ignored. */
 function rangesOf(list: readonly string[] | undefined): Range[] {
   if (list === undefined || list.length === 0) return [];
   let r = rangeCache.get(list);
   if (r === undefined) {
     r = [];
     for (const e of list) {
-      try {
-        if (e.includes('/')) r.push(ipaddr.parseCIDR(e.trim()));
-        else {
-          const a = ipaddr.parse(e.trim());
-          r.push([a, a.kind() === 'ipv4' ? 32 : 128]);
-        }
-      } catch {
-        // not an address: ignored
-      }
+      // The strict reading `new SpamEngine` checks the lists with (src/net parseNetwork): four-part IPv4.
+      const n = typeof e === 'string' ? parseNetwork(e) : undefined;
+      if (n !== undefined) r.push(n);
     }
     rangeCache.set(list, r);
   }

@@ -192,7 +192,8 @@ export interface AnalysisConfig {
   dnsblLimits?: { ip?: number; domain?: number; email?: number; url?: number };
   /**
    * The server's own IP lists (Stalwart's security settings), as addresses or CIDR ranges: `allowedIps`
-   * are never DNSBL-checked; `blockedIps` give IP_BLOCKED instead of a check (ip module).
+   * are never DNSBL-checked; `blockedIps` give IP_BLOCKED instead of a check (ip module). IPv4 in four parts;
+   * `new SpamEngine` throws a `TypeError` naming an entry that is neither an address nor a CIDR range.
    */
   allowedIps?: readonly string[];
   blockedIps?: readonly string[];

@@ -6,6 +6,7 @@
 import { MODULE_NAMES } from '../analysis/index.js';
 import { llmSettingsProblem } from '../analysis/llm/settings.js';
 import { pyzorSettingsProblem } from '../analysis/pyzor/settings.js';
+import { parseNetwork } from '../net/address-policy.js';
 import { followRedirectsProblem } from '../analysis/redirect.js';
 import type { AnalysisConfig } from '../analysis/types.js';
 import type { EngineClassifier } from '../classifier/classifier.js';
@@ -153,6 +154,15 @@ export function checkEngineOptions(opts: unknown): void {
     if (llm !== undefined) throw new TypeError(`SpamEngine: analysis.llm: ${llm}`);
     const follow = followRedirectsProblem(a.followRedirects);
     if (follow !== undefined) throw new TypeError(`SpamEngine: analysis.followRedirects: ${follow}`);
+    for (const k of ['allowedIps', 'blockedIps'] as const) {
+      const list = a[k];
+      if (list === undefined) continue;
+      if (!Array.isArray(list)) throw new TypeError(`SpamEngine: analysis.${k} must be an array of IP addresses and CIDR ranges`);
+      // The strict reading serve's configuration uses: ipaddr.js alone would read "10.1" as 10.0.0.1.
+      list.forEach((e: unknown, i) => {
+        if (typeof e !== 'string' || parseNetwork(e) === undefined) throw new TypeError(`SpamEngine: analysis.${k}[${i}]: ${JSON.stringify(e)} is neither an IP address nor a CIDR range`);
+      });
+    }
     const m = a.modules;
     if (m !== undefined) {
       if (!isObject(m)) throw new TypeError('SpamEngine: "analysis.modules" must be an object ({ html: false })');

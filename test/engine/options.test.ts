@@ -18,6 +18,10 @@ describe('SpamEngine options', () => {
     [{ thresholds: { spam: 5 } }, 'SpamEngine: thresholds: unknown option "spam"'],
     [{ rules: 'x' }, 'SpamEngine: "rules" must be an array'],
     [{ analysis: { modules: { htlm: false } } }, 'SpamEngine: analysis.modules: unknown module "htlm" (did you mean "html"?)'],
+    // ipaddr.js alone reads "10.1" as 10.0.0.1: the lists take what serve's configuration takes.
+    [{ analysis: { allowedIps: ['10.1'] } }, 'SpamEngine: analysis.allowedIps[0]: "10.1" is neither an IP address nor a CIDR range'],
+    [{ analysis: { blockedIps: ['192.0.2.0/24', '192.0.2.0/33'] } }, 'SpamEngine: analysis.blockedIps[1]: "192.0.2.0/33" is neither an IP address nor a CIDR range'],
+    [{ analysis: { allowedIps: '10.0.0.1' } }, 'SpamEngine: analysis.allowedIps must be an array of IP addresses and CIDR ranges'],
     [{ analysis: { followRedirect: true } }, 'SpamEngine: analysis: unknown option "followRedirect" (did you mean "followRedirects"?)'],
     [{ analysis: { followRedirects: { allowPrivate: true } } }, 'SpamEngine: analysis.followRedirects: unknown field "allowPrivate" (the fields are maxHops, timeoutMs, allowedNetworks, ports)'],
     [{ analysis: { followRedirects: { allowedNetworks: ['intranet'] } } }, 'SpamEngine: analysis.followRedirects: allowed network "intranet" is neither an IP address nor a CIDR range (such as 10.0.0.0/8)'],
