@@ -157,53 +157,40 @@ describe('an allowed store against a real Redis', () => {
 
 describe('stores already in the registry', () => {
   it('are checked again when the server starts them, names resolved then: a refused one is not started, and the log says why', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'spamrule-hosts-'));
-    const servers: JmapServer[] = [];
+    // Written while the operator allowed the address, and while the name resolved elsewhere.
+    const lax = await startHarness({
+      storePolicy: { allowedHosts: ['*', '169.254.169.254'] },
+      resolveStoreHost: async () => ['192.0.2.1'],
+      createLookupStore: () => ({ close: async () => undefined }),
+    });
+    let strict: JmapServer | undefined;
     try {
-      const db = join(dir, 'jmap.db');
-      // Written while the operator allowed the address, and while the name resolved elsewhere.
-      const lax = await createJmapServer({
-        db,
-        log: () => undefined,
-        storePolicy: { allowedHosts: ['*', '169.254.169.254'] },
-        resolveStoreHost: async () => ['192.0.2.1'],
-        createLookupStore: () => ({ close: async () => undefined }),
-      });
-      servers.push(lax);
-      const admin = lax.tokens.create('admin', ['sysStoreLookupCreate']).token;
-      const res = await fetch(`${lax.url}/jmap`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          using: ['urn:ietf:params:jmap:core', 'urn:stalwart:jmap'],
-          methodCalls: [
-            [
-              'x:StoreLookup/set',
-              {
-                create: {
-                  a: { namespace: 'meta', store: { '@type': 'PostgreSql', host: '169.254.169.254' } },
-                  b: { namespace: 'rebound', store: { '@type': 'Redis', url: 'redis://metadata.example.test:6379' } },
-                  c: { namespace: 'fine', store: { '@type': 'Redis', url: 'redis://db.example.test:6379' } },
-                },
-              },
-              '0',
-            ],
-          ],
-        }),
-      });
-      expect(Object.keys(((await res.json()) as any).methodResponses[0][1].created)).toEqual(['a', 'b', 'c']);
-      await lax.close();
+      const [[, res]] = await lax.call([
+        [
+          'x:StoreLookup/set',
+          {
+            create: {
+              a: { namespace: 'meta', store: { '@type': 'PostgreSql', host: '169.254.169.254' } },
+              b: { namespace: 'rebound', store: { '@type': 'Redis', url: 'redis://metadata.example.test:6379' } },
+              c: { namespace: 'fine', store: { '@type': 'Redis', url: 'redis://db.example.test:6379' } },
+            },
+          },
+          '0',
+        ],
+      ]);
+      expect(Object.keys(res!.created)).toEqual(['a', 'b', 'c']);
+      await lax.server.close();
       const started: string[] = [];
       const logs: string[] = [];
-      const strict = await createJmapServer({ db, log: (l) => logs.push(l), resolveStoreHost, createLookupStore: (ns) => (started.push(ns), { close: async () => undefined }) });
-      servers.push(strict);
+      strict = await createJmapServer({ db: lax.db, log: (l) => logs.push(l), resolveStoreHost, createLookupStore: (ns) => (started.push(ns), { close: async () => undefined }) });
       await strict.settled();
       expect(started).toEqual(['fine']);
       expect(logs.join('\n')).toMatch(/lookup store "meta" not started: refused by the store policy: host: 169\.254\.169\.254 is a link-local or cloud metadata address/);
       expect(logs.join('\n')).toMatch(/lookup store "rebound" not started: refused by the store policy: url: host "metadata\.example\.test" resolves to 169\.254\.169\.254/);
     } finally {
-      for (const s of servers) await s.close().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
+      await strict?.close().catch(() => undefined);
+      await lax.server.close().catch(() => undefined); // (closed already unless the test failed before)
+      rmSync(lax.dir, { recursive: true, force: true });
     }
   });
 });
