@@ -93,30 +93,21 @@ export class ServerMetrics {
   });
   private buffer: { used(): number; peak(): number; limit: number } | undefined;
   /** Read from the buffer budget when the metrics are collected ({@link watchBuffer}). */
-  readonly bufferedBytes = new Gauge({
-    name: 'spamrule_buffered_bytes',
-    help: 'Request bytes all listeners hold in memory now (messages received, waiting or being scanned)',
-    registers: [this.registry],
-    collect: () => {
-      if (this.buffer !== undefined) this.bufferedBytes.set(this.buffer.used());
-    },
-  });
-  readonly bufferedBytesPeak = new Gauge({
-    name: 'spamrule_buffered_bytes_peak',
-    help: 'The most request bytes held in memory at once since the server started',
-    registers: [this.registry],
-    collect: () => {
-      if (this.buffer !== undefined) this.bufferedBytesPeak.set(this.buffer.peak());
-    },
-  });
-  readonly bufferedBytesLimit = new Gauge({
-    name: 'spamrule_buffered_bytes_limit',
-    help: 'The buffer budget (limits.maxBufferedBytes), in bytes',
-    registers: [this.registry],
-    collect: () => {
-      if (this.buffer !== undefined) this.bufferedBytesLimit.set(this.buffer.limit);
-    },
-  });
+  readonly bufferedBytes = this.gaugeOf(
+    'spamrule_buffered_bytes',
+    'Request bytes all listeners hold in memory now (messages received, waiting or being scanned)',
+    () => this.buffer?.used(),
+  );
+  readonly bufferedBytesPeak = this.gaugeOf(
+    'spamrule_buffered_bytes_peak',
+    'The most request bytes held in memory at once since the server started',
+    () => this.buffer?.peak(),
+  );
+  readonly bufferedBytesLimit = this.gaugeOf(
+    'spamrule_buffered_bytes_limit',
+    'The buffer budget (limits.maxBufferedBytes), in bytes',
+    () => this.buffer?.limit,
+  );
   /** Requests refused because their bytes did not fit in the buffer budget (`limits.maxBufferedBytes`). */
   readonly bufferRefusals = new Counter({
     name: 'spamrule_buffer_refusals_total',
@@ -127,38 +118,26 @@ export class ServerMetrics {
 
   private regexCache: (() => RegexCacheStats) | undefined;
   /** Read when the metrics are collected ({@link watchRegexCache}): the worker threads' regex DFA caches, summed. */
-  readonly regexCacheBytes = new Gauge({
-    name: 'spamrule_regex_cache_bytes',
-    help: 'Bytes the DFA caches of compiled matches() patterns hold, summed over the worker threads (as of each thread\'s last scan)',
-    registers: [this.registry],
-    collect: () => {
-      if (this.regexCache !== undefined) this.regexCacheBytes.set(this.regexCache().bytes);
-    },
-  });
-  readonly regexCacheBudgetBytes = new Gauge({
-    name: 'spamrule_regex_cache_budget_bytes',
-    help: 'The regex DFA cache budget of all worker threads together (each thread: --regex-cache, analysis.regexCacheBytes), in bytes',
-    registers: [this.registry],
-    collect: () => {
-      if (this.regexCache !== undefined) this.regexCacheBudgetBytes.set(this.regexCache().budgetBytes);
-    },
-  });
-  readonly regexCachePrograms = new Gauge({
-    name: 'spamrule_regex_cache_programs',
-    help: 'Compiled matches() patterns whose DFA cache holds something, summed over the worker threads',
-    registers: [this.registry],
-    collect: () => {
-      if (this.regexCache !== undefined) this.regexCachePrograms.set(this.regexCache().warmPrograms);
-    },
-  });
-  readonly regexCacheUntracked = new Gauge({
-    name: 'spamrule_regex_cache_untracked_programs',
-    help: 'Compiled patterns left out of the budget because their DFA lacks the fields it reads (another re2js version); 0 normally',
-    registers: [this.registry],
-    collect: () => {
-      if (this.regexCache !== undefined) this.regexCacheUntracked.set(this.regexCache().untracked);
-    },
-  });
+  readonly regexCacheBytes = this.gaugeOf(
+    'spamrule_regex_cache_bytes',
+    'Bytes the DFA caches of compiled matches() patterns hold, summed over the worker threads (as of each thread\'s last scan)',
+    () => this.regexCache?.().bytes,
+  );
+  readonly regexCacheBudgetBytes = this.gaugeOf(
+    'spamrule_regex_cache_budget_bytes',
+    'The regex DFA cache budget of all worker threads together (each thread: --regex-cache, analysis.regexCacheBytes), in bytes',
+    () => this.regexCache?.().budgetBytes,
+  );
+  readonly regexCachePrograms = this.gaugeOf(
+    'spamrule_regex_cache_programs',
+    'Compiled matches() patterns whose DFA cache holds something, summed over the worker threads',
+    () => this.regexCache?.().warmPrograms,
+  );
+  readonly regexCacheUntracked = this.gaugeOf(
+    'spamrule_regex_cache_untracked_programs',
+    'Compiled patterns left out of the budget because their DFA lacks the fields it reads (another re2js version); 0 normally',
+    () => this.regexCache?.().untracked,
+  );
   readonly regexCacheEvictions = new Counter({
     name: 'spamrule_regex_cache_evictions_total',
     help: 'Regex DFA caches dropped to keep within the budget (rebuilt when next needed), summed over the worker threads',
@@ -213,6 +192,20 @@ export class ServerMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'spamrule_' });
+  }
+
+  /** A gauge set, each time the metrics are collected, to what `read` answers (left as it is while that is undefined). */
+  private gaugeOf(name: string, help: string, read: () => number | undefined): Gauge {
+    const g: Gauge = new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect: () => {
+        const v = read();
+        if (v !== undefined) g.set(v);
+      },
+    });
+    return g;
   }
 
   /** Counts a scanned message (its action and milliseconds). */
