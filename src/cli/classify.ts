@@ -2,7 +2,7 @@
  * `spamrule classify`: classifies `.eml` files, folders and mbox files with a rule set and prints
  * a verdict per message (text, `--explain`, or `--json` lines) and a summary on stderr.
  */
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../util/index.js';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyResult } from '../engine/types.js';
 import { expandInputs, readMessages } from './inputs.js';
@@ -36,7 +36,7 @@ compile is refused with a warning and the others run, as Stalwart skips it; "spa
 export async function run(argv: string[]): Promise<number> {
   let args;
   try {
-    args = parseArgs({
+    args = parseCliArgs({
       args: argv,
       allowPositionals: true,
       options: {

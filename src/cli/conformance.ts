@@ -5,7 +5,7 @@
  * built here. `--diff` adds what is missing/extra and exits 1 when a case fails.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../util/index.js';
 import { parseSuite, runSuite } from '../conformance/index.js';
 import { optionError } from './errors.js';
 
@@ -25,7 +25,7 @@ the case names, with the file's DNS mocks, lookup lists and test-mode behaviour.
 export async function run(argv: string[]): Promise<number> {
   let args;
   try {
-    args = parseArgs({
+    args = parseCliArgs({
       args: argv,
       allowPositionals: true,
       options: {

@@ -4,7 +4,7 @@
  * `{"str": "x"}`, `{"parseError": "…"}`, …).
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../util/index.js';
 import { runVector, type ExprVector } from '../expr/index.js';
 import { optionError } from './errors.js';
 
@@ -55,7 +55,7 @@ function expressionTakenForOption(argv: readonly string[], e: unknown): string |
 export async function run(argv: string[]): Promise<number> {
   let args;
   try {
-    args = parseArgs({
+    args = parseCliArgs({
       args: argv,
       allowPositionals: true,
       options: {

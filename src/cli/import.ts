@@ -6,7 +6,7 @@
  * `--tags-out` (for `--scores`) and `--lists-out` (for `--list`).
  */
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../util/index.js';
 import { importObjects, importRules, readStalwartBundle, writeListsDir, writeTagsFile, type ImportableType, type ImportReport } from '../client/index.js';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFrom, reportError, usageError } from '../client/cli-util.js';
 import { optionError } from './errors.js';
@@ -48,7 +48,7 @@ const OPTIONS = {
 export async function run(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseCliArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
     process.stderr.write(optionError('import', e));
     return 2;

@@ -8,7 +8,7 @@
  * nothing sets them. What the built-in modules and the classifier set comes from src/lint's
  * catalogue, read from their own code.
  */
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../util/index.js';
 import { validateDnsblTag, type DnsblServerInput, type SpamRuleInput, type SpamTagInput } from '../engine/index.js';
 import { compileCondition, normalizeCondition } from '../engine/rules.js';
 import { missingNamespaces } from '../engine/namespaces.js';
@@ -185,7 +185,7 @@ export function lintRuleSet(rules: SpamRuleInput[], dnsbl: DnsblServerInput[], t
 export async function run(argv: string[]): Promise<number> {
   let args;
   try {
-    args = parseArgs({ args: argv, options: { ...RULESET_OPTIONS, tag: { type: 'string', multiple: true }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    args = parseCliArgs({ args: argv, options: { ...RULESET_OPTIONS, tag: { type: 'string', multiple: true }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
   } catch (e) {
     process.stderr.write(optionError('lint', e));
     return 2;

@@ -3,7 +3,7 @@
  * lists into the on-disk cache now; `show NAME KEY` answers a lookup as the rules would; `status`
  * lists every namespace with its size and age.
  */
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../util/index.js';
 import { defaultListCacheDir, HttpListStore, type HttpListOptions } from '../lookup/http-list.js';
 import { StaticLookupList } from '../lookup/memory.js';
 import { AddressPolicy } from '../net/index.js';
@@ -42,7 +42,7 @@ function stores(set: LoadedRuleSet, cacheDir: string | undefined, allowedNetwork
 export async function run(argv: string[]): Promise<number> {
   let args;
   try {
-    args = parseArgs({ args: argv, allowPositionals: true, options: { ...RULESET_OPTIONS, 'list-allow-network': { type: 'string', multiple: true }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    args = parseCliArgs({ args: argv, allowPositionals: true, options: { ...RULESET_OPTIONS, 'list-allow-network': { type: 'string', multiple: true }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
   } catch (e) {
     process.stderr.write(optionError('lists', e));
     return 2;

@@ -7,7 +7,7 @@
  */
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../util/index.js';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyResult } from '../engine/types.js';
 import { isGlob } from '../lookup/glob.js';
@@ -91,7 +91,7 @@ export async function run(argv: string[]): Promise<number> {
   if (typeof split === 'string') return usage(split);
   let args;
   try {
-    args = parseArgs({
+    args = parseCliArgs({
       args: split.rest,
       allowPositionals: true,
       options: {

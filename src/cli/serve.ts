@@ -7,7 +7,7 @@
  * rule files and the config file again and hands the new rule set to the workers, as rspamd and
  * spamd do; the listeners stay up.
  */
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../util/index.js';
 import { availableParallelism } from 'node:os';
 import type { JmapServer } from '../jmap/index.js';
 import type { RuleSetSpec } from '../server/ruleset.js';
@@ -88,7 +88,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
+type Values = ReturnType<typeof parseCliArgs<{ options: typeof OPTIONS }>>['values'];
 
 class UsageError extends Error {}
 
@@ -231,7 +231,7 @@ function specFrom(c: ServeConfig, managed: boolean): RuleSetSpec {
 export async function run(argv: string[]): Promise<number> {
   let v: Values;
   try {
-    ({ values: v } = parseArgs({ args: argv, options: OPTIONS }));
+    ({ values: v } = parseCliArgs({ args: argv, options: OPTIONS }));
   } catch (e) {
     process.stderr.write(optionError('serve', e));
     return 2;

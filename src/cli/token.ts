@@ -3,7 +3,7 @@
  * each token is stored, so `create` prints the token once and it cannot be shown again.
  */
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../util/index.js';
 import { openError, optionError } from './errors.js';
 
 export const USAGE = `usage: spamrule token create --db PATH --permissions a,b,…|all [--name NAME]
@@ -19,7 +19,7 @@ export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   let parsed;
   try {
-    parsed = parseArgs({
+    parsed = parseCliArgs({
       args: rest,
       allowPositionals: true,
       options: {

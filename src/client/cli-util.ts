@@ -3,6 +3,7 @@
  * assignments, and error display. Kept in the client so the three CLI modules stay thin.
  */
 import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../util/index.js';
 import { JmapClient } from './client.js';
 import { JmapError } from './errors.js';
 import { optionError } from '../cli/errors.js';
@@ -126,7 +127,7 @@ export async function runSubcommands<V>(
 ): Promise<number> {
   let parsed: { values: V; positionals: string[] };
   try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true }) as unknown as { values: V; positionals: string[] };
+    parsed = parseCliArgs({ args: argv, options, allowPositionals: true, strict: true }) as unknown as { values: V; positionals: string[] };
   } catch (e) {
     process.stderr.write(optionError(cmd, e));
     return 2;

@@ -102,6 +102,12 @@ describe('classify --json', () => {
     expect(row.headers['X-Spam-Result']).toContain('LOTTERY_WORDS');
     const custom = await capture(() => classify(['--json', '--score-spam', '7.5', SPAM]));
     expect((JSON.parse(custom.stdout.trim()) as { required_score: number }).required_score).toBe(7.5);
+    // A negative value may follow its flag as a separate word (parseArgs alone calls it ambiguous).
+    const negative = await capture(() => classify(['--json', '--score-spam', '-1', HAM]));
+    expect(negative.result).toBe(0);
+    const neg = JSON.parse(negative.stdout.trim()) as { required_score: number; action: string };
+    expect(neg.required_score).toBe(-1);
+    expect(neg.action).toBe('spam');
   });
 });
 

@@ -224,7 +224,7 @@ describe('spamrule mass-check', () => {
     };
     await bad([...BASE, '--sort', 'score'], /--sort expects one of rank, overall, so, spam, ham, name, got "score"/);
     await bad([...BASE, '--min-hits=-1'], /--min-hits expects a whole number/);
-    await bad([...BASE, '--min-hits', '-1'], /option '--min-hits'/);
+    await bad([...BASE, '--min-hits', '-1'], /--min-hits expects a whole number/);
     await bad([...BASE, '--min-hits', 'x'], /--min-hits expects a whole number/);
     await bad([...BASE, '--bogus'], /unknown option '--bogus'/);
     await bad(['--rules', rules, spamDir], /say --spam or --ham before the paths/);
