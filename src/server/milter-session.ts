@@ -4,6 +4,7 @@
  * message under way.
  */
 import type { SessionInput } from '../analysis/types.js';
+import { cstrings } from './milter-wire.js';
 
 /** The macros {@link sessionWithMacros} reads; the MTA may send many more, which are dropped. */
 const KEPT_MACROS = new Set(['i', 'j', 'auth_authen', 'tls_version', 'daemon_addr', 'client_addr'].flatMap((n) => [n, `{${n}}`]));
@@ -41,22 +42,26 @@ export function sessionWithMacros(session: SessionInput, macros: ReadonlyMap<str
   return s;
 }
 
+/**
+ * The session of a connect packet (`C`: the client's host name, NUL, the family byte, the port (2
+ * bytes), the address, NUL): `remoteIp` for an IPv4 or IPv6 client, and `iprev` passed with the name
+ * when the MTA verified one (Postfix sends `unknown` and Sendmail `[ip]` when it did not).
+ */
+export function connectSession(data: Buffer): SessionInput {
+  const nul = data.indexOf(0);
+  const host = data.toString('utf8', 0, nul < 0 ? data.length : nul);
+  const family = nul >= 0 ? String.fromCharCode(data[nul + 1] ?? 0) : 'U';
+  const addr = family === '4' || family === '6' ? cstrings(data.subarray(nul + 4))[0] : undefined;
+  const session: SessionInput = {};
+  if (addr !== undefined && addr !== '') session.remoteIp = addr;
+  if (host !== '' && host.toLowerCase() !== 'unknown' && !host.startsWith('[')) session.iprev = { result: 'pass', ptr: [host] };
+  return session;
+}
+
 /** Recipients per message (Postfix's default smtpd_recipient_limit). */
 export const MAX_RECIPIENTS = 1000;
 /** Connect, HELO, MAIL FROM and RCPT TO strings kept per message: 1000 recipients of RFC 5321's 256 bytes fit twice. */
 export const MAX_ENVELOPE_BYTES = 512 * 1024;
-
-/**
- * What the milter answers when a message cannot be scanned because every scan slot and the waiting
- * room are full (`limits.maxConcurrentScans`, `limits.maxWaitingScans`): `tempfail` (the default),
- * `SMFIR_TEMPFAIL`, so that the MTA answers its client 4xx and the client retries later (Postfix:
- * `451 4.7.1 Service unavailable - try again later`); `accept`, the message continues unscanned with an
- * `X-Spam-Note` header (fail open: whoever floods the filter gets mail through unscanned). Postfix's
- * `milter_default_action` names the same two choices for a milter that is down.
- */
-export type MilterBusyAction = 'tempfail' | 'accept';
-/** The values of {@link MilterBusyAction}, for validating a setting. */
-export const MILTER_BUSY_ACTIONS: readonly MilterBusyAction[] = ['tempfail', 'accept'];
 
 /** The header that says why a message was not scanned. */
 export const NOTE_HEADER = 'X-Spam-Note';

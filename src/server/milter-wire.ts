@@ -41,6 +41,26 @@ export function packet(cmd: string, data: Buffer | string = Buffer.alloc(0)): Bu
   return Buffer.concat([head, body]);
 }
 
+/**
+ * The answer to the MTA's option negotiation (`O`: version, actions, protocol flags, each a 32-bit
+ * number): ours, the version no higher than {@link MILTER_VERSION}, the actions we use (add and change
+ * headers) and the protocol flags we understand, of those the MTA offered; `leadingSpace` and
+ * `canChange` say what it granted. A string for a negotiation too short or of a version before 2 (a
+ * protocol error).
+ */
+export function negotiate(data: Buffer): { reply: Buffer; leadingSpace: boolean; canChange: boolean } | string {
+  if (data.length < 12) return 'short option negotiation';
+  const version = data.readUInt32BE(0);
+  if (version < 2) return `milter protocol version ${version} is too old`;
+  const actions = data.readUInt32BE(4);
+  const protocol = data.readUInt32BE(8);
+  const reply = Buffer.alloc(12);
+  reply.writeUInt32BE(Math.min(version, MILTER_VERSION), 0);
+  reply.writeUInt32BE(actions & (SMFIF_ADDHDRS | SMFIF_CHGHDRS), 4);
+  reply.writeUInt32BE(protocol & (SMFIP_HDR_LEADSPC | SMFIP_NOUNKNOWN), 8);
+  return { reply: packet('O', reply), leadingSpace: (protocol & SMFIP_HDR_LEADSPC) !== 0, canChange: (actions & SMFIF_CHGHDRS) !== 0 };
+}
+
 /** `SMFIR_CONTINUE`. */
 export const CONTINUE = packet('c');
 /** `SMFIR_TEMPFAIL`: the MTA answers the SMTP command (or the message) with a 4xx reply. */

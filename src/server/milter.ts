@@ -46,7 +46,8 @@ import type { SessionInput } from '../analysis/types.js';
 import { Deadlines, idleTimeout } from './deadline.js';
 import type { BudgetLease } from './budget.js';
 import { PacketReader } from './milter-reader.js';
-import { keptMacro, MAX_ENVELOPE_BYTES, MAX_RECIPIENTS, MILTER_BUSY_ACTIONS, newMessage, NOTE_HEADER, OUR_HEADERS, sessionWithMacros, type MilterBusyAction } from './milter-session.js';
+import { connectSession, keptMacro, MAX_ENVELOPE_BYTES, MAX_RECIPIENTS, newMessage, NOTE_HEADER, OUR_HEADERS, sessionWithMacros } from './milter-session.js';
+import { MILTER_BUSY_ACTIONS, type MilterBusyAction } from './milter-policy.js';
 import { listenerCaps } from './peers.js';
 import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner } from './scan.js';
 import {
@@ -56,12 +57,8 @@ import {
   cstrings,
   deleteHeader,
   MAX_PACKET,
-  MILTER_VERSION,
+  negotiate,
   packet,
-  SMFIF_ADDHDRS,
-  SMFIF_CHGHDRS,
-  SMFIP_HDR_LEADSPC,
-  SMFIP_NOUNKNOWN,
   TEMPFAIL,
   ALLOWED,
   type Stage,
@@ -260,19 +257,12 @@ class MilterConnection {
     if (dropped) return this.droppedPacket(cmd);
     switch (cmd) {
       case 'O': {
-        if (data.length < 12) return this.protocolError('short option negotiation');
-        const version = data.readUInt32BE(0);
-        if (version < 2) return this.protocolError(`milter protocol version ${version} is too old`);
-        const actions = data.readUInt32BE(4);
-        const protocol = data.readUInt32BE(8);
-        this.leadingSpace = (protocol & SMFIP_HDR_LEADSPC) !== 0;
-        this.canChange = (actions & SMFIF_CHGHDRS) !== 0;
-        const reply = Buffer.alloc(12);
-        reply.writeUInt32BE(Math.min(version, MILTER_VERSION), 0);
-        reply.writeUInt32BE(actions & (SMFIF_ADDHDRS | SMFIF_CHGHDRS), 4);
-        reply.writeUInt32BE(protocol & (SMFIP_HDR_LEADSPC | SMFIP_NOUNKNOWN), 8);
+        const o = negotiate(data);
+        if (typeof o === 'string') return this.protocolError(o);
+        this.leadingSpace = o.leadingSpace;
+        this.canChange = o.canChange;
         this.stage = 'negotiated';
-        return this.send(packet('O', reply));
+        return this.send(o.reply);
       }
       case 'D': {
         // Only what the session is built from: the MTA may send any number of macros of any size.
@@ -289,14 +279,7 @@ class MilterConnection {
         if (!this.fits(data.length)) return this.send(TEMPFAIL);
         this.sessionBytes = data.length;
         this.stage = 'session';
-        const nul = data.indexOf(0);
-        const host = data.toString('utf8', 0, nul < 0 ? data.length : nul);
-        const family = nul >= 0 ? String.fromCharCode(data[nul + 1] ?? 0) : 'U';
-        const addr = family === '4' || family === '6' ? cstrings(data.subarray(nul + 4))[0] : undefined;
-        this.session = {};
-        if (addr !== undefined && addr !== '') this.session.remoteIp = addr;
-        // Postfix says "unknown" and Sendmail "[ip]" when the name did not verify.
-        if (host !== '' && host.toLowerCase() !== 'unknown' && !host.startsWith('[')) this.session.iprev = { result: 'pass', ptr: [host] };
+        this.session = connectSession(data);
         return this.send(CONTINUE);
       }
       case 'H': {

@@ -11,7 +11,7 @@ import { resolveLimits, type ServerLimits } from './limits.js';
 import { createLogger, type Logger } from './log.js';
 import { ServerMetrics } from './metrics.js';
 import { createMilterServer } from './milter.js';
-import type { MilterBusyAction } from './milter-session.js';
+import type { MilterBusyAction } from './milter-policy.js';
 import { SpamEnginePool } from './pool.js';
 import { LearnGate } from './learn-gate.js';
 import { rspamdLearnHandler } from './learn.js';
