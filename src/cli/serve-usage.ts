@@ -87,6 +87,11 @@ Workers and limits:
   --milter-busy-action tempfail|accept  a milter message that finds every scan slot and the waiting room
                         full: tempfail (default; the MTA answers 4xx, the sender retries) or accept (passed
                         on unscanned with X-Spam-Note: whoever floods the filter gets mail through)
+  --milter-error-action accept|tempfail  a milter message whose scan timed out (--scan-timeout) or failed
+                        (worker failure, other error): accept (default; passed on unscanned with
+                        X-Spam-Note: a message built to be slow to scan gets through) or tempfail (the MTA
+                        answers 4xx; one that always times out is retried until the sender's queue
+                        lifetime bounces it). A message over --max-size always passes with the note
   --shutdown-grace MS   on SIGTERM, the requests already begun may finish within this (default 30000)
   --log-level LEVEL     trace|debug|info|warn|error|silent (default info); JSON lines on stdout, the
                         worker threads' too; at info, one "listening" line per listener

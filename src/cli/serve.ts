@@ -83,6 +83,7 @@ const OPTIONS = {
   'request-timeout': { type: 'string' },
   'milter-message-timeout': { type: 'string' },
   'milter-busy-action': { type: 'string' },
+  'milter-error-action': { type: 'string' },
   'shutdown-grace': { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -127,6 +128,11 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (busy !== undefined) {
     if (busy !== 'tempfail' && busy !== 'accept') throw new UsageError(`--milter-busy-action expects tempfail or accept, got "${busy}"`);
     out.milterBusyAction = busy;
+  }
+  const failed = v['milter-error-action'];
+  if (failed !== undefined) {
+    if (failed !== 'accept' && failed !== 'tempfail') throw new UsageError(`--milter-error-action expects accept or tempfail, got "${failed}"`);
+    out.milterErrorAction = failed;
   }
   if (v.scores !== undefined) out.scores = v.scores;
   if (v.list !== undefined) out.lists = [...((c.lists as string[] | undefined) ?? []), ...v.list];
@@ -366,7 +372,7 @@ export async function run(argv: string[]): Promise<number> {
       // The scan listeners announce themselves the same way (startScanServer).
       logger.info({ listener: 'jmap', address: jmap.url }, 'listening');
     }
-    scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner, allowTell: c.allowTell === true, allowLearn: c.allowLearn === true, milterBusyAction: c.milterBusyAction });
+    scan = await server.startScanServer({ pool, ...addrs, limits, logger, learner, allowTell: c.allowTell === true, allowLearn: c.allowLearn === true, milterBusyAction: c.milterBusyAction, milterErrorAction: c.milterErrorAction });
     scanMetrics = scan.metrics;
   } catch (e) {
     await jmap?.close();

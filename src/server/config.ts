@@ -80,6 +80,11 @@ export const ServeConfigSchema = z
     allowLearn: z.boolean().optional(),
     /** The milter's answer to a message refused as busy: `tempfail` (default) or `accept` (unscanned, with X-Spam-Note). */
     milterBusyAction: z.enum(['tempfail', 'accept'], { error: 'expected "tempfail" or "accept"' }).optional(),
+    /**
+     * The milter's answer to a message whose scan timed out or failed (worker failure, other scan error):
+     * `accept` (default: unscanned, with X-Spam-Note) or `tempfail` (the MTA defers it; src/server/milter-policy.ts).
+     */
+    milterErrorAction: z.enum(['accept', 'tempfail'], { error: 'expected "accept" or "tempfail"' }).optional(),
     /** Lookup stores for file-based rule sets: namespace → `x:StoreLookup` `store` configuration. */
     stores: z.record(z.string(), z.unknown()).optional(),
     /**

@@ -8,7 +8,7 @@ export { startScanServer, parseListenAddress, type ScanServer, type ScanServerOp
 export { AbandonedError, BusyError, ScanGate, defaultLimits, parseSize, type ServerLimits } from './limits.js';
 export { createLogger, type Logger, type LogOptions } from './log.js';
 export { ServerMetrics, type Protocol } from './metrics.js';
-export { MILTER_BUSY_ACTIONS, type MilterBusyAction } from './milter-policy.js';
-export { Scanner, SHUTTING_DOWN, type Classifier, type ScanOutcome, type RepliedOutcome, type ScanRequest, type NotScanned, type OpenRequest } from './scan.js';
+export { MILTER_BUSY_ACTIONS, MILTER_ERROR_ACTIONS, type MilterBusyAction, type MilterErrorAction } from './milter-policy.js';
+export { Scanner, SHUTTING_DOWN, type Classifier, type ScanOutcome, type UnscannedOutcome, type RepliedOutcome, type ScanRequest, type NotScanned, type OpenRequest } from './scan.js';
 export { toRspamdReply, sessionFromHeaders, RSPAMD_ACTIONS, type RspamdReply } from './rspamd.js';
 export { spamdReply } from './spamd.js';

@@ -8,17 +8,19 @@
  *
  * - `allow`/`spam`: ours (`X-Spam-Result`, `X-Spam-LLM` when the LLM step gave one, `X-Spam-Score`) added, continue;
  * - `reject`: `550 5.7.1` reply (the MTA rejects at end of DATA); `discard`: discard;
- * - not scanned because the scan slots and their waiting room are full (busy): a temporary failure
- *   by default, or, with `busyAction: 'accept'`, continue with an `X-Spam-Note` header
- *   ({@link MilterBusyAction}): failing open there would let whoever floods the filter through;
- * - not scanned for another reason (over the size cap, time limit, worker failure): continue with an
- *   `X-Spam-Note` header saying why (fail open; the MTA's `milter_default_action` covers a
- *   milter that is down);
+ * - not scanned (milter-policy.ts, {@link unscannedAnswer}): busy (every scan slot and the waiting room
+ *   full): a temporary failure by default, `busyAction: 'accept'` continues with an `X-Spam-Note` header
+ *   saying why (fail open lets whoever floods the filter through). The scan failed (time limit, worker
+ *   failure, another error): continue with that note by default, `errorAction: 'tempfail'` a temporary
+ *   failure (accept lets a message built to be slow to scan through unscanned; tempfail defers one that
+ *   always times out until the sending MTA's queue lifetime bounces it). Over the size cap: always the
+ *   note (a legitimate large message must not be deferred until it bounces). The MTA's
+ *   `milter_default_action` covers a milter that is down;
  * - not received because its bytes did not fit in the buffer budget (`limits.maxBufferedBytes`):
  *   a temporary failure, to the first content packet that did not fit and to every later one of
  *   that message (not fail open: whoever fills the budget must not get mail through unscanned).
  *
- * In every case but reject and discard, earlier copies of those three headers are deleted first.
+ * Whenever the message continues, earlier copies of our headers (and of `X-Spam-Note`) are deleted first.
  * Header values are kept byte for byte (8-bit ones included). A HELO inside a transaction ends it.
  *
  * A shutdown lets a message that has begun (MAIL) finish and be scanned within the grace period;
@@ -47,9 +49,9 @@ import { Deadlines, idleTimeout } from './deadline.js';
 import type { BudgetLease } from './budget.js';
 import { PacketReader } from './milter-reader.js';
 import { connectSession, keptMacro, MAX_ENVELOPE_BYTES, MAX_RECIPIENTS, newMessage, NOTE_HEADER, OUR_HEADERS, sessionWithMacros } from './milter-session.js';
-import { MILTER_BUSY_ACTIONS, type MilterBusyAction } from './milter-policy.js';
+import { milterPolicy, unscannedAnswer, type MilterBusyAction, type MilterErrorAction, type MilterPolicy } from './milter-policy.js';
 import { listenerCaps } from './peers.js';
-import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner } from './scan.js';
+import { SHUTTING_DOWN, unbracket, type OpenRequest, type Scanner, type UnscannedOutcome } from './scan.js';
 import {
   addHeader,
   CONTINUE,
@@ -98,7 +100,7 @@ class MilterConnection {
   constructor(
     private readonly socket: Socket,
     private readonly scanner: Scanner,
-    private readonly busyAction: MilterBusyAction,
+    private readonly policy: MilterPolicy,
   ) {
     this.deadlines = new Deadlines(socket, 'milter', scanner.metrics);
     // An MTA negotiates as soon as it connects: a connection that sends nothing holds a slot for
@@ -405,6 +407,17 @@ class MilterConnection {
     return true;
   }
 
+  /**
+   * The replies to a message that was not scanned (`o`, already counted and logged under its reason by
+   * the scanner): tempfail alone (the MTA defers the message and its client retries), or the deletions of
+   * forged copies of our headers, `X-Spam-Note` saying why, and continue ({@link unscannedAnswer}).
+   */
+  private unscanned(o: UnscannedOutcome, deletions: Buffer[]): Buffer[] {
+    if (unscannedAnswer(o.reason, this.policy) === 'tempfail') return [TEMPFAIL];
+    const note = o.reason === 'too_large' ? o.message : `not scanned: ${o.message}`;
+    return [...deletions, addHeader(NOTE_HEADER, note, this.leadingSpace), CONTINUE];
+  }
+
   private async endOfMessage(): Promise<void> {
     this.busy = true;
     this.socket.pause();
@@ -421,8 +434,7 @@ class MilterConnection {
       // Counted when it was refused; the MTA defers the message.
       replies = [TEMPFAIL];
     } else if (m.tooLarge) {
-      const o = scanner.refuse('milter', 'too_large', scanner.tooLargeMessage(), m.size, queueId);
-      replies = [...deletions, addHeader(NOTE_HEADER, o.ok ? '' : o.message, this.leadingSpace), CONTINUE];
+      replies = this.unscanned(scanner.refuse('milter', 'too_large', scanner.tooLargeMessage(), m.size, queueId), deletions);
     } else {
       const raw = Buffer.concat(m.parts, m.size);
       // `m` lives until the reply is sent: the parts must not stay alive beside their copy.
@@ -432,9 +444,7 @@ class MilterConnection {
       this.socket.setTimeout(0);
       const o = await scanner.scan({ protocol: 'milter', raw, session: sessionWithMacros(this.session, this.macros), queueId, open: this.open, signal: this.gone.signal });
       this.socket.setTimeout(scanner.limits.milterIdleTimeoutMs);
-      // Busy and `tempfail`: counted as `busy` by the scanner; the MTA defers the message and its client retries.
-      if (!o.ok && o.reason === 'busy' && this.busyAction === 'tempfail') replies = [TEMPFAIL];
-      else if (!o.ok) replies = [...deletions, addHeader(NOTE_HEADER, `not scanned: ${o.message}`, this.leadingSpace), CONTINUE];
+      if (!o.ok) replies = this.unscanned(o, deletions);
       else if (o.result.action === 'reject') replies = [packet('y', cstr('550 5.7.1 Message rejected as spam'))];
       else if (o.result.action === 'discard') replies = [packet('d')];
       else {
@@ -458,19 +468,20 @@ class MilterConnection {
 
 /**
  * Creates the milter server (not yet listening; `listen` on a TCP port or a unix socket path).
- * `busyAction`: the answer to a message refused as busy (default `tempfail`, {@link MilterBusyAction}).
- * @throws TypeError for a `busyAction` that is neither.
+ * `busyAction`: the answer to a message refused as busy (default `tempfail`, {@link MilterBusyAction});
+ * `errorAction`: the answer to a message whose scan timed out or failed (default `accept`,
+ * {@link MilterErrorAction}).
+ * @throws TypeError for a `busyAction` or `errorAction` that is not one of the choices.
  */
-export function createMilterServer(scanner: Scanner, opts: { busyAction?: MilterBusyAction } = {}): Server {
+export function createMilterServer(scanner: Scanner, opts: { busyAction?: MilterBusyAction; errorAction?: MilterErrorAction } = {}): Server {
   const { limits, metrics } = scanner;
-  const busyAction = opts.busyAction ?? 'tempfail';
-  if (!MILTER_BUSY_ACTIONS.includes(busyAction)) throw new TypeError(`milter busyAction must be one of ${MILTER_BUSY_ACTIONS.join(', ')}, not ${JSON.stringify(busyAction)}`);
+  const policy = milterPolicy(opts);
   const server = createServer((socket) => {
     if (!caps.admit(socket)) return;
     metrics.countConnection('milter', socket);
     idleTimeout(socket, limits.milterIdleTimeoutMs, 'milter', metrics);
     socket.on('error', () => undefined);
-    const conn = new MilterConnection(socket, scanner, busyAction);
+    const conn = new MilterConnection(socket, scanner, policy);
     socket.on('data', (c: Buffer) => conn.onData(c));
   });
   const caps = listenerCaps(server, 'milter', limits.maxConnections, limits.maxConnectionsPerPeer, metrics);

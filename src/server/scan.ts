@@ -59,7 +59,10 @@ export interface OpenRequest {
   end(): void;
 }
 
-export type ScanOutcome = { ok: true; result: ClassifyResult; ms: number } | { ok: false; reason: NotScanned; message: string; ms: number };
+/** A message that got no verdict: why, the error's text, and the milliseconds spent. */
+export type UnscannedOutcome = { ok: false; reason: NotScanned; message: string; ms: number };
+
+export type ScanOutcome = { ok: true; result: ClassifyResult; ms: number } | UnscannedOutcome;
 
 /** A scan asked for a reply that the classifier built ({@link Classifier.classifyWithReply}): `body` is the reply's UTF-8 text, to send as it is. */
 export interface RepliedOutcome {
@@ -165,7 +168,7 @@ export class Scanner {
   }
 
   /** The outcome (counted and logged) for a message that was not scanned, e.g. one refused before it was read. */
-  refuse(protocol: Protocol, reason: NotScanned, message: string, size: number, queueId?: string, ms = 0): ScanOutcome {
+  refuse(protocol: Protocol, reason: NotScanned, message: string, size: number, queueId?: string, ms = 0): UnscannedOutcome {
     this.metrics.scans.inc({ protocol, action: reason });
     this.line({ protocol, queueId, action: reason, ms: round(ms), size, error: message });
     return { ok: false, reason, message, ms };

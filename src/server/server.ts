@@ -11,7 +11,7 @@ import { resolveLimits, type ServerLimits } from './limits.js';
 import { createLogger, type Logger } from './log.js';
 import { ServerMetrics } from './metrics.js';
 import { createMilterServer } from './milter.js';
-import type { MilterBusyAction } from './milter-policy.js';
+import type { MilterBusyAction, MilterErrorAction } from './milter-policy.js';
 import { SpamEnginePool } from './pool.js';
 import { LearnGate } from './learn-gate.js';
 import { rspamdLearnHandler } from './learn.js';
@@ -79,6 +79,15 @@ export interface ScanServerOptions {
    * 75 `EX_TEMPFAIL` whatever this says: there the client decides (docs/deployment.md, "Busy").
    */
   milterBusyAction?: MilterBusyAction;
+  /**
+   * What the milter answers when a message's scan timed out (`limits.scanTimeoutMs`, the pool's `timeoutMs`),
+   * its worker thread failed, or another scan error came: `accept` (default; the message continues unscanned
+   * with `X-Spam-Note`) or `tempfail` (the MTA answers 4xx and the sender retries; a message that always times
+   * out is deferred until the sending MTA's queue lifetime bounces it). A message over `limits.maxSize`
+   * continues with `X-Spam-Note` whatever this says. rspamd and spamd answer a failed scan in their own way
+   * (docs/deployment.md, "Scan failures").
+   */
+  milterErrorAction?: MilterErrorAction;
 }
 
 export interface ScanServer {
@@ -135,7 +144,7 @@ function listen(server: Server, addr: ListenAddress): Promise<string> {
 /**
  * Starts the listeners named in `opts`. Throws when an address cannot be bound, `RangeError`
  * for limits that cannot work together (`resolveLimits`), or `TypeError` for an unknown
- * `milterBusyAction`.
+ * `milterBusyAction` or `milterErrorAction`.
  */
 export async function startScanServer(opts: ScanServerOptions): Promise<ScanServer> {
   const limits: ServerLimits = resolveLimits(opts.pool.workers, opts.limits);
@@ -197,7 +206,7 @@ export async function startScanServer(opts: ScanServerOptions): Promise<ScanServ
   // One allowance for both protocols' learn commands.
   const gate = new LearnGate(limits.learnPerMinute, limits.maxLearnSize);
   if (opts.rspamd) add('rspamd', createRspamdServer(scanner, ops, thresholds, rspamdLearnHandler(scanner, opts.learner, opts.allowLearn === true, gate)));
-  if (opts.milter) add('milter', createMilterServer(scanner, { busyAction: opts.milterBusyAction }));
+  if (opts.milter) add('milter', createMilterServer(scanner, { busyAction: opts.milterBusyAction, errorAction: opts.milterErrorAction }));
   if (opts.spamd) add('spamd', createSpamdServer(scanner, thresholds, opts.allowTell === true && opts.learner !== undefined ? { learner: opts.learner, gate } : undefined));
   if (opts.metrics) {
     const http: HttpServer = createHttpServer((req, res) => {

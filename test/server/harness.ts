@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { Worker } from 'node:worker_threads';
 import { readRuleSet } from '../../src/cli/ruleset.js';
 import {
   createLogger,
@@ -72,6 +73,7 @@ export async function startAll(
     allowLearn?: boolean;
     allowTell?: boolean;
     milterBusyAction?: ScanServerOptions['milterBusyAction'];
+    milterErrorAction?: ScanServerOptions['milterErrorAction'];
   } = {},
 ): Promise<Started> {
   const pool = new SpamEnginePool({ ...(opts.spec ?? defaultSpec()), workers: opts.workers ?? 2, timeoutMs: opts.timeoutMs });
@@ -94,6 +96,7 @@ export async function startAll(
     allowLearn: opts.allowLearn,
     allowTell: opts.allowTell,
     milterBusyAction: opts.milterBusyAction,
+    milterErrorAction: opts.milterErrorAction,
   });
   return {
     pool,
@@ -400,4 +403,29 @@ export async function holdSlot(s: Started): Promise<{ done: Promise<{ reply: Buf
   }
   // In an object: an async function returning the promise itself would wait for it.
   return { done: reply };
+}
+
+/** Resolves once `s`'s pool has had `n` threads ready ({@link SpamEnginePool.threadsLoaded}: a replaced thread counts again). */
+export async function threadsLoaded(s: Started, n: number): Promise<void> {
+  const until = Date.now() + 30_000;
+  while (s.pool.threadsLoaded < n) {
+    if (Date.now() > until) throw new Error(`${s.pool.threadsLoaded} of ${n} threads loaded`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Ends `s`'s worker threads once a scan runs in one (as a thread that crashes, or runs out of memory,
+ * ends): the pool rejects that scan as a worker failure and piscina starts a new thread.
+ */
+export async function killWorkersMidScan(s: Started): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (s.pool.pending < 1 || s.pool.queueSize > 0) {
+    if (Date.now() > until) throw new Error('no scan reached a thread');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  // The task is posted to the thread as the scan starts; a moment more for it to be under way there.
+  await new Promise((r) => setTimeout(r, 100));
+  const { piscina } = s.pool as unknown as { piscina: { threads: Worker[] } };
+  await Promise.all(piscina.threads.map((t) => t.terminate()));
 }
