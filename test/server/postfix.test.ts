@@ -4,7 +4,10 @@
  * port, `smtpd_milters` pointed at spamrule, relaying to an SMTP sink the test runs). Mail sent
  * over SMTP arrives with `X-Spam-Result`/`X-Spam-Score`; GTUBE mail is rejected at end of DATA. Two more
  * smtpd ports use two more spamrule servers whose only scan slot a test fills: one with the default
- * `milterBusyAction` (the message is deferred, 451), one with `accept` (delivered with `X-Spam-Note`).
+ * `milterBusyAction` (the message is deferred, 451), one with `accept` (delivered with `X-Spam-Note`). Two
+ * more behind two more ports have a 1.5 s scan time limit that a test's message runs over (and a worker
+ * thread a test ends mid-scan): one with `milterErrorAction: 'tempfail'` (deferred, 451), one with the
+ * default `accept` (delivered unscanned with `X-Spam-Note`).
  *
  * Postfix's master runs in the foreground (`postfix start-fg`) as a child of the test, so it ends
  * with the test even when `postfix stop` is not reached. It must start as root (it drops to
@@ -16,7 +19,23 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
-import { freePort, holdSlot, milterOptneg, milterPacket, waitForPort, run, sendSmtp, slotHolderSpec, startAll, startSilentRedis, startSmtpSink, type Started } from './harness.js';
+import {
+  freePort,
+  HOLD_SUBJECT,
+  holdSlot,
+  killWorkersMidScan,
+  milterOptneg,
+  milterPacket,
+  waitForPort,
+  run,
+  sendSmtp,
+  slotHolderSpec,
+  startAll,
+  startSilentRedis,
+  startSmtpSink,
+  threadsLoaded,
+  type Started,
+} from './harness.js';
 
 const POSTFIX = '/usr/sbin/postfix';
 const MB = 1024 * 1024;
@@ -39,6 +58,12 @@ let open: Started;
 let redis: Awaited<ReturnType<typeof startSilentRedis>>;
 let busyPort: number;
 let openPort: number;
+/** spamrule servers whose scans of a HOLD_SUBJECT message run over their time limit, and their smtpd ports. */
+let failClosed: Started;
+let failOpen: Started;
+let failClosedPort: number;
+let failOpenPort: number;
+const SCAN_TIMEOUT_MS = 1_500;
 let readLog = (): string => '';
 let exited = '';
 const log = (): string => `${readLog()}\n${exited}`;
@@ -57,6 +82,11 @@ beforeAll(async () => {
   open = await startAll({ ...oneSlot, milterBusyAction: 'accept' });
   busyPort = await freePort();
   openPort = await freePort();
+  const slow = { workers: 1, timeoutMs: SCAN_TIMEOUT_MS, spec: slotHolderSpec(redis.port, 8_000) };
+  failClosed = await startAll({ ...slow, milterErrorAction: 'tempfail' });
+  failOpen = await startAll(slow);
+  failClosedPort = await freePort();
+  failOpenPort = await freePort();
   const milterOf = (x: Started): string => `inet:${x.hostPort('milter').host}:${x.hostPort('milter').port}`;
   const conf = join(dir, 'conf');
   const queue = join(dir, 'queue');
@@ -102,6 +132,8 @@ beforeAll(async () => {
       `127.0.0.1:${smtpPort} inet n - n - - smtpd`,
       `127.0.0.1:${busyPort} inet n - n - - smtpd -o smtpd_milters=${milterOf(busy)}`,
       `127.0.0.1:${openPort} inet n - n - - smtpd -o smtpd_milters=${milterOf(open)}`,
+      `127.0.0.1:${failClosedPort} inet n - n - - smtpd -o smtpd_milters=${milterOf(failClosed)}`,
+      `127.0.0.1:${failOpenPort} inet n - n - - smtpd -o smtpd_milters=${milterOf(failOpen)}`,
       'pickup    fifo  n - n 60 1 pickup',
       'cleanup   unix  n - n - 0 cleanup',
       'qmgr      unix  n - n 300 1 qmgr',
@@ -144,6 +176,8 @@ afterAll(async () => {
   await s?.close();
   await busy?.close();
   await open?.close();
+  await failClosed?.close();
+  await failOpen?.close();
   redis?.close();
   // The queue belongs to Postfix's users; without root, sudo removes it.
   if (isRoot) rmSync(dir, { recursive: true, force: true });
@@ -247,5 +281,36 @@ describe.skipIf(!available)('Postfix with smtpd_milters = spamrule', () => {
     expect(got).not.toMatch(/^X-Spam-Score:/m);
     expect(got).toContain('Hello again.');
     await held.done;
+  }, 60_000);
+
+  it('defers a message whose scan runs over the time limit, or whose worker thread ends mid-scan (451 4.7.1), with milterErrorAction tempfail', async () => {
+    const msg = ['From: Alice <alice@example.org>', 'To: bob@example.com', `Subject: ${HOLD_SUBJECT}`, 'Message-ID: <slow@example.org>', '', 'Slow to scan.', ''].join('\r\n');
+    const before = sink.messages.length;
+    const scans = async (action: string): Promise<number | undefined> =>
+      (await failClosed.server.metrics.scans.get()).values.find((v) => v.labels.protocol === 'milter' && v.labels.action === action)?.value;
+    const timedOut = await sendSmtp(failClosedPort, 'alice@example.org', 'bob@example.com', msg);
+    expect(timedOut.some((l) => /^451 4\.7\.1 /.test(l)), `${timedOut.join('\n')}\n${log()}`).toBe(true);
+    expect(timedOut.some((l) => /queued as/.test(l))).toBe(false);
+    expect(await scans('timeout')).toBe(1);
+    // The thread the time-out ended has been replaced; this one ends under the next scan.
+    await threadsLoaded(failClosed, 2);
+    const failing = sendSmtp(failClosedPort, 'alice@example.org', 'bob@example.com', msg);
+    await killWorkersMidScan(failClosed);
+    const failed = await failing;
+    expect(failed.some((l) => /^451 4\.7\.1 /.test(l)), `${failed.join('\n')}\n${log()}`).toBe(true);
+    expect(await scans('error')).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sink.messages.length).toBe(before);
+  }, 60_000);
+
+  it('with milterErrorAction accept (the default), delivers a message whose scan ran over the time limit unscanned, with X-Spam-Note', async () => {
+    const msg = ['From: Alice <alice@example.org>', 'To: bob@example.com', `Subject: ${HOLD_SUBJECT}`, 'Message-ID: <slow-open@example.org>', '', 'Slow to scan, again.', ''].join('\r\n');
+    const before = sink.messages.length;
+    const replies = await sendSmtp(failOpenPort, 'alice@example.org', 'bob@example.com', msg);
+    expect(replies.some((l) => /^250 .*queued as/.test(l)), replies.join('\n')).toBe(true);
+    const got = await delivered(before + 1);
+    expect(got).toMatch(new RegExp(`^X-Spam-Note: not scanned: scan timed out after ${SCAN_TIMEOUT_MS} ms`, 'm'));
+    expect(got).not.toMatch(/^X-Spam-Score:/m);
+    expect(got).toContain('Slow to scan, again.');
   }, 60_000);
 });
