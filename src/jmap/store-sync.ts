@@ -5,7 +5,7 @@
  * registry), its host names resolved and checked too (src/lookup/store-policy.ts); one that is refused
  * or fails to start is logged and not started.
  */
-import type { LookupStoreConfig } from '../lookup/config.js';
+import { parseLookupStoreConfig } from '../lookup/config.js';
 import { checkStoreAddresses, checkStorePolicy, type StoreHostResolver, type StorePolicy } from '../lookup/store-policy.js';
 import type { EngineLike } from './bridge.js';
 import type { Data } from './kind.js';
@@ -51,7 +51,10 @@ export function storeSync(opts: {
           const cur = applied.get(ns);
           if (cur?.json === json) continue;
           try {
-            const checked = checkStorePolicy(config as LookupStoreConfig, policy);
+            // The stored (wire) shape has `urls` as a {"url": true} map: the policy reads the parsed configuration.
+            const parsed = parseLookupStoreConfig(config);
+            if (!parsed.ok) throw new Error(`invalid configuration: ${parsed.errors.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+            const checked = checkStorePolicy(parsed.value, policy);
             if (!checked.ok) throw refused(checked.problems);
             // A host name is checked by the addresses it has now (at the /set, it had those of then).
             const addresses = await checkStoreAddresses(checked.config, policy, resolve);
