@@ -6,6 +6,7 @@ import { MySqlStore } from './mysql.js';
 import { PostgresStore } from './postgres.js';
 import { createInMemoryStore, ShardedStore } from './redis.js';
 import { SqliteStore } from './sqlite.js';
+import type { PinnedHosts } from './store-pins.js';
 import type { LookupStore } from './types.js';
 
 export interface CreateLookupStoreOptions {
@@ -24,6 +25,13 @@ export interface CreateLookupStoreOptions {
    * LookupStoreError (`… returned more than N rows …`) and reading stops there. Default 10,000.
    */
   sqlMaxRows?: number;
+  /**
+   * For a store written by a remote manager (JMAP): the addresses the store policy checked for its host
+   * names, and its `allowedHosts` (src/lookup/store-pins.ts). The store then connects to each name at its
+   * checked address only (TLS keeps the name), and to the nodes a Redis Cluster or Sentinel announces only
+   * at addresses the policy allows. Default: none, the drivers resolve names themselves (the operator's own stores).
+   */
+  pinned?: PinnedHosts;
 }
 
 /**
@@ -31,8 +39,9 @@ export interface CreateLookupStoreOptions {
  * LookupStoreConfig or the raw `x:LookupStore` JSON (validated here). Nothing connects until the first
  * call; secrets are resolved now, so a bad secret source fails at once. A store that is down fails
  * each call at once (see `breaker`) and recovers by itself.
- * @throws LookupConfigError naming the store for an invalid configuration (with its problems) or a
- *   secret that cannot be read (missing environment variable, unreadable file).
+ * @throws LookupConfigError naming the store for an invalid configuration (with its problems), a
+ *   secret that cannot be read (missing environment variable, unreadable file), or (with `pinned`) a host
+ *   name that has no checked address.
  */
 export function createLookupStore(namespace: string, config: LookupStoreConfig | unknown, opts: CreateLookupStoreOptions = {}): LookupStore {
   const parsed = parseLookupStoreConfig(config);
@@ -41,7 +50,8 @@ export function createLookupStore(namespace: string, config: LookupStoreConfig |
   const c = parsed.value;
   let store: LookupStore;
   const breaker = opts.breaker?.enabled !== false;
-  const sql = { sqlMaxRows: opts.sqlMaxRows };
+  const { pinned } = opts;
+  const sql = { sqlMaxRows: opts.sqlMaxRows, ...(pinned !== undefined ? { pinned } : {}) };
   switch (c['@type']) {
     case 'PostgreSql':
       store = new PostgresStore(namespace, c, sql);
@@ -59,10 +69,11 @@ export function createLookupStore(namespace: string, config: LookupStoreConfig |
         namespace,
         c,
         breaker ? (shard, i) => new CircuitBreakerStore(namespace, shard, { ...opts.breaker, label: `shard ${i}` }) : undefined,
+        pinned,
       );
       break;
     default:
-      store = createInMemoryStore(namespace, c);
+      store = createInMemoryStore(namespace, c, pinned);
   }
   if (breaker && c['@type'] !== 'Sharded') store = new CircuitBreakerStore(namespace, store, opts.breaker);
   return opts.cache?.enabled === false ? store : new CachedLookupStore(store, opts.cache);

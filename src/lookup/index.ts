@@ -17,6 +17,7 @@ export {
   type HttpLookupInput,
 } from './http-list.js';
 export { createLookupStore, type CreateLookupStoreOptions } from './factory.js';
+export type { PinnedHosts } from './store-pins.js';
 export { buildLookupMap, type LookupSources, type LookupSourceOptions } from './sources.js';
 export { PostgresStore, type RecyclingMethod } from './postgres.js';
 export { MySqlStore } from './mysql.js';

@@ -15,7 +15,9 @@
 import type mysql from 'mysql2/promise';
 import type { MySqlSettings, MySqlStoreConfig } from './config.js';
 import { loadMySql, prefetch, type MySql } from './drivers.js';
+import { createConnection } from 'node:net';
 import { resolveSecret } from './secret.js';
+import { refusedError, storePins, type HostPins, type PinnedHosts } from './store-pins.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
 import { closePools, DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, RequestRefusedError, RoundRobin, shapeRows, tooManyRows, withTimeout, type DestroyableSocket } from './util.js';
 
@@ -67,7 +69,11 @@ const FLOAT_TYPES = new Set([0, 4, 5, 246]);
  * 10,000): past that it fails with a LookupStoreError and the connection is dropped, so a huge result
  * is never held in memory.
  * The `mysql2` driver is imported when the first store is created; pools are built on the first call.
- * @throws LookupConfigError from the constructor when a secret source cannot be read.
+ * With `pinned` (a store written over JMAP: src/lookup/store-pins.ts), each host name is connected to at
+ * the address the store policy checked (mysql2's `stream` opens the socket there), while mysql2 keeps the
+ * name as its `host`, which it sends as the TLS `servername`.
+ * @throws LookupConfigError from the constructor when a secret source cannot be read, or a host name has
+ *   no address in `pinned`.
  */
 export class MySqlStore implements LookupStore {
   readonly type = 'MySql';
@@ -81,14 +87,19 @@ export class MySqlStore implements LookupStore {
   private readonly maxRows: number;
   /** The mysql2 module, once loaded (every statement runs after `connect`). */
   private driver: MySql | undefined;
+  private readonly pins: HostPins | undefined;
 
-  /** `opts.sqlMaxRows`: rows a `sql_query` SELECT may return (default 10,000; see the class docs). */
+  /**
+   * `opts.sqlMaxRows`: rows a `sql_query` SELECT may return (default 10,000; see the class docs);
+   * `opts.pinned`: the addresses the store policy checked (see the class docs).
+   */
   constructor(
     readonly namespace: string,
     readonly config: MySqlStoreConfig,
-    opts: { sqlMaxRows?: number } = {},
+    opts: { sqlMaxRows?: number; pinned?: PinnedHosts } = {},
   ) {
     this.maxRows = Math.max(1, opts.sqlMaxRows ?? DEFAULT_SQL_MAX_ROWS);
+    this.pins = storePins(namespace, config, opts.pinned);
     this.passwords = [config, ...config.readReplicas].map((s) => resolveSecret(s.authSecret, namespace));
     prefetch(loadMySql);
   }
@@ -105,8 +116,13 @@ export class MySqlStore implements LookupStore {
   private pool(driver: MySql, s: MySqlSettings, password: string | undefined): mysql.Pool {
     const c = this.config;
     const max = c.poolMaxConnections ?? 10;
+    const route = this.pins?.route(s.host);
+    // Checked at construction; a pool that cannot be built fails the store's calls with the reason.
+    if (route !== undefined && 'problem' in route) throw refusedError(s.host, route.problem);
     const p = driver.createPool({
       host: s.host,
+      // Pinned: the socket goes to the checked address; `host` stays the name, for TLS (servername) and messages.
+      ...(route !== undefined && !route.host.startsWith('/') ? { stream: () => createConnection(s.port, route.host).setNoDelay(true) } : {}),
       port: s.port,
       database: s.database,
       user: s.authUsername ?? undefined,

@@ -10,6 +10,7 @@ import type pg from 'pg';
 import type { PostgreSqlSettings, PostgreSqlStoreConfig } from './config.js';
 import { loadPg, prefetch, type Pg } from './drivers.js';
 import { resolveSecret } from './secret.js';
+import { refusedError, storePins, type HostPins, type PinnedHosts } from './store-pins.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
 import { closePools, DEFAULT_SQL_MAX_ROWS, isSelect, parseCounter, RoundRobin, shapeRows, tooManyRows, withTimeout, type DestroyableSocket } from './util.js';
 
@@ -51,7 +52,11 @@ export type RecyclingMethod = PostgreSqlStoreConfig['poolRecyclingMethod'];
  * A SELECT of `sql_query` reads at most `sqlMaxRows` rows (default 10,000): past that it fails with a
  * LookupStoreError and the connection is dropped, so a huge result is never held in memory.
  * The `pg` driver is imported when the first store is created; pools are built on the first call.
- * @throws LookupConfigError from the constructor when a secret source cannot be read.
+ * With `pinned` (a store written over JMAP: src/lookup/store-pins.ts), each host name is connected to at
+ * the address the store policy checked, with TLS `servername` the name (node-postgres checks the
+ * certificate against it).
+ * @throws LookupConfigError from the constructor when a secret source cannot be read, or a host name has
+ *   no address in `pinned`.
  */
 export class PostgresStore implements LookupStore {
   readonly type = 'PostgreSql';
@@ -61,14 +66,19 @@ export class PostgresStore implements LookupStore {
   private schema: Promise<void> | undefined;
   private closed = false;
   private readonly maxRows: number;
+  private readonly pins: HostPins | undefined;
 
-  /** `opts.sqlMaxRows`: rows a `sql_query` SELECT may return (default 10,000; see the class docs). */
+  /**
+   * `opts.sqlMaxRows`: rows a `sql_query` SELECT may return (default 10,000; see the class docs);
+   * `opts.pinned`: the addresses the store policy checked (see the class docs).
+   */
   constructor(
     readonly namespace: string,
     readonly config: PostgreSqlStoreConfig,
-    opts: { sqlMaxRows?: number } = {},
+    opts: { sqlMaxRows?: number; pinned?: PinnedHosts } = {},
   ) {
     this.maxRows = Math.max(1, opts.sqlMaxRows ?? DEFAULT_SQL_MAX_ROWS);
+    this.pins = storePins(namespace, config, opts.pinned);
     this.passwords = [config, ...config.readReplicas].map((s) => resolveSecret(s.authSecret, namespace));
     prefetch(loadPg);
   }
@@ -83,14 +93,18 @@ export class PostgresStore implements LookupStore {
 
   private pool(driver: Pg, s: PostgreSqlSettings, password: string | undefined): pg.Pool {
     const c = this.config;
+    const route = this.pins?.route(s.host) ?? { host: s.host };
+    // Checked at construction; a pool that cannot be built fails the store's calls with the reason.
+    if ('problem' in route) throw refusedError(s.host, route.problem);
     const p = new driver.Pool({
-      host: s.host,
+      host: route.host,
       port: s.port,
       database: s.database,
       user: s.authUsername ?? undefined,
       password,
       options: s.options ?? undefined,
-      ssl: c.useTls ? { rejectUnauthorized: !c.allowInvalidCerts } : false,
+      // node-postgres sets `servername` itself only for a host name; for the pinned address it keeps this one.
+      ssl: c.useTls ? { rejectUnauthorized: !c.allowInvalidCerts, ...(route.servername !== undefined ? { servername: route.servername } : {}) } : false,
       max: c.poolMaxConnections ?? 10,
       connectionTimeoutMillis: c.timeout ?? 0,
       query_timeout: c.timeout ?? undefined,

@@ -21,6 +21,8 @@ import { maskUrlPassword, resolveSecret } from './secret.js';
 import type { PartitionedStore } from './breaker.js';
 import { LookupConfigError } from './config.js';
 import { LookupStoreError, type LookupStore } from './types.js';
+import { pinnedConnector, sentinelNatCheck } from './redis-pins.js';
+import { storePins, type HostPins, type PinnedHosts } from './store-pins.js';
 import { closedWithin, parseCounter, RequestRefusedError, socketClosed, withTimeout, type ClosingSocket } from './util.js';
 
 export const COUNTER_PREFIX = 'spamrule-counter:';
@@ -71,6 +73,24 @@ const reconnect = (times: number) => Math.min(times * 100, 2000);
 function node(url: string): ClusterNode & { host: string; port: number } {
   const u = new URL(url.includes('://') ? url : `redis://${url}`);
   return { host: u.hostname || '127.0.0.1', port: Number(u.port || 6379) };
+}
+
+/**
+ * A sentinel at its pinned address (unchanged without pins). Every host of the store's own configuration has a
+ * route: `storePins` refused the store otherwise, and its addresses passed this same policy when it started.
+ */
+function pinnedNode<N extends { host: string }>(n: N, pins: HostPins | undefined): N {
+  const route = pins?.route(n.host);
+  return route === undefined || 'problem' in route ? n : { ...n, host: route.host };
+}
+
+/** A Cluster `dnsLookup` answering each seed name with its pinned address (an error for any other name). */
+function pinnedLookup(pins: HostPins): (hostname: string, callback: (err: NodeJS.ErrnoException | null, address: string) => void) => void {
+  return (hostname, callback) => {
+    const route = pins.route(hostname);
+    if ('problem' in route) callback(Object.assign(new Error(route.problem), { code: 'ESPAMRULE_ADDRESS' }), '');
+    else callback(null, route.host);
+  };
 }
 
 function common(timeout: number, createMs: number | null): RedisOptions {
@@ -279,10 +299,17 @@ function checkRedisUrl(namespace: string, field: string, url: string, bare: bool
   }
 }
 
-/** `Redis`: one server at `url` (`redis://[user:pass@]host:port[/db]`, `rediss://` for TLS). */
-export function createRedisStore(namespace: string, c: RedisStoreConfig): RedisLookupStore {
+/**
+ * `Redis`: one server at `url` (`redis://[user:pass@]host:port[/db]`, `rediss://` for TLS). With `pinned`
+ * (a store written over JMAP: src/lookup/store-pins.ts), a host name is connected to at the address the
+ * store policy checked, with TLS `servername` the name.
+ * @throws LookupConfigError for a URL that is not a Redis URL, or a host name without an address in `pinned`.
+ */
+export function createRedisStore(namespace: string, c: RedisStoreConfig, pinned?: PinnedHosts): RedisLookupStore {
   checkRedisUrl(namespace, 'url', c.url, false);
-  const create = (io: Ioredis) => new io.Redis(c.url, { ...common(c.timeout, c.poolTimeoutCreate), protocol: 2 });
+  const pins = storePins(namespace, c, pinned);
+  const create = (io: Ioredis) =>
+    new io.Redis(c.url, { ...common(c.timeout, c.poolTimeoutCreate), protocol: 2, ...(pins !== undefined ? { Connector: pinnedConnector(io, pins) } : {}) });
   let secret: string | undefined;
   try {
     secret = decodeURIComponent(new URL(c.url).password) || undefined;
@@ -295,11 +322,15 @@ export function createRedisStore(namespace: string, c: RedisStoreConfig): RedisL
 /**
  * `RedisCluster`: seed nodes from `urls`. `readFromReplicas` sends reads to replicas (`scaleReads`);
  * `maxRetries` bounds redirections/retries per command, `minRetryWait`/`maxRetryWait` (ms) bound the
- * wait between them (redis-rs semantics mapped onto ioredis' retry delays).
- * @throws LookupConfigError when the secret cannot be read.
+ * wait between them (redis-rs semantics mapped onto ioredis' retry delays). With `pinned` (a store written
+ * over JMAP: src/lookup/store-pins.ts), the seed names are connected to at the addresses the store policy
+ * checked, and every node connection, announced nodes included (CLUSTER SLOTS, MOVED, ASK), goes through
+ * the pins: a node at an address the policy refuses fails to connect with the reason.
+ * @throws LookupConfigError when the secret cannot be read, or a host name has no address in `pinned`.
  */
-export function createRedisClusterStore(namespace: string, c: RedisClusterStoreConfig): RedisLookupStore {
+export function createRedisClusterStore(namespace: string, c: RedisClusterStoreConfig, pinned?: PinnedHosts): RedisLookupStore {
   for (const u of c.urls) checkRedisUrl(namespace, 'urls', u, true);
+  const pins = storePins(namespace, c, pinned);
   const minWait = c.minRetryWait ?? 100;
   const maxWait = Math.max(c.maxRetryWait ?? 1024, minWait);
   const password = resolveSecret(c.authSecret, namespace);
@@ -312,8 +343,11 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
     retryDelayOnClusterDown: minWait,
     retryDelayOnTryAgain: minWait,
     clusterRetryStrategy: (times) => Math.min(minWait * times, maxWait),
+    // Pinned: the seed names resolve to their checked addresses, never through DNS.
+    ...(pins !== undefined ? { dnsLookup: pinnedLookup(pins) } : {}),
     redisOptions: {
       ...common(c.timeout, c.poolTimeoutCreate),
+      ...(pins !== undefined ? { Connector: pinnedConnector(io, pins) } : {}),
       ...credentials(c.authUsername, password),
       protocol: c.protocolVersion === 'resp3' ? 3 : 2,
     },
@@ -324,16 +358,21 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
 /**
  * `RedisSentinel`: asks the sentinels at `urls` for the master of `serviceName` and follows failovers
  * (ioredis' failover detector). Data nodes use `authUsername`/`authSecret`, sentinels
- * `sentinelUsername`/`sentinelSecret`.
- * @throws LookupConfigError when a secret cannot be read.
+ * `sentinelUsername`/`sentinelSecret`. With `pinned` (a store written over JMAP: src/lookup/store-pins.ts),
+ * the sentinels are connected to at the addresses the store policy checked, only those (ioredis'
+ * `updateSentinels`, which adds the sentinels a sentinel lists, is off), and the master a sentinel names is
+ * connected to only when the pins allow its address; otherwise that sentinel counts as failed, with the reason.
+ * @throws LookupConfigError when a secret cannot be read, or a host name has no address in `pinned`.
  */
-export function createRedisSentinelStore(namespace: string, c: RedisSentinelStoreConfig): RedisLookupStore {
+export function createRedisSentinelStore(namespace: string, c: RedisSentinelStoreConfig, pinned?: PinnedHosts): RedisLookupStore {
   for (const u of c.urls) checkRedisUrl(namespace, 'urls', u, true);
+  const pins = storePins(namespace, c, pinned);
   const password = resolveSecret(c.authSecret, namespace);
   const sentinelPassword = resolveSecret(c.sentinelSecret, namespace);
   const create = (io: Ioredis) => new io.Redis({
     ...common(c.timeout, c.poolTimeoutCreate),
-    sentinels: c.urls.map(node),
+    sentinels: c.urls.map((u) => pinnedNode(node(u), pins)),
+    ...(pins !== undefined ? { natMap: sentinelNatCheck(pins), updateSentinels: false } : {}),
     name: c.serviceName,
     ...credentials(c.authUsername, password),
     ...sentinelCredentials(c.sentinelUsername, sentinelPassword),
@@ -348,10 +387,11 @@ export function createRedisSentinelStore(namespace: string, c: RedisSentinelStor
   return new RedisLookupStore(namespace, 'RedisSentinel', create, c.timeout, [password, sentinelPassword]);
 }
 
-export function createInMemoryStore(namespace: string, c: InMemoryStoreBaseConfig): RedisLookupStore {
-  if (c['@type'] === 'Redis') return createRedisStore(namespace, c);
-  if (c['@type'] === 'RedisCluster') return createRedisClusterStore(namespace, c);
-  return createRedisSentinelStore(namespace, c);
+/** A Redis, Redis Cluster or Redis Sentinel store; `pinned` as each of them takes it. */
+export function createInMemoryStore(namespace: string, c: InMemoryStoreBaseConfig, pinned?: PinnedHosts): RedisLookupStore {
+  if (c['@type'] === 'Redis') return createRedisStore(namespace, c, pinned);
+  if (c['@type'] === 'RedisCluster') return createRedisClusterStore(namespace, c, pinned);
+  return createRedisSentinelStore(namespace, c, pinned);
 }
 
 let xxh3Module: typeof Xxh3 | undefined;
@@ -380,13 +420,13 @@ export class ShardedStore implements LookupStore {
   ) {}
   /**
    * Builds the shards of `c`; `wrap` (createLookupStore passes a per-shard circuit breaker) is applied
-   * to each shard with its 0-based index.
+   * to each shard with its 0-based index; `pinned` goes to each shard (see `createRedisStore`).
    */
-  static create(namespace: string, c: ShardedStoreConfig, wrap?: (shard: LookupStore, index: number) => LookupStore): ShardedStore {
+  static create(namespace: string, c: ShardedStoreConfig, wrap?: (shard: LookupStore, index: number) => LookupStore, pinned?: PinnedHosts): ShardedStore {
     return new ShardedStore(
       namespace,
       c.stores.map((s, i) => {
-        const shard = createInMemoryStore(namespace, s);
+        const shard = createInMemoryStore(namespace, s, pinned);
         return wrap ? wrap(shard, i) : shard;
       }),
     );

@@ -7,6 +7,7 @@ import { createLookupStore } from './factory.js';
 import { LookupConfigError } from './config.js';
 import { HttpListStore, type HttpListOptions, type HttpLookupInput } from './http-list.js';
 import { LookupMap, StaticLookupList, type StaticEntry } from './memory.js';
+import type { PinnedHosts } from './store-pins.js';
 
 /** The lookup sources of a rule set. */
 export interface LookupSources {
@@ -14,8 +15,11 @@ export interface LookupSources {
   lists?: Iterable<readonly [string, readonly (StaticEntry | string)[]]>;
   /** Remote lists, served from their on-disk cache. Disabled ones (`enable: false`) are left out. */
   httpLookups?: readonly HttpLookupInput[];
-  /** Managed StoreLookups: namespace and `x:LookupStore` configuration (validated here). */
-  stores?: readonly { namespace: string; config: unknown }[];
+  /**
+   * Managed StoreLookups: namespace and `x:LookupStore` configuration (validated here), and for one written
+   * over JMAP the addresses its connections are pinned to (`CreateLookupStoreOptions.pinned`).
+   */
+  stores?: readonly { namespace: string; config: unknown; pinned?: PinnedHosts }[];
 }
 
 export interface LookupSourceOptions {
@@ -62,7 +66,13 @@ export function buildLookupMap(src: LookupSources, opts: LookupSourceOptions): L
   for (const s of src.stores ?? []) {
     try {
       // createLookupStore validates the configuration (once) and resolves its secrets.
-      lookups.set(s.namespace, createLookupStore(s.namespace, s.config, opts.slowCallMs === undefined ? {} : { breaker: { slowCallMs: opts.slowCallMs } }));
+      lookups.set(
+        s.namespace,
+        createLookupStore(s.namespace, s.config, {
+          ...(opts.slowCallMs === undefined ? {} : { breaker: { slowCallMs: opts.slowCallMs } }),
+          ...(s.pinned === undefined ? {} : { pinned: s.pinned }),
+        }),
+      );
     } catch (e) {
       // An invalid configuration is told by its problems; anything else (a secret) by its message.
       const problems = e instanceof LookupConfigError ? e.problems : [];

@@ -194,7 +194,8 @@ export function redisHost(url: string): string | undefined {
  * Every host a store configuration connects to, with the JSON pointer (relative to the store) of the
  * property that names it: `host`, `readReplicas/0/host`, `url`, `urls/1`, `stores/0/urls/0`. A URL whose
  * host cannot be read comes with `host` undefined. The masters a Redis Sentinel names and the nodes a
- * Redis Cluster announces are not in the configuration, so not here.
+ * Redis Cluster announces are not in the configuration, so not here (src/lookup/store-pins.ts checks them
+ * when the store connects to them).
  */
 export function storeHosts(config: LookupStoreConfig, prefix = ''): { path: string; host: string | undefined }[] {
   switch (config['@type']) {

@@ -11,7 +11,7 @@ import { bundleAnalysis, type RuleMaterial } from '../engine/from-bundle.js';
 import type { SpamRuleInput, SpamTagInput, SpamThresholds } from '../engine/types.js';
 import type { AnalysisConfig } from '../analysis/types.js';
 import type { HttpLookupInput } from '../lookup/http-list.js';
-import { buildLookupMap, type LookupSourceOptions, type StaticEntry } from '../lookup/index.js';
+import { buildLookupMap, type LookupSourceOptions, type PinnedHosts, type StaticEntry } from '../lookup/index.js';
 import { liveClassifier } from '../classifier/index.js';
 
 /** A rule set as data. Every field is structured-cloneable (it is posted to worker threads). */
@@ -35,8 +35,11 @@ export interface RuleSetSpec {
   listAllowedNetworks?: readonly string[];
   /** Refresh stale remote lists in the background (default true); false serves the cache only. */
   refreshLists?: boolean;
-  /** Lookup stores by namespace: an `x:StoreLookup` `store` configuration (src/lookup/config.ts). */
-  stores?: readonly { namespace: string; config: unknown }[];
+  /**
+   * Lookup stores by namespace: an `x:StoreLookup` `store` configuration (src/lookup/config.ts), and for one
+   * written over JMAP the addresses its connections are pinned to (src/lookup/store-pins.ts).
+   */
+  stores?: readonly { namespace: string; config: unknown; pinned?: PinnedHosts }[];
   /** Values for `system('hostname')` etc. */
   system?: Record<string, string | number>;
   /** The statistical classifier's store (an `x:StoreLookup` `store` configuration; docs/classifier.md). */
