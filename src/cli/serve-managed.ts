@@ -5,6 +5,7 @@
  */
 import type { JmapServer, JmapServerOptions } from '../jmap/index.js';
 import type { ServeConfig } from '../server/config.js';
+import type { PinnedHosts } from '../lookup/index.js';
 import { modelLocationKind, modelStoreConfig } from '../classifier/location.js';
 
 /**
@@ -73,11 +74,13 @@ export async function startManaged(
 ): Promise<JmapServer> {
   const { createJmapServer } = await import('../jmap/index.js');
   const { parseLookupStoreConfig } = await import('../lookup/index.js');
-  const stores = new Map<string, unknown>(pool.ruleSet.stores?.map((s) => [s.namespace, s.config]) ?? []);
+  // Each store's configuration and, for one written over JMAP, the addresses its connections are pinned to.
+  type Entry = { config: unknown; pinned?: PinnedHosts };
+  const stores = new Map<string, Entry>(pool.ruleSet.stores?.map((s) => [s.namespace, { config: s.config, ...(s.pinned ? { pinned: s.pinned } : {}) }]) ?? []);
   const pushStores = (): void => {
-    pool.update({ stores: [...stores].map(([namespace, config]) => ({ namespace, config })) });
+    pool.update({ stores: [...stores].map(([namespace, e]) => ({ namespace, ...e })) });
   };
-  type Recorded = { config: unknown; close(): Promise<void> };
+  type Recorded = Entry & { close(): Promise<void> };
   return createJmapServer({
     ...jmapServerOptions(c, listen, learner),
     ...(onConnectionRefused !== undefined ? { onConnectionRefused } : {}),
@@ -97,7 +100,8 @@ export async function startManaged(
       },
       lookups: {
         set: (namespace: string, store: unknown) => {
-          stores.set(namespace, (store as Recorded).config);
+          const { config, pinned } = store as Recorded;
+          stores.set(namespace, { config, ...(pinned ? { pinned } : {}) });
           pushStores();
         },
         delete: (namespace: string) => {
@@ -106,10 +110,11 @@ export async function startManaged(
         },
       },
     },
-    createLookupStore: (namespace: string, config: unknown): Recorded => {
+    // The workers connect where `pinned` says (src/lookup/store-pins.ts).
+    createLookupStore: (namespace: string, config: unknown, opts: { pinned: PinnedHosts }): Recorded => {
       const parsed = parseLookupStoreConfig(config);
       if (!parsed.ok) throw new Error(`store "${namespace}": ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
-      return { config, close: async () => undefined };
+      return { config, pinned: opts.pinned, close: async () => undefined };
     },
   });
 }

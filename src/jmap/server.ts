@@ -13,6 +13,7 @@ import { dirname, resolve } from 'node:path';
 import { ConnectionCaps, type ConnectionRefusal } from '../net/index.js';
 import { resolveHostNames, resolveStorePolicy, type StoreHostResolver, type StorePolicy, type StorePolicyOptions } from '../lookup/store-policy.js';
 import { systemHostResolver } from '../net/index.js';
+import type { PinnedHosts } from '../lookup/store-pins.js';
 import { storeHostCandidates, storePolicyValidator } from './store-hosts.js';
 import { storeSync } from './store-sync.js';
 import { runMethodCalls, parseRequest, CORE_CAPABILITY } from './api.js';
@@ -48,8 +49,12 @@ export interface JmapServerOptions {
    * problems with paths such as `condition/match/0/if`.
    */
   validateCondition?: (scope: string, condition: { match: { if: string; then: string }[]; else: string }) => { path: string; message: string }[];
-  /** Builds a lookup store from a StoreLookup `store` config; default `createLookupStore` of src/lookup. */
-  createLookupStore?: (namespace: string, config: unknown) => { close(): Promise<void> } | Promise<{ close(): Promise<void> }>;
+  /**
+   * Builds a lookup store from a StoreLookup `store` config; default `createLookupStore` of src/lookup.
+   * `opts.pinned`: the addresses the store policy checked for the store's host names, which its connections
+   * are to go to (CreateLookupStoreOptions.pinned, src/lookup/store-pins.ts).
+   */
+  createLookupStore?: (namespace: string, config: unknown, opts: { pinned: PinnedHosts }) => { close(): Promise<void> } | Promise<{ close(): Promise<void> }>;
   /** Diagnostics (internal errors, rule load problems); default stderr. */
   log?: (line: string) => void;
   /**
@@ -83,8 +88,8 @@ export interface JmapServerOptions {
   maxConnectionsPerPeer?: number;
   /**
    * Resolves a StoreLookup's host names for the store policy's address check (docs/jmap.md, "Secrets and
-   * the store policy"), at each `/set` that names them and when the store starts. Default: the system's
-   * resolver (`getaddrinfo`, as the store's own connection resolves them).
+   * the store policy"), at each `/set` that names them and when the store starts; the store's connections
+   * then go to the addresses found at the start. Default: the system's resolver (`getaddrinfo`).
    */
   resolveStoreHost?: StoreHostResolver;
   /** Called for each connection closed on accept: `max` ({@link maxConnections}) or `per_peer` ({@link maxConnectionsPerPeer}). */

@@ -3,14 +3,20 @@
  * configuration changed are started again, those destroyed are closed. Each is checked against the
  * store policy before it starts (a store written before the policy, or by another server sharing the
  * registry), its host names resolved and checked too (src/lookup/store-policy.ts); one that is refused
- * or fails to start is logged and not started.
+ * or fails to start is logged and not started. A started store connects to each host name at the address
+ * checked then (src/lookup/store-pins.ts), until it is started again. A store with a name that gave no
+ * address is not started; it is tried again every {@link UNRESOLVED_RETRY_MS} until it starts, changes or goes.
  */
 import { parseLookupStoreConfig } from '../lookup/config.js';
-import { checkStoreAddresses, checkStorePolicy, type StoreHostResolver, type StorePolicy } from '../lookup/store-policy.js';
+import type { PinnedHosts } from '../lookup/store-pins.js';
+import { checkStorePolicy, resolveStorePins, type StoreHostResolver, type StorePolicy } from '../lookup/store-policy.js';
 import type { EngineLike } from './bridge.js';
 import type { Data } from './kind.js';
 
 type Closable = { close(): Promise<void> };
+
+/** How long a store whose host names gave no address waits before it is resolved and tried again (ms). */
+export const UNRESOLVED_RETRY_MS = 30_000;
 
 export interface StoreSync {
   /** Brings the engine's stores in line with the StoreLookups `stored()` gives when its turn comes (after the syncs before it). */
@@ -23,20 +29,27 @@ export interface StoreSync {
 
 export function storeSync(opts: {
   engine: EngineLike | undefined;
-  createLookupStore: ((namespace: string, config: unknown) => Closable | Promise<Closable>) | undefined;
+  /** Builds a store; `opts.pinned`: the addresses its connections go to (CreateLookupStoreOptions.pinned). */
+  createLookupStore: ((namespace: string, config: unknown, opts: { pinned: PinnedHosts }) => Closable | Promise<Closable>) | undefined;
+  /** How long a store with an unresolved name waits before it is tried again (ms); default {@link UNRESOLVED_RETRY_MS}. */
+  retryMs?: number;
   policy: StorePolicy;
   resolve: StoreHostResolver;
   log: (line: string) => void;
 }): StoreSync {
   const { engine, createLookupStore, policy, resolve, log } = opts;
-  // Lookup stores in the engine, by namespace, with the config they were built from.
-  const applied = new Map<string, { json: string; store?: Closable }>();
+  // Lookup stores in the engine, by namespace, with the config they were built from; `retry`: not started
+  // because a name gave no address, so the same config is tried again.
+  const applied = new Map<string, { json: string; store?: Closable; retry?: boolean }>();
   let chain: Promise<void> = Promise.resolve();
+  let retryTimer: NodeJS.Timeout | undefined;
+  let closed = false;
   const refused = (problems: { path: string; message: string }[]): Error =>
     new Error(`refused by the store policy: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
-  return {
+  const self: StoreSync = {
     sync(stored) {
       chain = chain.then(async () => {
+        if (closed) return;
         const lookups = engine?.lookups;
         if (lookups === undefined || createLookupStore === undefined) return;
         const wanted = new Map([...stored()].map((d) => [d.namespace as string, d.store]));
@@ -49,17 +62,28 @@ export function storeSync(opts: {
         for (const [ns, config] of wanted) {
           const json = JSON.stringify(config);
           const cur = applied.get(ns);
-          if (cur?.json === json) continue;
+          if (cur?.json === json && cur.retry !== true) continue;
           try {
             // The stored (wire) shape has `urls` as a {"url": true} map: the policy reads the parsed configuration.
             const parsed = parseLookupStoreConfig(config);
             if (!parsed.ok) throw new Error(`invalid configuration: ${parsed.errors.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
             const checked = checkStorePolicy(parsed.value, policy);
             if (!checked.ok) throw refused(checked.problems);
-            // A host name is checked by the addresses it has now (at the /set, it had those of then).
-            const addresses = await checkStoreAddresses(checked.config, policy, resolve);
-            if (addresses.length > 0) throw refused(addresses);
-            const store = await createLookupStore(ns, checked.config);
+            // A host name is checked by the addresses it has now (at the /set, it had those of then), and
+            // the store connects to those addresses only, whatever the name resolves to later.
+            const pins = await resolveStorePins(checked.config, policy, resolve);
+            if (!pins.ok && pins.unresolved.length > 0) {
+              log(
+                `spamrule serve: lookup store "${ns}" not started: ${pins.unresolved.map((n) => `"${n}"`).join(', ')} gave no address; ` +
+                  `tried again in ${(opts.retryMs ?? UNRESOLVED_RETRY_MS) / 1000} s`,
+              );
+              applied.set(ns, { json, retry: true });
+              scheduleRetry(stored);
+              await cur?.store?.close().catch(() => undefined);
+              continue;
+            }
+            if (!pins.ok) throw refused(pins.problems);
+            const store = await createLookupStore(ns, checked.config, { pinned: pins.pinned });
             lookups.set(ns, store);
             applied.set(ns, { json, store });
           } catch (e) {
@@ -72,8 +96,20 @@ export function storeSync(opts: {
     },
     settled: () => chain,
     async close() {
+      closed = true;
+      clearTimeout(retryTimer);
       await chain;
       for (const { store } of applied.values()) await store?.close().catch(() => undefined);
     },
   };
+  /** One pending retry at a time; it syncs against the registry as it is then. */
+  const scheduleRetry = (stored: () => Iterable<Data>): void => {
+    if (retryTimer !== undefined || closed) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      self.sync(stored);
+    }, opts.retryMs ?? UNRESOLVED_RETRY_MS);
+    retryTimer.unref();
+  };
+  return self;
 }

@@ -13,8 +13,9 @@
  * - hosts (PostgreSQL and MySQL `host`s, Redis URLs) only among `allowedHosts` (default any), and never a
  *   link-local or cloud metadata address unless listed (src/lookup/store-hosts.ts). The host is checked as
  *   written, and a host name's addresses when they are known: {@link checkStorePolicy} takes the answers
- *   of a resolution made beforehand, {@link checkStoreAddresses} resolves. Nothing pins the connection
- *   the store makes later to the address checked (see docs/jmap.md for what that leaves open).
+ *   of a resolution made beforehand, {@link resolveStorePins} resolves when the store starts and gives the
+ *   addresses its connections are then pinned to (src/lookup/store-pins.ts), so that the connection goes
+ *   to an address that was checked, not to a later DNS answer.
  *
  * Stores the operator writes in local files (serve's `stores`, a library caller's own configuration) are
  * not checked: they are the operator's own. Paths are compared after symbolic links are resolved, as far
@@ -23,7 +24,9 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { ConfigProblem, LookupStoreConfig } from './config.js';
+import { parseIpHost } from '../net/index.js';
 import { HostPolicy, hostAddress, storeHosts } from './store-hosts.js';
+import type { PinnedHosts } from './store-pins.js';
 
 export interface StorePolicyOptions {
   /** Directories (any depth below them) whose files a `File` secret may name. Default: none. */
@@ -226,12 +229,30 @@ export async function resolveHostNames(names: readonly string[], resolve: StoreH
 }
 
 /**
- * Resolves the host names of a store (one that passed {@link checkStorePolicy}) and checks their
- * addresses: problems as `checkStorePolicy` gives them, none when every name's addresses may be connected
- * to. A name that does not resolve (within {@link STORE_RESOLVE_TIMEOUT_MS}) is no problem here: the store
- * cannot connect to it now either. Never throws.
+ * What {@link resolveStorePins} found: the addresses to pin the store's connections to, or why the store may
+ * not start (`problems` as {@link checkStorePolicy} gives them), or the names that gave no address in time
+ * (`unresolved`, lowercased), which the store cannot connect to until they are resolved again.
  */
-export async function checkStoreAddresses(config: LookupStoreConfig, policy: StorePolicy, resolve: StoreHostResolver): Promise<ConfigProblem[]> {
-  const r = checkStorePolicy(config, policy, await resolveHostNames(storeHostNames(config), resolve));
-  return r.ok ? [] : r.problems;
+export type StorePinning = { ok: true; pinned: PinnedHosts } | { ok: false; problems: ConfigProblem[]; unresolved: string[] };
+
+/**
+ * Resolves the host names of a store (one that passed {@link checkStorePolicy}), each within
+ * {@link STORE_RESOLVE_TIMEOUT_MS}, checks their addresses, and pins each name to the first of its addresses
+ * (the resolver's order, as the system resolver would give it to the driver). Every address of a name is
+ * checked, so any of them could be taken. Never throws.
+ */
+export async function resolveStorePins(config: LookupStoreConfig, policy: StorePolicy, resolve: StoreHostResolver): Promise<StorePinning> {
+  const names = storeHostNames(config);
+  const resolved = await resolveHostNames(names, resolve);
+  const checked = checkStorePolicy(config, policy, resolved);
+  if (!checked.ok) return { ok: false, problems: checked.problems, unresolved: [] };
+  const addresses: Record<string, string> = {};
+  const unresolved: string[] = [];
+  for (const name of names) {
+    const first = resolved.get(name)?.map((a) => parseIpHost(a)).find((a) => a !== undefined);
+    if (first === undefined) unresolved.push(name);
+    else addresses[name.replace(/\.$/, '')] = first.toString(); // the key HostPins looks names up by
+  }
+  if (unresolved.length > 0) return { ok: false, problems: [], unresolved };
+  return { ok: true, pinned: { addresses, allowedHosts: [...policy.hosts.entries] } };
 }

@@ -106,6 +106,8 @@ describe('reload hooks with an injected engine, validator and store factory', ()
     };
     const x = await startHarness({
       engine,
+      // A store starts once its host names resolve (its connections go to the addresses checked then).
+      resolveStoreHost: async () => ['192.0.2.1'],
       createLookupStore: (ns, config: any) => {
         events.push(`open ${ns} ${config['@type']} ${config.url ?? config.path}`);
         return { close: async () => void events.push(`close ${ns} ${config.url ?? config.path}`) };
