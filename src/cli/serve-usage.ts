@@ -43,8 +43,10 @@ Rules:
                         and .blockedIps are set in the config file (docs/deployment.md)
   --pyzor HOST[:PORT]   check each message's Pyzor digest with this server over UDP (port 24441 by default;
                         the config file's analysis.pyzor also takes timeoutMs, blockCount, allowCount, ratio,
-                        and breaker, the circuit breaker that skips a server failing 3 times in a row)
+                        digest, and breaker, the circuit breaker that skips a server failing 3 times in a row)
   --pyzor-timeout MS    how long to wait for the Pyzor server's answer (default 5000)
+  --pyzor-digest stalwart|pyzor  the digest sent: Stalwart's (default; what Stalwart servers send) or pyzor
+                        1.0.0's (what pyzor clients report: use it with public.pyzor.org)
   --llm-url URL         ask this OpenAI-compatible chat endpoint to classify each message (LLM_* tags, X-Spam-LLM;
                         needs --llm-model; the config file's analysis.llm takes Stalwart's SpamLlm and AiModel
                         fields: prompt, categories, confidence, separator, positions, httpAuth, httpHeaders, …)

@@ -16,7 +16,7 @@ import type { ServeConfig } from '../server/config.js';
 import type { ServerLimits } from '../server/limits.js';
 import { openError, optionError } from './errors.js';
 import { readLists, readRuleSet, readScoresFile, thresholdsFrom, type LoadedRuleSet } from './ruleset.js';
-import { canVerify, pyzorServerFlag, pyzorTimeoutFlag, regexFlag } from './session-flags.js';
+import { canVerify, pyzorDigestFlag, pyzorServerFlag, pyzorTimeoutFlag, regexFlag } from './session-flags.js';
 import { LLM_OPTIONS, llmFlags, llmKeyProblem } from './llm-flags.js';
 import { readServeConfig } from '../server/config.js';
 import { modelStoreConfig } from '../classifier/location.js';
@@ -65,6 +65,7 @@ const OPTIONS = {
   'follow-redirects': { type: 'boolean' },
   pyzor: { type: 'string' },
   'pyzor-timeout': { type: 'string' },
+  'pyzor-digest': { type: 'string' },
   ...LLM_OPTIONS,
   'cache-dir': { type: 'string' },
   'no-refresh-lists': { type: 'boolean' },
@@ -154,14 +155,17 @@ function merge(v: Values, c: ServeConfig): ServeConfig {
   if (v['trust-authserv'] !== undefined) a.trustedAuthservIds = v['trust-authserv'];
   // The flag switches redirects on; the config file's settings for them (allowed networks, ports) stay.
   if (v['follow-redirects'] && (a.followRedirects === undefined || a.followRedirects === false)) a.followRedirects = true;
-  if (v.pyzor !== undefined || v['pyzor-timeout'] !== undefined) {
-    // The flags name the server and the timeout; what else the config file's analysis.pyzor sets is kept.
+  if (v.pyzor !== undefined || v['pyzor-timeout'] !== undefined || v['pyzor-digest'] !== undefined) {
+    // The flags name the server, the timeout and the digest; what else the config file's analysis.pyzor sets is kept.
     const base = typeof a.pyzor === 'object' ? a.pyzor : a.pyzor === true ? {} : undefined;
-    if (v.pyzor === undefined && base === undefined) throw new Error('--pyzor-timeout needs --pyzor HOST[:PORT] or analysis.pyzor in the config file');
+    if (v.pyzor === undefined && base === undefined) {
+      throw new Error(`--${v['pyzor-timeout'] !== undefined ? 'pyzor-timeout' : 'pyzor-digest'} needs --pyzor HOST[:PORT] or analysis.pyzor in the config file`);
+    }
     a.pyzor = {
       ...base,
       ...(v.pyzor !== undefined ? pyzorServerFlag(v.pyzor) : {}),
       ...(v['pyzor-timeout'] !== undefined ? { timeoutMs: pyzorTimeoutFlag(v['pyzor-timeout']) } : {}),
+      ...(v['pyzor-digest'] !== undefined ? { digest: pyzorDigestFlag(v['pyzor-digest']) } : {}),
     };
   }
   // The flags set the endpoint, model, timeout, prompt file and key; the config file's analysis.llm the rest.

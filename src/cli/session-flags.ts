@@ -5,7 +5,7 @@
  */
 import { MODULE_NAMES } from '../analysis/index.js';
 import type { LlmSettings } from '../analysis/llm/settings.js';
-import { parsePyzorServer, type PyzorSettings } from '../analysis/pyzor/settings.js';
+import { parsePyzorServer, PYZOR_DIGEST_MODES, type PyzorDigestMode, type PyzorSettings } from '../analysis/pyzor/settings.js';
 import { resolveSession, SessionError } from '../analysis/session.js';
 import type { FollowRedirects, SessionInput } from '../analysis/types.js';
 import { createResolver } from '../dns/index.js';
@@ -46,6 +46,7 @@ export const SESSION_OPTIONS = {
   'redirect-port': { type: 'string', multiple: true },
   pyzor: { type: 'string' },
   'pyzor-timeout': { type: 'string' },
+  'pyzor-digest': { type: 'string' },
   ...LLM_OPTIONS,
   'time-budget': { type: 'string' },
   'rule-wait': { type: 'string' },
@@ -84,6 +85,8 @@ Analysis:
   --pyzor HOST[:PORT]  check each message's Pyzor digest with this server over UDP (port 24441 by default;
                     e.g. public.pyzor.org): PYZOR when it has more than 5 reports and few whitelistings
   --pyzor-timeout MS  how long to wait for the Pyzor server's answer (default 5000)
+  --pyzor-digest stalwart|pyzor  the digest sent: Stalwart's (default; what Stalwart servers send) or pyzor
+                    1.0.0's (what pyzor clients report: use it with public.pyzor.org)
 ${LLM_HELP}  --time-budget MS  per message: the modules, classifier and rules not started within MS milliseconds
                     (not counting waits for DNS) are skipped and reported (default 5000; 0 = no budget)
   --rule-wait MS    per message: how long the rules may wait for lookup stores in all; past it, a rule
@@ -111,7 +114,7 @@ export interface SessionFlags {
    * `--redirect-allow-network`/`--redirect-port`.
    */
   followRedirects: FollowRedirects;
-  /** `AnalysisConfig.pyzor` (`--pyzor`, `--pyzor-timeout`); undefined: no Pyzor check. */
+  /** `AnalysisConfig.pyzor` (`--pyzor`, `--pyzor-timeout`, `--pyzor-digest`); undefined: no Pyzor check. */
   pyzor?: PyzorSettings;
   /** `AnalysisConfig.llm` (`--llm-url`, `--llm-model`, …); undefined: no LLM step. */
   llm?: LlmSettings;
@@ -195,17 +198,27 @@ export function pyzorTimeoutFlag(text: string): number {
   return n;
 }
 
+/** `--pyzor-digest stalwart|pyzor`. Throws `Error` naming the flag for another value. */
+export function pyzorDigestFlag(text: string): PyzorDigestMode {
+  const mode = PYZOR_DIGEST_MODES.find((m) => m === text.trim().toLowerCase());
+  if (mode === undefined) throw new Error(`--pyzor-digest expects stalwart or pyzor, got "${text}"`);
+  return mode;
+}
+
 /**
- * `--pyzor HOST[:PORT]` and `--pyzor-timeout MS` as `AnalysisConfig.pyzor` settings (undefined without
- * `--pyzor`). Throws `Error` naming the flag for a bad value, and for `--pyzor-timeout` alone.
+ * `--pyzor HOST[:PORT]`, `--pyzor-timeout MS` and `--pyzor-digest stalwart|pyzor` as `AnalysisConfig.pyzor`
+ * settings (undefined without `--pyzor`). Throws `Error` naming the flag for a bad value, and for
+ * `--pyzor-timeout` or `--pyzor-digest` without `--pyzor`.
  */
-export function pyzorFlags(server: string | undefined, timeout: string | undefined): PyzorSettings | undefined {
+export function pyzorFlags(server: string | undefined, timeout: string | undefined, digest?: string): PyzorSettings | undefined {
   if (server === undefined) {
     if (timeout !== undefined) throw new Error('--pyzor-timeout needs --pyzor HOST[:PORT] (the server to ask)');
+    if (digest !== undefined) throw new Error('--pyzor-digest needs --pyzor HOST[:PORT] (the server to ask)');
     return undefined;
   }
   const out = pyzorServerFlag(server);
   if (timeout !== undefined) out.timeoutMs = pyzorTimeoutFlag(timeout);
+  if (digest !== undefined) out.digest = pyzorDigestFlag(digest);
   return out;
 }
 
@@ -277,7 +290,7 @@ export function parseSessionFlags(v: Values): SessionFlags {
   };
   const timeBudgetMs = ms('time-budget');
   const ruleWaitMs = ms('rule-wait');
-  const pyzor = pyzorFlags(v.pyzor, v['pyzor-timeout']);
+  const pyzor = pyzorFlags(v.pyzor, v['pyzor-timeout'], v['pyzor-digest']);
   const regexWorkLimit = regexFlag('regex-work-limit', v['regex-work-limit'], parseRegexWorkLimit);
   const regexCacheBytes = regexFlag('regex-cache', v['regex-cache'], parseRegexCacheBytes);
   const llm = llmFlags(v);

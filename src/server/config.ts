@@ -139,7 +139,7 @@ export const ServeConfigSchema = z
               .strict(),
           ])
           .optional(),
-        /** The Pyzor check (docs/analysis.md, "pyzor"): `true` for Stalwart's defaults, or `{ host, port, timeoutMs, … }`. */
+        /** The Pyzor check (docs/analysis.md, "pyzor"): `true` for Stalwart's defaults, or `{ host, port, timeoutMs, digest, … }`. */
         pyzor: pyzor.optional(),
         /**
          * The LLM step (docs/analysis.md, "llm"): `{ url, model, prompt?, httpAuth?, … }` (Stalwart's `SpamLlm` and

@@ -101,6 +101,59 @@ describe('pyzor module with a real pyzord', () => {
   });
 });
 
+describe("digest: 'pyzor' with a real pyzord fed by the pyzor client", () => {
+  // HTML text with line breaks inside a run of text: pyzor samples 6 of its 9 lines, Stalwart's digest makes
+  // it one line and hashes all of it, so only the pyzor digest is the one the client reported.
+  const htmlMessage = (): string => {
+    const lines = [1, 2, 3].flatMap(() => freshMessage().split('\r\n').slice(4, 7));
+    return ['From: a@example.org', 'Subject: offer', 'Content-Type: text/html', '', `<html><body><p>${lines.join('\n')}</p>`,
+      '<p>and one more line of text</p><p>then a last line to hash</p></body></html>', ''].join('\r\n');
+  };
+
+  it("finds the client's reports with digest 'pyzor', not with Stalwart's digest", async () => {
+    const msg = htmlMessage();
+    for (let i = 0; i < 6; i++) server.pyzor('report', msg);
+    expect(server.pyzor('check', msg)).toMatch(/\t6\t0\n/);
+    const pyzorMode = await engineWith({ host: server.host, port: server.port, digest: 'pyzor' }).classify(msg);
+    expect(pyzorMode.tags).toContain('PYZOR');
+    expect(pyzorWarnings(pyzorMode.warnings)).toEqual([]);
+    const stalwart = await engineWith({ host: server.host, port: server.port }).classify(msg);
+    expect(stalwart.tags).not.toContain('PYZOR');
+    expect(pyzorWarnings(stalwart.warnings)).toEqual([]); // asked, and the server did not know the digest
+  });
+
+  it('spamrule classify --pyzor-digest pyzor tags it', async () => {
+    const msg = htmlMessage();
+    for (let i = 0; i < 6; i++) server.pyzor('report', msg);
+    const file = join(tempDir('pyzor-cli'), 'm.eml');
+    writeFileSync(file, msg);
+    const args = ['--json', '--no-progress', '--pyzor', `${server.host}:${server.port}`, '--pyzor-timeout', '3000'];
+    const tags = async (extra: string[]): Promise<string[]> => {
+      const { result, stdout } = await capture(() => classifyCli([...args, ...extra, file]));
+      expect(result).toBe(0);
+      return (JSON.parse(stdout.trim()) as { tags: string[] }).tags;
+    };
+    expect(await tags(['--pyzor-digest', 'pyzor'])).toContain('PYZOR');
+    expect(await tags([])).not.toContain('PYZOR');
+  });
+
+  it('sends nothing when pyzor hashes no line, and warns when pyzor cannot digest the message', async () => {
+    server.pause(); // any request would time out with a warning
+    try {
+      const engine = engineWith({ host: server.host, port: server.port, timeoutMs: 300, digest: 'pyzor' });
+      // Every line shorter than 8 characters once normalised: the digest of nothing, which every such message has.
+      const short = await engine.classify('From: a@example.org\r\nSubject: hi\r\n\r\nhi there\r\nok\r\n');
+      expect(pyzorWarnings(short.warnings)).toEqual([]);
+      // A marked section Python's HTMLParser raises on: pyzor fails on the message (no digest, no report possible).
+      const broken = await engine.classify('From: a@example.org\r\nContent-Type: text/html\r\n\r\n<p>some text here</p><![foo[ x ]]>\r\n');
+      expect(pyzorWarnings(broken.warnings)).toEqual(['pyzor: no pyzor digest (unknown status keyword "foo" in marked section); PYZOR not checked']);
+      expect(broken.tags).toContain('SEEN');
+    } finally {
+      server.resume();
+    }
+  });
+});
+
 describe('pyzor module without a usable answer: no tag, a warning, the rest runs', () => {
   it('a server that does not answer: the check gives up after timeoutMs, outside the classify time budget', async () => {
     const msg = freshMessage();

@@ -46,6 +46,8 @@ describe('classify session flags', () => {
     [['--pyzor', 'pyzor.example:0'], /^spamrule classify: --pyzor: port must be from 1 to 65535, got "0"\n$/],
     [['--pyzor', '127.0.0.1', '--pyzor-timeout', '5s'], /--pyzor-timeout expects milliseconds \(an integer > 0\), got "5s"/],
     [['--pyzor-timeout', '500'], /^spamrule classify: --pyzor-timeout needs --pyzor HOST\[:PORT\]/],
+    [['--pyzor', '127.0.0.1', '--pyzor-digest', 'razor'], /^spamrule classify: --pyzor-digest expects stalwart or pyzor, got "razor"\n$/],
+    [['--pyzor-digest', 'pyzor'], /^spamrule classify: --pyzor-digest needs --pyzor HOST\[:PORT\]/],
   ])('%j is an error before any message is read', async (flags, message) => {
     const { result, stdout, stderr } = await capture(() => classify([...flags, join(dir, 'missing.eml')]));
     expect(result).toBe(2);
@@ -111,7 +113,7 @@ describe('classify session flags', () => {
     expect(r.errors).toEqual([expect.objectContaining({ source: 'stuck', message: expect.stringContaining('(300 ms in all)') })]);
   });
 
-  it('--pyzor HOST[:PORT] and --pyzor-timeout MS reach the engine\'s analysis.pyzor; without them Pyzor is off', () => {
+  it('--pyzor HOST[:PORT], --pyzor-timeout MS and --pyzor-digest reach the engine\'s analysis.pyzor; without them Pyzor is off', () => {
     const set: LoadedRuleSet = { rules: [], tags: [], lists: new Map(), dnsblServers: [], isDefault: false };
     const on = parseSessionFlags({ pyzor: '[2001:db8::7]:2444', 'pyzor-timeout': '700' });
     expect(on.pyzor).toEqual({ host: '2001:db8::7', port: 2444, timeoutMs: 700 });
@@ -119,6 +121,10 @@ describe('classify session flags', () => {
     expect(parseSessionFlags({ pyzor: 'public.pyzor.org' }).pyzor).toEqual({ host: 'public.pyzor.org' });
     expect(parseSessionFlags({ pyzor: '::1' }).pyzor).toEqual({ host: '::1' });
     expect(buildEngine(set, {}, () => {}, parseSessionFlags({})).analysis?.pyzor).toBeUndefined();
+    // --pyzor-digest picks the digest sent (default: Stalwart's).
+    const pyzorMode = parseSessionFlags({ pyzor: 'public.pyzor.org', 'pyzor-digest': 'pyzor' });
+    expect(buildEngine(set, {}, () => {}, pyzorMode).analysis?.pyzor).toEqual({ host: 'public.pyzor.org', digest: 'pyzor' });
+    expect(parseSessionFlags({ pyzor: 'public.pyzor.org', 'pyzor-digest': 'Stalwart' }).pyzor).toEqual({ host: 'public.pyzor.org', digest: 'stalwart' });
   });
 
   it('--time-budget MS skips the rules not started in time and reports them; 0 lifts the budget', async () => {

@@ -381,7 +381,7 @@ describe('spamrule serve --config FILE.toml', () => {
     const file = join(dir, 'analysis.json');
     const analysis = {
       followRedirects: { maxHops: 2, timeoutMs: 1000, allowedNetworks: ['10.20.0.0/16'], ports: [80, 443, 8080] }, dnsblLimits: { ip: 10, url: 0 }, allowedIps: ['198.51.100.0/24', '2001:db8::1'], blockedIps: ['203.0.113.9'],
-      pyzor: { host: 'pyzor.example.net', blockCount: 10, ratio: 0.5, breaker: { failureThreshold: 5, initialBackoffMs: 10_000 } },
+      pyzor: { host: 'pyzor.example.net', blockCount: 10, ratio: 0.5, digest: 'pyzor', breaker: { failureThreshold: 5, initialBackoffMs: 10_000 } },
     };
     writeFileSync(file, JSON.stringify({ analysis }));
     expect(readServeConfig(file).analysis).toEqual(analysis);
@@ -394,6 +394,7 @@ describe('spamrule serve --config FILE.toml', () => {
       [{ followRedirects: { allowedNetworks: ['intranet'] } }, 'analysis.followRedirects.allowedNetworks.0'],
       [{ followRedirects: { ports: [0] } }, 'analysis.followRedirects.ports.0'],
       [{ pyzor: { port: 'udp' } }, 'analysis.pyzor: "port" must be an integer from 1 to 65535'], [{ pyzor: { servers: [] } }, 'analysis.pyzor: unknown field "servers"'],
+      [{ pyzor: { digest: 'razor' } }, 'analysis.pyzor: "digest" must be "stalwart" or "pyzor", got "razor"'],
       [{ pyzor: { breaker: { initialBackoffMs: 0 } } }, 'analysis.pyzor: "breaker.initialBackoffMs" must be milliseconds (a number > 0), got 0'],
       [{ llm: { url: 'http://127.0.0.1:11434/v1/chat/completions', model: 'm', breaker: { failureThreshold: 1.5 } } }, 'analysis.llm: "breaker.failureThreshold" must be an integer from 1 to 1000, got 1.5'],
     ] as const) {
@@ -402,14 +403,15 @@ describe('spamrule serve --config FILE.toml', () => {
     }
   });
 
-  it('analysis.pyzor in the file and --pyzor-timeout reach the workers: a message reported to a real pyzord gets PYZOR', async () => {
+  it('analysis.pyzor in the file, --pyzor-timeout and --pyzor-digest reach the workers: a message reported to a real pyzord gets PYZOR', async () => {
     const pyzord = await startPyzord();
     try {
-      const msg = 'From: a@example.org\r\nTo: b@example.com\r\nSubject: serve pyzor\r\n\r\nplease buy these fine serve pyzor goods\r\n';
+      // "sf.net" is hashed by pyzor and cut out by Stalwart's digest: only the pyzor digest finds the reports.
+      const msg = 'From: a@example.org\r\nTo: b@example.com\r\nSubject: serve pyzor\r\n\r\nplease buy these fine serve pyzor goods at sf.net\r\n';
       pyzord.pyzor('report', msg);
       pyzord.pyzor('report', msg);
       writeFileSync(join(dir, 'pyzor.json'), JSON.stringify({ analysis: { pyzor: { host: pyzord.host, port: pyzord.port, blockCount: 1 } } }));
-      const s = await serve(['--config', join(dir, 'pyzor.json'), '--rspamd', '127.0.0.1:0', '--workers', '1', '--pyzor-timeout', '3000', '--cache-dir', join(dir, 'lists')]);
+      const s = await serve(['--config', join(dir, 'pyzor.json'), '--rspamd', '127.0.0.1:0', '--workers', '1', '--pyzor-timeout', '3000', '--pyzor-digest', 'pyzor', '--cache-dir', join(dir, 'lists')]);
       const r = await http(`${s.lines.rspamd}/checkv2`, { method: 'POST', body: msg });
       expect(Object.keys(JSON.parse(r.body).symbols)).toContain('PYZOR');
       s.child.kill('SIGTERM');

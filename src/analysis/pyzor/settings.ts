@@ -2,9 +2,15 @@
  * The Pyzor check's settings: Stalwart's `SpamPyzor` object (its public reference,
  * https://stalw.art/docs/ref/object/spam-pyzor), with the timeout in milliseconds. Stalwart's defaults and
  * bounds; unlike Stalwart, the check is off until configured (README, "Compatibility", A19). The circuit
- * breaker in front of the server (`breaker`) is ours.
+ * breaker in front of the server (`breaker`) and the choice of digest (`digest`) are ours.
  */
 import { resolveStepBreaker, STEP_BREAKER_DEFAULTS, stepBreakerProblem, type ResolvedStepBreakerOptions, type StepBreakerOptions } from '../step-breaker.js';
+
+/** The digest a Pyzor check sends: Stalwart's or pyzor 1.0.0's. */
+export type PyzorDigestMode = 'stalwart' | 'pyzor';
+
+/** The values of {@link PyzorSettings.digest}. */
+export const PYZOR_DIGEST_MODES: readonly PyzorDigestMode[] = ['stalwart', 'pyzor'];
 
 /** `AnalysisConfig.pyzor` as given: `true` for every default, or the fields to change. */
 export interface PyzorSettings {
@@ -20,6 +26,13 @@ export interface PyzorSettings {
   allowCount?: number;
   /** …or whitelisted less than this fraction of its reports (`ratio`, 0–1, default 0.2). */
   ratio?: number;
+  /**
+   * Which digest is sent (ours): `'stalwart'` (default), Stalwart's `pyzor_digest`, so that the server sees
+   * the digests Stalwart servers send (src/analysis/pyzor/digest.ts); `'pyzor'`, pyzor 1.0.0's own
+   * `DataDigester`, the digest the pyzor client and SpamAssassin's Pyzor plugin report to public servers such
+   * as public.pyzor.org (src/analysis/pyzor/pyzor-mode.ts). docs/analysis.md ("pyzor") compares the two.
+   */
+  digest?: PyzorDigestMode;
   /**
    * The server's circuit breaker (ours; src/analysis/step-breaker.ts): after `failureThreshold` (3) failures in a
    * row, messages skip the check for `initialBackoffMs` (5,000), doubling per failed probe up to `maxBackoffMs`
@@ -39,6 +52,7 @@ export const PYZOR_DEFAULTS: Readonly<ResolvedPyzorSettings> = Object.freeze({
   blockCount: 5,
   allowCount: 10,
   ratio: 0.2,
+  digest: 'stalwart',
   breaker: STEP_BREAKER_DEFAULTS,
 });
 
@@ -55,7 +69,7 @@ function isInt(v: unknown, min: number, max: number): boolean {
  */
 export function pyzorSettingsProblem(v: unknown): string | undefined {
   if (v === undefined || typeof v === 'boolean') return undefined;
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'expected true, false or an object ({ host, port, timeoutMs, blockCount, allowCount, ratio })';
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'expected true, false or an object ({ host, port, timeoutMs, blockCount, allowCount, ratio, digest, breaker })';
   const o = v as Record<string, unknown>;
   for (const k of Object.keys(o)) {
     if (!(KEYS as string[]).includes(k) && o[k] !== undefined) return `unknown field "${k}" (the fields are ${KEYS.join(', ')})`;
@@ -69,6 +83,7 @@ export function pyzorSettingsProblem(v: unknown): string | undefined {
     if (o[k] !== undefined && !isInt(o[k], 1, 1000)) return `"${k}" must be an integer from 1 to 1000, got ${JSON.stringify(o[k])}`;
   }
   if (o.ratio !== undefined && !(typeof o.ratio === 'number' && o.ratio >= 0 && o.ratio <= 1)) return `"ratio" must be a number from 0 to 1, got ${JSON.stringify(o.ratio)}`;
+  if (o.digest !== undefined && !(PYZOR_DIGEST_MODES as unknown[]).includes(o.digest)) return `"digest" must be "stalwart" or "pyzor", got ${JSON.stringify(o.digest)}`;
   return stepBreakerProblem(o.breaker);
 }
 
