@@ -25,7 +25,7 @@ export {
 } from './expr/index.js';
 // `SpamEngine.classify` rejects with SessionError for an unusable `session` (before reading the message).
 export { SessionError } from './analysis/session.js';
-export type { SessionInput, SpfResult, DkimResult, DmarcResult, DmarcPolicy, IprevResult, PyzorSettings, LlmSettings, LlmHttpAuth, LlmSecret, LlmVerdict, StepBreakerOptions } from './analysis/types.js';
+export type { SessionInput, SpfResult, DkimResult, DmarcResult, DmarcPolicy, IprevResult, PyzorSettings, PyzorDigestMode, LlmSettings, LlmHttpAuth, LlmSecret, LlmVerdict, StepBreakerOptions } from './analysis/types.js';
 // DNS for the analysis modules and DNSBLs (docs/dns.md): `new SpamEngine({ dns: createResolver('system') })`.
 // A bad spec (createResolver, SpamEnginePool's `dns`, `--dns`) is refused with DnsConfigError.
 export {

@@ -16,7 +16,7 @@ import type { PyzorSettings } from './pyzor/settings.js';
 import type { LlmSettings } from './llm/settings.js';
 
 export type { PyzorResponse } from './pyzor/client.js';
-export type { PyzorSettings } from './pyzor/settings.js';
+export type { PyzorDigestMode, PyzorSettings } from './pyzor/settings.js';
 export type { LlmSettings, LlmHttpAuth, LlmSecret } from './llm/settings.js';
 export type { StepBreakerOptions } from './step-breaker.js';
 

@@ -10,7 +10,7 @@
  *   white space or `;` follows;
  * - a run of text is unescaped with `html.unescape` (HTML5 named references, the legacy ones without `;` too;
  *   numeric references with HTML5's replacements);
- * - a tag that does not parse (`<a "b>` is one, `<p =x>` another) is text, as are a lone `<` and the tag's own text;
+ * - a `<` that opens no tag, comment or declaration (`a < b`, `<3`) is text;
  * - `<![name …` with a name other than CDATA, TEMP, IGNORE, INCLUDE, RCDATA, IF, ELSE or ENDIF, or without a
  *   name, makes Python's parser raise, and pyzor with it (its `except` names `HTMLParseError`, which Python 3
  *   no longer has): {@link PyHtmlError}.
