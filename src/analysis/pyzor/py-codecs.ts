@@ -149,14 +149,7 @@ export function pythonCodec(name: string): string | undefined {
   return undefined;
 }
 
-const ascii: Decode = (b) => {
-  let s = '';
-  for (let i = 0; i < b.length; i += 8192) {
-    const chunk = Array.from(b.subarray(i, i + 8192), (c) => (c < 0x80 ? c : -1)).filter((c) => c >= 0);
-    s += String.fromCharCode(...chunk);
-  }
-  return s;
-};
+const ascii: Decode = (b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1').replace(/[\x80-\xff]+/g, '');
 
 const latin1: Decode = (b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
 

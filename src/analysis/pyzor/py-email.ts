@@ -53,13 +53,19 @@ export class PyMessage {
     return Array.isArray(this.payload);
   }
 
-  /** `get_content_type()`: the type lower-cased; `text/plain` when it is not `x/y`; the default type without the header. */
+  private ctype: string | undefined;
+
+  /**
+   * `get_content_type()`: the type lower-cased; `text/plain` when it is not `x/y`; the default type without the
+   * header. Kept after the first call (the parser asks once the part's headers are read).
+   */
   contentType(): string {
+    if (this.ctype !== undefined) return this.ctype;
     const v = this.get('content-type');
-    if (v === undefined) return this.defaultType;
+    if (v === undefined) return (this.ctype = this.defaultType);
     const semi = v.indexOf(';');
     const ctype = pyStrip(semi < 0 ? v : v.slice(0, semi)).toLowerCase();
-    return ctype.split('/').length === 2 ? ctype : 'text/plain';
+    return (this.ctype = ctype.split('/').length === 2 ? ctype : 'text/plain');
   }
 
   maintype(): string {
@@ -200,6 +206,9 @@ class Lines {
   readline(): string {
     const line = this.back.length > 0 ? this.back.pop()! : this.pos < this.lines.length ? this.lines[this.pos++]! : '';
     if (line === '') return '';
+    // Every test on the stack is a boundary (`--…`) or a blank line: other lines end nothing.
+    const c = line.charCodeAt(0);
+    if (c !== 45 && c !== 13 && c !== 10) return line;
     for (let i = this.eof.length - 1; i >= 0; i--) {
       if (this.eof[i]!(line)) {
         this.back.push(line);
@@ -376,22 +385,14 @@ class Parser {
 
 /** Bytes as Python's `bytes.decode('ascii', 'surrogateescape')`. */
 function surrogateEscape(raw: Uint8Array): string {
-  const parts: string[] = [];
-  for (let i = 0; i < raw.length; i += 8192) {
-    const chunk = raw.subarray(i, i + 8192);
-    parts.push(String.fromCharCode(...Array.from(chunk, (b) => (b < 0x80 ? b : 0xdc00 + b))));
-  }
-  return parts.join('');
+  const s = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('latin1');
+  return /[\x80-\xff]/.test(s) ? s.replace(/[\x80-\xff]/g, (c) => String.fromCharCode(0xdc00 + c.charCodeAt(0))) : s;
 }
 
 /** A payload string back to its bytes (`str.encode('ascii', 'surrogateescape')`; other characters as Latin-1). */
 export function payloadBytes(s: string): Uint8Array {
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    out[i] = c >= 0xdc80 && c <= 0xdcff ? c - 0xdc00 : c & 0xff;
-  }
-  return out;
+  const t = /[\udc80-\udcff]/.test(s) ? s.replace(/[\udc80-\udcff]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xdc00)) : s;
+  return Buffer.from(t, 'latin1');
 }
 
 /** `email.message_from_bytes(raw)` (compat32). Throws {@link PyEmailError} for parts nested too deep. */

@@ -36,6 +36,7 @@ const LEGACY = new Set(
     'thorn times uacute ucirc ugrave uml uuml yacute yen yuml').split(' '),
 );
 
+const LEGACY_MAX = Math.max(...Array.from(LEGACY, (n) => n.length));
 const ENTITIES = characterEntities as Record<string, string>;
 const hasEntity = (name: string): boolean => Object.prototype.hasOwnProperty.call(ENTITIES, name);
 
@@ -63,10 +64,10 @@ function replaceCharref(s: string): string {
     return String.fromCodePoint(num);
   }
   if (s.endsWith(';') ? hasEntity(s.slice(0, -1)) : LEGACY.has(s)) return ENTITIES[s.endsWith(';') ? s.slice(0, -1) : s]!;
-  const cps = Array.from(s);
-  for (let x = cps.length - 1; x > 1; x--) {
-    const name = cps.slice(0, x).join('');
-    if (LEGACY.has(name)) return ENTITIES[name]! + cps.slice(x).join('');
+  // Else the longest legacy name the reference starts with (Python tries every prefix; legacy names are ASCII, 6 at most).
+  for (let x = Math.min(s.length - 1, LEGACY_MAX); x > 1; x--) {
+    const name = s.slice(0, x);
+    if (LEGACY.has(name)) return ENTITIES[name]! + s.slice(x);
   }
   return `&${s}`;
 }

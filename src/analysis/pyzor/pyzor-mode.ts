@@ -40,7 +40,10 @@ const LONE_SURROGATE = /\p{Cs}/gu;
 
 /** pyzor's `DataDigester.normalize` of one line. */
 export function pyzorNormalize(line: string): string {
-  return line.replace(LONG_RUN, '').replace(EMAIL, '').replace(URL, '').replace(SPACE, '');
+  let s = line.replace(LONG_RUN, '');
+  if (s.includes('@')) s = s.replace(EMAIL, '');
+  if (s.includes(':')) s = s.replace(URL, '');
+  return s.replace(SPACE, '');
 }
 
 /** Python's `str.splitlines()`: no empty last line after a final break. */
