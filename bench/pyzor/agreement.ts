@@ -33,6 +33,8 @@ function theirs(group: string, file: string, raw: Buffer): string {
 
 const corpus = loadCorpus();
 const modes = { pyzor: { same: 0, differ: [] as string[] }, stalwart: { same: 0, differ: [] as string[] } };
+/** Per kind of message (as spamrule's MIME tree sees it): messages, and how many of them each mode gets right. */
+const kinds = new Map<string, { n: number; pyzor: number; stalwart: number }>();
 let pyzorFailed = 0;
 let ms = 0;
 for (const m of corpus) {
@@ -44,8 +46,17 @@ for (const m of corpus) {
   const name = `${m.group}/${m.file}`;
   if (('digest' in mine ? mine.digest : '') === want) modes.pyzor.same++;
   else modes.pyzor.differ.push(name);
-  if ((pyzorDigest(parseMimeTree(m.raw).message) ?? 'da39a3ee5e6b4b0d3255bfef95601890afd80709') === want) modes.stalwart.same++;
+  const { message } = parseMimeTree(m.raw);
+  const stalwartOk = (pyzorDigest(message) ?? 'da39a3ee5e6b4b0d3255bfef95601890afd80709') === want;
+  if (stalwartOk) modes.stalwart.same++;
   else modes.stalwart.differ.push(name);
+  const kind = message.parts.length === 1 && message.parts[0]!.kind === 'text' ? 'single-part plain text'
+    : message.parts.some((p) => p.kind === 'html') ? 'with an HTML part' : 'other';
+  const k = kinds.get(kind) ?? { n: 0, pyzor: 0, stalwart: 0 };
+  k.n++;
+  if (modes.pyzor.differ.at(-1) !== name) k.pyzor++;
+  if (stalwartOk) k.stalwart++;
+  kinds.set(kind, k);
 }
 const pct = (n: number): string => `${((100 * n) / corpus.length).toFixed(2)}%`;
 process.stdout.write(`${corpus.length} messages; pyzor printed no digest for ${pyzorFailed}\n`);
@@ -53,4 +64,5 @@ for (const [mode, r] of Object.entries(modes)) {
   process.stdout.write(`digest '${mode}': ${r.same} of ${corpus.length} equal (${pct(r.same)})\n`);
   for (const f of r.differ.slice(0, list)) process.stdout.write(`  differs: ${f}\n`);
 }
+for (const [kind, k] of kinds) process.stdout.write(`${kind}: ${k.n} messages; 'pyzor' ${k.pyzor}, 'stalwart' ${k.stalwart}\n`);
 process.stdout.write(`'pyzor' mode: ${(ms / corpus.length).toFixed(2)} ms per message on average\n`);
