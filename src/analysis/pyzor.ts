@@ -5,11 +5,10 @@
  * above `blockCount` and a whitelist count below `allowCount` or below `ratio` × the report count.
  *
  * The digest is Stalwart's (`digest: 'stalwart'`, src/analysis/pyzor/digest.ts; a message without a `text/*`
- * part is not checked) or pyzor 1.0.0's (`digest: 'pyzor'`, src/analysis/pyzor/pyzor-mode.ts; a message of
- * which pyzor hashes no line is not checked, since the digest of nothing is every such message's, nor one pyzor
- * itself fails on, with a warning). No answer (a
- * timeout, a network error, a reply that does not parse) sets nothing, as in Stalwart, and is reported in
- * the result's warnings. The wait is a network wait: the classify time budget leaves it out, as it does
+ * part is not checked) or pyzor 1.0.0's (`digest: 'pyzor'`, ours, src/analysis/pyzor/pyzor-mode.ts; a message
+ * of which pyzor hashes no line is not checked, since the digest of nothing is every such message's, nor, with
+ * a warning, one pyzor itself fails on). No answer (a timeout, a network error, a reply that does not parse)
+ * sets nothing, as in Stalwart, and is reported in the result's warnings. The wait is a network wait: the classify time budget leaves it out, as it does
  * DNS waits; `timeoutMs` bounds it. After `breaker.failureThreshold` such failures in a row the server's
  * circuit breaker opens (src/analysis/step-breaker.ts): messages then skip the check at once, with a warning
  * and no tag, until a probe after the cool-down gets an answer. "Not found" (counts of 0) is an answer.

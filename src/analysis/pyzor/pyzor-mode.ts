@@ -18,8 +18,8 @@
  *    from 20% of the way and three from 60% (`digest_spec` 20,3 and 60,3), as in Stalwart's digest.
  * 4. The digest is the lowercase hexadecimal SHA-1 of the chosen lines' UTF-8 bytes, concatenated.
  *
- * A message with no line kept has the digest of nothing (`da39a3ee…`), which pyzor would send: see
- * `pyzorModeDigest` for what the check does with it.
+ * A message with no line kept has the digest of nothing (`da39a3ee…`), which the pyzor client would send and the
+ * Pyzor step (src/analysis/pyzor.ts) does not: every such message shares it.
  */
 import { createHash } from 'node:crypto';
 import { ATOMIC_NUM_LINES, DIGEST_SPEC } from './digest.js';
