@@ -2,7 +2,7 @@
  * Differential check of the pyzor-mode ports against the Python they follow (Debian's /usr/bin/python3 with
  * pyzor 1.0.0): generated HTML through pyzor's `normalize_html_part`, quoted-printable through
  * `binascii.a2b_qp`, base64 through `email._encoded_words.decode_b`, random bytes through `bytes.decode(charset,
- * 'ignore')`, and generated MIME messages through `DataDigester(email.message_from_bytes(…))`. Prints the first differences and their count (0 expected).
+ * errors)` ("ignore" and "replace"), and generated MIME messages through `DataDigester(email.message_from_bytes(…))`. Prints the first differences and their count (0 expected).
  *
  *   npx tsx bench/pyzor/differential.ts [SEED]
  */
@@ -33,10 +33,10 @@ const MIME = ['Content-Type: multipart/mixed; boundary="a"', 'Content-Type: mult
   'more text line, please', '<p>html paragraph text</p>', 'caf\xe9 au lait ok', 'QUJDREVGR0hJSktMTU5PUA==', 'soft=3D break=', 'x@y.z mail me', 'http://u.example ok'];
 
 const CHARSETS = ['utf-8', 'us-ascii', 'iso-8859-1', 'windows-1252', 'iso-8859-7', 'koi8-r', 'gb2312', 'gbk', 'big5', 'cp950', 'ks_c_5601-1987', 'euc-kr', 'x-unknown'];
-/** `charset:bytes as Latin-1`, the bytes biased towards the high half where the multi-byte codecs live. */
+/** `errors:charset:bytes as Latin-1`, the bytes biased towards the high half where the multi-byte codecs live. */
 const codecInputs = Array.from({ length: 3000 }, () => {
   const bytes = Array.from({ length: 1 + rnd(12) }, () => (rnd(4) === 0 ? rnd(128) : 128 + rnd(128)));
-  return `${CHARSETS[rnd(CHARSETS.length)]!}:${String.fromCharCode(...bytes)}`;
+  return `${rnd(2) === 0 ? 'ignore' : 'replace'}:${CHARSETS[rnd(CHARSETS.length)]!}:${String.fromCharCode(...bytes)}`;
 });
 
 const input = {
@@ -57,8 +57,8 @@ def mime(s):
     try: return pyzor.digest.DataDigester(email.message_from_bytes(s.encode('latin1'))).value
     except Exception as e: return '!' + type(e).__name__
 def codec(s):
-    name, _, data = s.partition(':')
-    try: return data.encode('latin1').decode(name, 'ignore')
+    errors, name, data = s.split(':', 2)
+    try: return data.encode('latin1').decode(name, errors)
     except LookupError: return '!LookupError'
 print(json.dumps({
     'codec': [codec(s) for s in d['codec']],
@@ -74,8 +74,8 @@ const theirs = JSON.parse(r.stdout) as Record<keyof typeof input, string[]>;
 const latin1 = (b: Uint8Array): string => Buffer.from(b).toString('latin1');
 const ours: Record<keyof typeof input, (s: string) => string> = {
   codec: (s) => {
-    const colon = s.indexOf(':');
-    return pythonDecode(Buffer.from(s.slice(colon + 1), 'latin1'), s.slice(0, colon)) ?? '!LookupError';
+    const [errors, name] = s.split(':', 2) as ['ignore' | 'replace', string];
+    return pythonDecode(Buffer.from(s.slice(errors.length + name.length + 2), 'latin1'), name, errors) ?? '!LookupError';
   },
   html: (s) => {
     try {

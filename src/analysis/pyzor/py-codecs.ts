@@ -15,8 +15,8 @@
  */
 import { ALIASES, DBCS_PATCHES, SINGLE_BYTE } from './py-codec-data.js';
 
-/** A codec that drops what it cannot decode (Python's "ignore" error handler). */
-type Decode = (bytes: Uint8Array) => string;
+/** A codec: what it cannot decode is dropped (Python's "ignore" error handler) or, with `replace`, U+FFFD ("replace"). */
+type Decode = (bytes: Uint8Array, replace?: boolean) => string;
 
 /** TextDecoder labels for Python's multi-byte codecs (and the nearest one for their variants). */
 const TEXT_DECODER: Readonly<Record<string, string>> = {
@@ -92,7 +92,7 @@ function dbcs(codec: string): Decode {
     if (p.length > 5) table.set(key, p.slice(5));
     else table.delete(key);
   }
-  return (b) => {
+  return (b, replace = false) => {
     const out: string[] = [];
     for (let i = 0; i < b.length; ) {
       const c = b[i]!;
@@ -102,8 +102,10 @@ function dbcs(codec: string): Decode {
         continue;
       }
       const ch = i + 1 < b.length ? table.get(c * 256 + b[i + 1]!) : undefined;
-      if (ch === undefined) i++;
-      else {
+      if (ch === undefined) {
+        if (replace) out.push('\ufffd');
+        i++;
+      } else {
         out.push(ch);
         i += 2;
       }
@@ -149,27 +151,41 @@ export function pythonCodec(name: string): string | undefined {
   return undefined;
 }
 
-const ascii: Decode = (b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1').replace(/[\x80-\xff]+/g, '');
+const ascii: Decode = (b, replace = false) => {
+  const s = Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+  return replace ? s.replace(/[\x80-\xff]/g, '\ufffd') : s.replace(/[\x80-\xff]+/g, '');
+};
 
 const latin1: Decode = (b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
 
 function singleByte(high: string): Decode {
-  const table = Array.from({ length: 256 }, (_, i) => (i < 128 ? String.fromCharCode(i) : high[i - 128] === '\ufffe' ? '' : high[i - 128]!));
-  return (b) => {
+  const table = Array.from({ length: 256 }, (_, i) => (i < 128 ? String.fromCharCode(i) : high[i - 128]!));
+  return (b, replace = false) => {
     const parts: string[] = [];
-    for (let i = 0; i < b.length; i++) parts.push(table[b[i]!]!);
+    for (let i = 0; i < b.length; i++) {
+      const c = table[b[i]!]!;
+      if (c !== '\ufffe') parts.push(c);
+      else if (replace) parts.push('\ufffd');
+    }
     return parts.join('');
   };
 }
 
-/** TextDecoder with the U+FFFD it puts for undecodable bytes dropped (none of these codecs maps a byte sequence to U+FFFD). */
+/** TextDecoder, the U+FFFD it puts for undecodable bytes dropped unless `replace` (none of these codecs maps a byte sequence to U+FFFD). */
 function viaTextDecoder(label: string, bom = false): Decode {
-  return (b) => new TextDecoder(label, { ignoreBOM: !bom }).decode(b).replaceAll('\ufffd', '');
+  return (b, replace = false) => {
+    const s = new TextDecoder(label, { ignoreBOM: !bom }).decode(b);
+    return replace ? s : s.replaceAll('\ufffd', '');
+  };
 }
 
-/** UTF-8 with invalid sequences dropped; an encoded U+FFFD (EF BF BD) in the input is kept. */
-function utf8(b: Uint8Array, sig = false): string {
+/**
+ * UTF-8 with invalid sequences dropped (an encoded U+FFFD, EF BF BD, in the input is kept), or with `replace` one
+ * U+FFFD for each maximal invalid subsequence, as TextDecoder and Python both replace.
+ */
+function utf8(b: Uint8Array, sig = false, replace = false): string {
   const dec = new TextDecoder('utf-8', { ignoreBOM: !sig });
+  if (replace) return dec.decode(b);
   const out: string[] = [];
   let from = 0;
   for (let i = 0; i + 2 < b.length; i++) {
@@ -190,8 +206,8 @@ function decoderOf(mod: string): Decode {
   let d = decoders.get(mod);
   if (d !== undefined) return d;
   if (mod === 'latin_1' || mod === 'iso8859_1') d = latin1;
-  else if (mod === 'utf_8') d = (b) => utf8(b);
-  else if (mod === 'utf_8_sig') d = (b) => utf8(b, true);
+  else if (mod === 'utf_8') d = (b, replace) => utf8(b, false, replace);
+  else if (mod === 'utf_8_sig') d = (b, replace) => utf8(b, true, replace);
   else if (mod === 'utf_16') d = viaTextDecoder('utf-16le', true);
   else if (DBCS[mod] !== undefined) d = dbcs(mod);
   else if (TEXT_DECODER[mod] !== undefined) d = viaTextDecoder(TEXT_DECODER[mod]);
@@ -202,12 +218,13 @@ function decoderOf(mod: string): Decode {
 }
 
 /**
- * `bytes.decode(charset, 'ignore')`; `undefined` where Python raises `LookupError` (see {@link pythonCodec}).
- * The `utf_16` codec reads a BOM, and without one reads little-endian (Python's native order on x86 and ARM).
+ * `bytes.decode(charset, errors)` with `errors` `'ignore'` (default) or `'replace'`; `undefined` where Python
+ * raises `LookupError` (see {@link pythonCodec}). The `utf_16` codec reads a BOM, and without one reads
+ * little-endian (Python's native order on x86 and ARM).
  */
-export function pythonDecode(bytes: Uint8Array, charset: string): string | undefined {
+export function pythonDecode(bytes: Uint8Array, charset: string, errors: 'ignore' | 'replace' = 'ignore'): string | undefined {
   const mod = pythonCodec(charset);
-  return mod === undefined ? undefined : decoderOf(mod)(bytes);
+  return mod === undefined ? undefined : decoderOf(mod)(bytes, errors === 'replace');
 }
 
 /** Python's `bytes.decode('ascii', 'ignore')`. */

@@ -23,7 +23,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ATOMIC_NUM_LINES, DIGEST_SPEC } from './digest.js';
-import { a2bQp, asciiIgnore, decodeB, pythonCodec, pythonDecode } from './py-codecs.js';
+import { a2bQp, asciiIgnore, decodeB, pythonDecode } from './py-codecs.js';
 import { messageFromBytes, payloadBytes, PY_WS, PyEmailError, type PyMessage } from './py-email.js';
 import { htmlStripperText, PyHtmlError } from './py-html.js';
 
@@ -129,9 +129,7 @@ function rawPayload(part: PyMessage): string {
   if (!/[\udc80-\udcff]/.test(s)) return s;
   const param = part.param('charset');
   const charset = typeof param === 'string' ? param : 'ascii';
-  const codec = pythonCodec(charset);
-  if (codec === undefined || codec === 'ascii') return s.replace(/[\udc80-\udcff]/g, '\ufffd'); // ascii, "replace"
-  return pythonDecode(payloadBytes(s), charset)!;
+  return pythonDecode(payloadBytes(s), charset, 'replace') ?? pythonDecode(payloadBytes(s), 'ascii', 'replace')!;
 }
 
 /** pyzor's `digest_payloads`: the text of each part it reads, in walk order. */
