@@ -257,6 +257,9 @@ const CRAFTED: Record<string, Buffer> = {
     '--b', 'Content-Type: text/plain; charset=iso-8859-1', 'Content-Transfer-Encoding: quoted-printable', '', 'd=E9j=E0 vu, soft=', 'break and =3D sign =ZZ',
     '--b', 'Content-Type: text/plain', 'Content-Transfer-Encoding: base64', '', Buffer.from('base64 text of a part\nsecond line of it\n').toString('base64'), '--b--',
   )),
+  'uuencoded text part (x-uuencode)': mail('Content-Type: text/plain\r\nContent-Transfer-Encoding: x-uuencode\r\n', crlf(
+    'begin 644 part.txt', "9=75E;F-O9&5D('1E>'0@;V8@82!P87)T\"@", '2<V5C;VYD(&QI;F4@;V8@:70*', '`', 'end',
+  )),
   'no blank line after the headers: the first other line starts the body': Buffer.from('From: a@example.org\r\nSubject: x\r\nthe body starts here\r\n and goes on\r\n'),
   'no text at all: the digest of nothing': mail('Content-Type: image/png\r\nContent-Transfer-Encoding: base64\r\n', 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB\r\n'),
 };
@@ -297,6 +300,7 @@ describe("digest 'pyzor' against pyzor 1.0.0's DataDigester", () => {
     expect(pyzorModeDigest(CRAFTED['no text at all: the digest of nothing']!)).toMatchObject({ lines: 0 });
     // 0x81 0x41 is GBK, not GB2312: Python drops the 0x81 and reads the "A" (TextDecoder's gbk would give 丂).
     expect(pyzorModeLines(CRAFTED["GB2312: a pair outside GB2312 drops one byte (Python's codec)"]!)).toEqual(['你好A你好textline']);
+    expect(pyzorModeLines(CRAFTED['uuencoded text part (x-uuencode)']!)).toEqual(['uuencodedtextofapart', 'secondlineofit']);
     // Python's HTMLParser raises on an unknown marked section, and pyzor with it.
     expect(theirs[names.indexOf('HTML Python raises on: pyzor has no digest')]).toEqual({ error: 'AttributeError' });
   });
