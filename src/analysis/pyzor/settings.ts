@@ -1,7 +1,7 @@
 /**
  * The Pyzor check's settings: Stalwart's `SpamPyzor` object (its public reference,
  * https://stalw.art/docs/ref/object/spam-pyzor), with the timeout in milliseconds. Stalwart's defaults and
- * bounds; unlike Stalwart, the check is off until configured (README, "Compatibility", A19). The circuit
+ * bounds; unlike Stalwart, the check is off until configured (README, "Compatibility", A20). The circuit
  * breaker in front of the server (`breaker`) and the choice of digest (`digest`) are ours.
  */
 import { resolveStepBreaker, STEP_BREAKER_DEFAULTS, stepBreakerProblem, type ResolvedStepBreakerOptions, type StepBreakerOptions } from '../step-breaker.js';
