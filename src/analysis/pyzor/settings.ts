@@ -87,13 +87,25 @@ export function pyzorSettingsProblem(v: unknown): string | undefined {
   return stepBreakerProblem(o.breaker);
 }
 
-/** The settings in force for a `pyzor` setting, or `undefined` when the check is off (`false`, absent). */
+/** Resolved settings by the settings object they came from: the module resolves them once per engine, not per message. */
+const resolved = new WeakMap<PyzorSettings, ResolvedPyzorSettings>();
+let resolvedDefaults: ResolvedPyzorSettings | undefined;
+
+/**
+ * The settings in force for a `pyzor` setting, or `undefined` when the check is off (`false`, absent). The result
+ * is shared by every call with the same `v` (frozen): an engine's settings are checked once and not changed after.
+ */
 export function resolvePyzorSettings(v: boolean | PyzorSettings | undefined): ResolvedPyzorSettings | undefined {
   if (v === undefined || v === false) return undefined;
-  if (v === true) return { ...PYZOR_DEFAULTS };
-  const out: ResolvedPyzorSettings = { ...PYZOR_DEFAULTS };
-  for (const k of KEYS) if (v[k] !== undefined) (out as Record<string, unknown>)[k] = v[k];
-  out.breaker = resolveStepBreaker(v.breaker);
+  if (v === true) return (resolvedDefaults ??= Object.freeze({ ...PYZOR_DEFAULTS }));
+  let out = resolved.get(v);
+  if (out === undefined) {
+    const o: ResolvedPyzorSettings = { ...PYZOR_DEFAULTS };
+    for (const k of KEYS) if (v[k] !== undefined) (o as Record<string, unknown>)[k] = v[k];
+    o.breaker = resolveStepBreaker(v.breaker);
+    out = Object.freeze(o);
+    resolved.set(v, out);
+  }
   return out;
 }
 
