@@ -107,7 +107,15 @@ export function digestLines(texts: Iterable<string>): string[] {
       if (utf8Bytes(clean) >= MIN_LINE_BYTES) kept.push(clean);
     }
   }
-  if (kept.length <= ATOMIC_NUM_LINES) return kept;
+  return sampleLines(kept);
+}
+
+/**
+ * The lines pyzor's `DataDigester` hashes of the lines it kept: all of them when there are at most
+ * {@link ATOMIC_NUM_LINES}, else {@link DIGEST_SPEC}'s picks (3 lines from 20%, 3 from 60%). Both digest modes.
+ */
+export function sampleLines(kept: readonly string[]): string[] {
+  if (kept.length <= ATOMIC_NUM_LINES) return [...kept];
   const out: string[] = [];
   for (const [percent, count] of DIGEST_SPEC) {
     const from = Math.floor((percent * kept.length) / 100);

@@ -22,7 +22,7 @@
  * Pyzor step (src/analysis/pyzor.ts) does not: every such message shares it.
  */
 import { createHash } from 'node:crypto';
-import { ATOMIC_NUM_LINES, DIGEST_SPEC } from './digest.js';
+import { sampleLines } from './digest.js';
 import { a2bQp, asciiIgnore, decodeB, pythonDecode } from './py-codecs.js';
 import { messageFromBytes, payloadBytes, PY_WS, PyEmailError, type PyMessage } from './py-email.js';
 import { htmlStripperText, PyHtmlError } from './py-html.js';
@@ -154,16 +154,7 @@ export function pyzorModeLines(raw: Uint8Array): string[] {
       if (chars(norm) >= PYZOR_MIN_LINE_CHARS) kept.push(norm.replace(LONE_SURROGATE, '')); // encode("utf8", "ignore")
     }
   }
-  if (kept.length <= ATOMIC_NUM_LINES) return kept;
-  const out: string[] = [];
-  for (const [percent, count] of DIGEST_SPEC) {
-    const from = Math.floor((percent * kept.length) / 100);
-    for (let i = 0; i < count; i++) {
-      const line = kept[from + i];
-      if (line !== undefined) out.push(line);
-    }
-  }
-  return out;
+  return sampleLines(kept);
 }
 
 /** What {@link pyzorModeDigest} gives: the digest and the number of lines hashed, or why pyzor has none. */
