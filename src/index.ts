@@ -41,7 +41,7 @@ export type { Envelope, Scope, ScopeElement, AnalyzedMessage, Location } from '.
 export { LookupMap, MemoryStore, StaticLookupList } from './lookup/index.js';
 export type { LookupStore, LookupRegistry } from './lookup/types.js';
 export {
-  createLookupStore, parseLookupStoreConfig, CachedLookupStore, CircuitBreakerStore, resolveSecret, maskSecrets, shardOf, keySlot,
+  createLookupStore, parseLookupStoreConfig, CachedLookupStore, CircuitBreakerStore, NotStartedStore, resolveSecret, maskSecrets, shardOf, keySlot,
   type CreateLookupStoreOptions, type CacheOptions, type BreakerOptions, type PinnedHosts,
 } from './lookup/index.js';
 // Remote (`HttpLookup`) lists served from their on-disk cache, and the lookup map of a rule set's sources, as

@@ -6,6 +6,7 @@ export * from './config.js';
 export { resolveSecret, maskSecrets } from './secret.js';
 export { CachedLookupStore, DEFAULT_CACHE_MAX_BYTES, type CacheOptions } from './cache.js';
 export { CircuitBreakerStore, PROBE_KEY, type BreakerOptions, type PartitionedStore } from './breaker.js';
+export { NotStartedStore } from './not-started.js';
 export { DEFAULT_SQL_MAX_ROWS } from './util.js';
 export {
   HttpListStore,

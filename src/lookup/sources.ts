@@ -7,6 +7,7 @@ import { createLookupStore } from './factory.js';
 import { LookupConfigError } from './config.js';
 import { HttpListStore, type HttpListOptions, type HttpLookupInput } from './http-list.js';
 import { LookupMap, StaticLookupList, type StaticEntry } from './memory.js';
+import { NotStartedStore } from './not-started.js';
 import type { PinnedHosts } from './store-pins.js';
 
 /** The lookup sources of a rule set. */
@@ -17,9 +18,11 @@ export interface LookupSources {
   httpLookups?: readonly HttpLookupInput[];
   /**
    * Managed StoreLookups: namespace and `x:LookupStore` configuration (validated here), and for one written
-   * over JMAP the addresses its connections are pinned to (`CreateLookupStoreOptions.pinned`).
+   * over JMAP the addresses its connections are pinned to (`CreateLookupStoreOptions.pinned`). `notStarted`:
+   * the StoreLookup could not be started, and why; its namespace gets a `NotStartedStore` (every lookup fails
+   * with that reason) and `config` is not read.
    */
-  stores?: readonly { namespace: string; config: unknown; pinned?: PinnedHosts }[];
+  stores?: readonly { namespace: string; config: unknown; pinned?: PinnedHosts; notStarted?: string }[];
 }
 
 export interface LookupSourceOptions {
@@ -44,8 +47,8 @@ export interface LookupSourceOptions {
 /**
  * One LookupMap of all the sources. Precedence by namespace: a managed store wins over a static list,
  * which wins over a remote list. A store whose configuration is refused or cannot be created is
- * reported through `warn` and left out: its lookups then answer as an unknown namespace's (`""`).
- * Nothing connects here (stores connect on first use). Never throws for a bad source.
+ * reported through `warn` and left out: its lookups then answer as an unknown namespace's (`""`). One marked
+ * `notStarted` gets a `NotStartedStore` (its lookups fail with the reason). Nothing connects here (stores connect on first use). Never throws for a bad source.
  */
 export function buildLookupMap(src: LookupSources, opts: LookupSourceOptions): LookupMap {
   const { warn } = opts;
@@ -64,6 +67,10 @@ export function buildLookupMap(src: LookupSources, opts: LookupSourceOptions): L
     lookups.set(h.namespace, new HttpListStore(h, o));
   }
   for (const s of src.stores ?? []) {
+    if (s.notStarted !== undefined) {
+      lookups.set(s.namespace, new NotStartedStore(s.namespace, s.notStarted));
+      continue;
+    }
     try {
       // createLookupStore validates the configuration (once) and resolves its secrets.
       lookups.set(

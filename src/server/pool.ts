@@ -138,6 +138,7 @@ function checkSpec(spec: RuleSetSpec): void {
   // Each list download would fail on it: throws TypeError naming the entry.
   if (spec.listAllowedNetworks !== undefined) new AddressPolicy(spec.listAllowedNetworks);
   for (const s of spec.stores ?? []) {
+    if (s.notStarted !== undefined) continue; // no configuration to open
     const parsed = parseLookupStoreConfig(s.config);
     if (!parsed.ok) throw new LookupConfigError(s.namespace, `invalid configuration: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
   }

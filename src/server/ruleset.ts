@@ -37,9 +37,11 @@ export interface RuleSetSpec {
   refreshLists?: boolean;
   /**
    * Lookup stores by namespace: an `x:StoreLookup` `store` configuration (src/lookup/config.ts), and for one
-   * written over JMAP the addresses its connections are pinned to (src/lookup/store-pins.ts).
+   * written over JMAP the addresses its connections are pinned to (src/lookup/store-pins.ts). `notStarted`: the
+   * StoreLookup could not be started, and why; `config` is then not read and every lookup of the namespace fails
+   * with that reason (`NotStartedStore`).
    */
-  stores?: readonly { namespace: string; config: unknown; pinned?: PinnedHosts }[];
+  stores?: readonly { namespace: string; config: unknown; pinned?: PinnedHosts; notStarted?: string }[];
   /** Values for `system('hostname')` etc. */
   system?: Record<string, string | number>;
   /** The statistical classifier's store (an `x:StoreLookup` `store` configuration; docs/classifier.md). */
@@ -71,7 +73,8 @@ export function ruleSetSpecFromBundle(bundle: RuleMaterial, analysis: Omit<Analy
 
 /**
  * Builds an engine from a spec. A store whose configuration is refused or cannot be created is
- * reported through `warn` and left out (its lookups then answer `""`, as for an unknown namespace).
+ * reported through `warn` and left out (its lookups then answer `""`, as for an unknown namespace); one marked
+ * `notStarted` fails its lookups with the reason.
  * Throws `DnsConfigError` for a bad `dns` spec.
  *
  * `previous`: the engine this one replaces (a rule-set change) and its spec. Its classifier is taken

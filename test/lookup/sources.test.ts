@@ -1,13 +1,14 @@
 /**
  * buildLookupMap: the one place a rule set's static lists, remote lists and managed stores become
  * lookup namespaces (used by `spamrule classify` and by the servers). Precedence, disabled remote
- * lists, and stores that are refused without losing the rest. The managed store is a real SQLite file.
+ * lists, stores that are refused without losing the rest, and stores marked not started (their lookups fail). The managed store is a real SQLite file.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildLookupMap, HttpListStore } from '../../src/lookup/index.js';
+import { SpamEngine } from '../../src/engine/index.js';
+import { buildLookupMap, HttpListStore, LookupStoreError, NotStartedStore } from '../../src/lookup/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'spamrule-sources-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -72,6 +73,48 @@ describe('buildLookupMap', () => {
       ]);
     } finally {
       await lookups.close();
+    }
+  });
+
+  it('gives a store marked notStarted a store whose every call fails with the reason, without reading its configuration', async () => {
+    const warnings: string[] = [];
+    const lookups = buildLookupMap(
+      { lists: [['trusted', ['shadowed']]], stores: [{ namespace: 'trusted', config: null, notStarted: '"db.example" gave no address (tried again every 30 s)' }] },
+      { autoRefresh: false, warn: (m) => warnings.push(m) },
+    );
+    try {
+      const store = lookups.get('trusted')!;
+      expect(store).toBeInstanceOf(NotStartedStore);
+      const why = 'lookup store "trusted": not started: "db.example" gave no address (tried again every 30 s)';
+      for (const call of [() => store.keyExists('k'), () => store.keyGet('k'), () => store.keySet('k', 'v'), () => store.counterGet('k'), () => store.counterIncr('k', 1), () => store.sqlQuery!('SELECT 1', [])]) {
+        const e = await call().then(() => undefined, (x: unknown) => x);
+        expect(e).toBeInstanceOf(LookupStoreError);
+        expect((e as LookupStoreError).namespace).toBe('trusted');
+        expect((e as Error).message).toBe(why);
+      }
+      expect(warnings).toEqual([]);
+    } finally {
+      await lookups.close();
+    }
+  });
+
+  it('a rule using a store not started fails with the reason in classify\'s errors; the other rules still run', async () => {
+    const engine = new SpamEngine({
+      rules: [
+        { '@type': 'Any', name: 'TRUSTED', condition: { match: [{ if: "key_exists('trusted', 'example.org')", then: "'TRUSTED'" }], else: 'false' } },
+        { '@type': 'Any', name: 'ALWAYS', condition: { match: [], else: "'ALWAYS'" } },
+      ],
+      lookups: buildLookupMap({ stores: [{ namespace: 'trusted', config: null, notStarted: 'refused by the store policy: host: …' }] }, { autoRefresh: false, warn: () => undefined }),
+    });
+    try {
+      const v = await engine.classify('From: a@example.org\r\nSubject: x\r\n\r\nbody\r\n');
+      expect(v.tags).toContain('ALWAYS');
+      expect(v.tags).not.toContain('TRUSTED');
+      expect(v.errors).toEqual([
+        expect.objectContaining({ source: 'TRUSTED', store: 'trusted', message: 'key_exists on lookup store "trusted" failed: lookup store "trusted": not started: refused by the store policy: host: …' }),
+      ]);
+    } finally {
+      await engine.close();
     }
   });
 });
