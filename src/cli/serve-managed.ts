@@ -61,8 +61,11 @@ export function sampleSinkOption(learner: import('../classifier/index.js').Learn
 /**
  * The JMAP facade over the pool: rule changes and StoreLookup changes become pool updates, which
  * reach every worker before its next message. Store connections are opened in the workers, so the
- * facade only records each store's configuration. `onConnectionRefused` hears of each connection
- * closed on accept (the connection caps, `limits.maxConnections` and `limits.maxConnectionsPerPeer`).
+ * facade only records each store's configuration (or, for one that could not be started, why: the workers
+ * then fail its lookups, src/jmap/store-sync.ts). `onConnectionRefused` hears of each connection closed on
+ * accept (the connection caps, `limits.maxConnections` and `limits.maxConnectionsPerPeer`). `storeStart`: the
+ * resolver of the store policy's address check and the retry delay of a store whose name gave no address
+ * (JmapServerOptions `resolveStoreHost`, `storeRetryMs`; default the system resolver and 30 s).
  */
 export async function startManaged(
   c: ServeConfig,
@@ -71,12 +74,16 @@ export async function startManaged(
   warn: (m: string) => void,
   learner?: import('../classifier/index.js').Learner,
   onConnectionRefused?: JmapServerOptions['onConnectionRefused'],
+  storeStart: Pick<JmapServerOptions, 'resolveStoreHost' | 'storeRetryMs'> = {},
 ): Promise<JmapServer> {
   const { createJmapServer } = await import('../jmap/index.js');
-  const { parseLookupStoreConfig } = await import('../lookup/index.js');
-  // Each store's configuration and, for one written over JMAP, the addresses its connections are pinned to.
-  type Entry = { config: unknown; pinned?: PinnedHosts };
-  const stores = new Map<string, Entry>(pool.ruleSet.stores?.map((s) => [s.namespace, { config: s.config, ...(s.pinned ? { pinned: s.pinned } : {}) }]) ?? []);
+  const { createLookupStore, NotStartedStore } = await import('../lookup/index.js');
+  // Each store's configuration and, for one written over JMAP, the addresses its connections are pinned to, or
+  // (`notStarted`, config null) why it could not be started: the workers then fail its lookups (RuleSetSpec.stores).
+  type Entry = { config: unknown; pinned?: PinnedHosts; notStarted?: string };
+  const stores = new Map<string, Entry>(
+    pool.ruleSet.stores?.map((s) => [s.namespace, { config: s.config, ...(s.pinned ? { pinned: s.pinned } : {}), ...(s.notStarted !== undefined ? { notStarted: s.notStarted } : {}) }]) ?? [],
+  );
   const pushStores = (): void => {
     pool.update({ stores: [...stores].map(([namespace, e]) => ({ namespace, ...e })) });
   };
@@ -84,6 +91,7 @@ export async function startManaged(
   return createJmapServer({
     ...jmapServerOptions(c, listen, learner),
     ...(onConnectionRefused !== undefined ? { onConnectionRefused } : {}),
+    ...storeStart,
     log: warn,
     // The pool stands in for the engine: every registry type reaches each worker thread as a rule-set update.
     engine: {
@@ -100,8 +108,13 @@ export async function startManaged(
       },
       lookups: {
         set: (namespace: string, store: unknown) => {
-          const { config, pinned } = store as Recorded;
-          stores.set(namespace, { config, ...(pinned ? { pinned } : {}) });
+          // A store that could not be (re)started: the workers drop the configuration they ran (a change to it
+          // may be what revokes it) and answer its lookups with the error, as the in-process engine does.
+          if (store instanceof NotStartedStore) stores.set(namespace, { config: null, notStarted: store.reason });
+          else {
+            const { config, pinned } = store as Recorded;
+            stores.set(namespace, { config, ...(pinned ? { pinned } : {}) });
+          }
           pushStores();
         },
         delete: (namespace: string) => {
@@ -110,10 +123,12 @@ export async function startManaged(
         },
       },
     },
-    // The workers connect where `pinned` says (src/lookup/store-pins.ts).
-    createLookupStore: (namespace: string, config: unknown, opts: { pinned: PinnedHosts }): Recorded => {
-      const parsed = parseLookupStoreConfig(config);
-      if (!parsed.ok) throw new Error(`store "${namespace}": ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+    // The workers connect where `pinned` says (src/lookup/store-pins.ts). The store is built here too (which
+    // validates it) and closed before it connects (nothing connects before a first call), so that what makes its
+    // construction throw in a worker (a secret that cannot be read) leaves it not started, as in the JMAP
+    // server's own engine, rather than left out by the workers.
+    createLookupStore: async (namespace: string, config: unknown, opts: { pinned: PinnedHosts }): Promise<Recorded> => {
+      await createLookupStore(namespace, config, { pinned: opts.pinned }).close();
       return { config, pinned: opts.pinned, close: async () => undefined };
     },
   });

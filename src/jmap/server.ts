@@ -92,6 +92,11 @@ export interface JmapServerOptions {
    * then go to the addresses found at the start. Default: the system's resolver (`getaddrinfo`).
    */
   resolveStoreHost?: StoreHostResolver;
+  /**
+   * How long a StoreLookup whose host name gave no address when it started waits before it is resolved and
+   * tried again (ms; default 30,000, `UNRESOLVED_RETRY_MS` of src/jmap/store-sync.ts). Meanwhile its lookups fail.
+   */
+  storeRetryMs?: number;
   /** Called for each connection closed on accept: `max` ({@link maxConnections}) or `per_peer` ({@link maxConnectionsPerPeer}). */
   onConnectionRefused?: (reason: ConnectionRefusal) => void;
 }
@@ -193,7 +198,7 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
     return who;
   };
 
-  const stores = storeSync({ engine, createLookupStore, policy, resolve: resolveStoreHost, log });
+  const stores = storeSync({ engine, createLookupStore, policy, resolve: resolveStoreHost, log, ...(opts.storeRetryMs !== undefined ? { retryMs: opts.storeRetryMs } : {}) });
   const reload = (type: ObjectType, startup = false): void => {
     if (type === 'SpamRule') {
       const report = engine?.loadRules(rulesForEngine(repo.snapshot('SpamRule').objects)) as { errors?: { rule: string; message: string }[] } | undefined;

@@ -2,12 +2,17 @@
  * The registry's StoreLookups in the engine: after every change (and at start), the stores whose
  * configuration changed are started again, those destroyed are closed. Each is checked against the
  * store policy before it starts (a store written before the policy, or by another server sharing the
- * registry), its host names resolved and checked too (src/lookup/store-policy.ts); one that is refused
- * or fails to start is logged and not started. A started store connects to each host name at the address
- * checked then (src/lookup/store-pins.ts), until it is started again. A store with a name that gave no
- * address is not started; it is tried again every {@link UNRESOLVED_RETRY_MS} until it starts, changes or goes.
+ * registry), its host names resolved and checked too (src/lookup/store-policy.ts). A started store connects
+ * to each host name at the address checked then (src/lookup/store-pins.ts), until it is started again.
+ *
+ * A store that is refused, fails to start, or names a host that gave no address is logged and not started:
+ * its namespace gets a {@link NotStartedStore} (each lookup an error naming the namespace and why, as for a store
+ * that is down), and the store it replaces, if any, is closed: a change accepted by `/set` always stops the old
+ * configuration, never leaves it running. A store with a name that gave no address is tried again every
+ * {@link UNRESOLVED_RETRY_MS} until it starts, changes or goes; a destroy removes the namespace.
  */
 import { parseLookupStoreConfig } from '../lookup/config.js';
+import { NotStartedStore } from '../lookup/not-started.js';
 import type { PinnedHosts } from '../lookup/store-pins.js';
 import { checkStorePolicy, resolveStorePins, type StoreHostResolver, type StorePolicy } from '../lookup/store-policy.js';
 import type { EngineLike } from './bridge.js';
@@ -38,9 +43,10 @@ export function storeSync(opts: {
   log: (line: string) => void;
 }): StoreSync {
   const { engine, createLookupStore, policy, resolve, log } = opts;
-  // Lookup stores in the engine, by namespace, with the config they were built from; `retry`: not started
-  // because a name gave no address, so the same config is tried again.
-  const applied = new Map<string, { json: string; store?: Closable; retry?: boolean }>();
+  const retryMs = opts.retryMs ?? UNRESOLVED_RETRY_MS;
+  // Lookup stores in the engine, by namespace, with the config they were built from (a NotStartedStore for one
+  // that did not start); `retry`: not started because a name gave no address, so the same config is tried again.
+  const applied = new Map<string, { json: string; store: Closable; retry?: boolean }>();
   let chain: Promise<void> = Promise.resolve();
   let retryTimer: NodeJS.Timeout | undefined;
   let closed = false;
@@ -57,12 +63,14 @@ export function storeSync(opts: {
           if (!wanted.has(ns)) {
             lookups.delete(ns);
             applied.delete(ns);
-            await cur.store?.close().catch(() => undefined);
+            await cur.store.close().catch(() => undefined);
           }
         for (const [ns, config] of wanted) {
           const json = JSON.stringify(config);
           const cur = applied.get(ns);
           if (cur?.json === json && cur.retry !== true) continue;
+          // The store the namespace gets, and whether its configuration is tried again later.
+          let next: { store: Closable; retry?: boolean };
           try {
             // The stored (wire) shape has `urls` as a {"url": true} map: the policy reads the parsed configuration.
             const parsed = parseLookupStoreConfig(config);
@@ -73,33 +81,41 @@ export function storeSync(opts: {
             // the store connects to those addresses only, whatever the name resolves to later.
             const pins = await resolveStorePins(checked.config, policy, resolve);
             if (!pins.ok && pins.unresolved.length > 0) {
-              log(
-                `spamrule serve: lookup store "${ns}" not started: ${pins.unresolved.map((n) => `"${n}"`).join(', ')} gave no address; ` +
-                  `tried again in ${(opts.retryMs ?? UNRESOLVED_RETRY_MS) / 1000} s`,
-              );
-              applied.set(ns, { json, retry: true });
+              const names = pins.unresolved.map((n) => `"${n}"`).join(', ');
+              log(`spamrule serve: lookup store "${ns}" not started: ${names} gave no address; tried again in ${retryMs / 1000} s`);
               scheduleRetry(stored);
-              await cur?.store?.close().catch(() => undefined);
-              continue;
+              const reason = `${names} gave no address (tried again every ${retryMs / 1000} s)`;
+              // Still down for the same reason on a retry: the namespace keeps its store (under serve, every
+              // lookups.set is a rule-set update of each scan worker).
+              if (cur?.json === json && cur.store instanceof NotStartedStore && cur.store.reason === reason) continue;
+              next = { store: new NotStartedStore(ns, reason), retry: true };
+            } else {
+              if (!pins.ok) throw refused(pins.problems);
+              next = { store: await createLookupStore(ns, checked.config, { pinned: pins.pinned }) };
             }
-            if (!pins.ok) throw refused(pins.problems);
-            const store = await createLookupStore(ns, checked.config, { pinned: pins.pinned });
-            lookups.set(ns, store);
-            applied.set(ns, { json, store });
           } catch (e) {
-            log(`spamrule serve: lookup store "${ns}" not started: ${e instanceof Error ? e.message : String(e)}`);
-            applied.set(ns, { json });
+            // A LookupConfigError (a secret that cannot be read) names the store already.
+            const message = e instanceof Error ? e.message : String(e);
+            const own = `lookup store "${ns}": `;
+            const why = message.startsWith(own) ? message.slice(own.length) : message;
+            log(`spamrule serve: lookup store "${ns}" not started: ${why}`);
+            next = { store: new NotStartedStore(ns, why) };
           }
-          await cur?.store?.close().catch(() => undefined);
+          // The namespace's lookups go to the new store (or fail as not started) before the old one closes.
+          lookups.set(ns, next.store);
+          applied.set(ns, { json, ...next });
+          if (cur !== undefined && cur.store !== next.store) await cur.store.close().catch(() => undefined);
         }
       });
+      // A sync that throws (the engine refusing a store) must not stop the ones after it.
+      chain = chain.catch((e: unknown) => log(`spamrule serve: lookup stores not brought in line: ${e instanceof Error ? e.message : String(e)}`));
     },
     settled: () => chain,
     async close() {
       closed = true;
       clearTimeout(retryTimer);
       await chain;
-      for (const { store } of applied.values()) await store?.close().catch(() => undefined);
+      for (const { store } of applied.values()) await store.close().catch(() => undefined);
     },
   };
   /** One pending retry at a time; it syncs against the registry as it is then. */
@@ -108,7 +124,7 @@ export function storeSync(opts: {
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
       self.sync(stored);
-    }, opts.retryMs ?? UNRESOLVED_RETRY_MS);
+    }, retryMs);
     retryTimer.unref();
   };
   return self;
