@@ -15,7 +15,7 @@
 import type mysql from 'mysql2/promise';
 import type { MySqlSettings, MySqlStoreConfig } from './config.js';
 import { loadMySql, prefetch, type MySql } from './drivers.js';
-import { createConnection } from 'node:net';
+import { createConnection, isIP, type Socket } from 'node:net';
 import { resolveSecret } from './secret.js';
 import { refusedError, storePins, type HostPins, type PinnedHosts } from './store-pins.js';
 import type { LookupStore, SqlParam, SqlResult } from './types.js';
@@ -56,6 +56,19 @@ const PACKET_OVERHEAD = 1024;
  */
 const MAX_PREPARED_STATEMENTS = 256;
 
+/**
+ * A TCP connection for mysql2's `stream` option. `checkAs`: the IP address the server's certificate is to be
+ * checked against. mysql2 sends no TLS `servername` for an IP address (RFC 6066 §3 allows none), and Node's TLS
+ * then checks the certificate against the socket's `_host`, which a socket connected to an address does not
+ * set, or else against "localhost": a certificate for "localhost" would pass for any address. Setting `_host`
+ * makes the check the address's (its IP subjectAltName entries), as mysql_async does for Stalwart.
+ */
+function tcpTo(port: number, address: string, checkAs: string | undefined): Socket {
+  const socket = createConnection(port, address).setNoDelay(true);
+  if (checkAs !== undefined) (socket as Socket & { _host?: string })._host = checkAs;
+  return socket;
+}
+
 /** mysql2 column types that are Floats in the expression language: DECIMAL, FLOAT, DOUBLE, NEWDECIMAL. */
 const FLOAT_TYPES = new Set([0, 4, 5, 246]);
 
@@ -69,9 +82,13 @@ const FLOAT_TYPES = new Set([0, 4, 5, 246]);
  * 10,000): past that it fails with a LookupStoreError and the connection is dropped, so a huge result
  * is never held in memory.
  * The `mysql2` driver is imported when the first store is created; pools are built on the first call.
+ * `useTls` makes every connection TLS with the server's certificate checked, its chain and its host name
+ * against `host` (mysql2 `rejectUnauthorized` and `verifyIdentity`), as PostgreSQL's and Redis's TLS do;
+ * `allowInvalidCerts` (Stalwart's one switch for it) turns both checks off. A `host` that is an IP address is
+ * checked against the certificate's IP addresses (mysql2 alone would check it as "localhost": see `tcpTo`).
  * With `pinned` (a store written over JMAP: src/lookup/store-pins.ts), each host name is connected to at
  * the address the store policy checked (mysql2's `stream` opens the socket there), while mysql2 keeps the
- * name as its `host`, which it sends as the TLS `servername`.
+ * name as its `host`, which it sends as the TLS `servername` and checks the certificate against.
  * @throws LookupConfigError from the constructor when a secret source cannot be read, or a host name has
  *   no address in `pinned`.
  */
@@ -119,15 +136,20 @@ export class MySqlStore implements LookupStore {
     const route = this.pins?.route(s.host);
     // Checked at construction; a pool that cannot be built fails the store's calls with the reason.
     if (route !== undefined && 'problem' in route) throw refusedError(s.host, route.problem);
+    // Pinned: the socket goes to the checked address; `host` stays the name, for TLS (servername) and messages.
+    // TLS to an IP address: our socket too, so that the certificate is checked against the address (tcpTo).
+    const ipTls = c.useTls && isIP(s.host) !== 0;
+    const to = route !== undefined && !route.host.startsWith('/') ? route.host : ipTls ? s.host : undefined;
     const p = driver.createPool({
       host: s.host,
-      // Pinned: the socket goes to the checked address; `host` stays the name, for TLS (servername) and messages.
-      ...(route !== undefined && !route.host.startsWith('/') ? { stream: () => createConnection(s.port, route.host).setNoDelay(true) } : {}),
+      ...(to !== undefined ? { stream: () => tcpTo(s.port, to, ipTls ? s.host : undefined) } : {}),
       port: s.port,
       database: s.database,
       user: s.authUsername ?? undefined,
       password,
-      ssl: c.useTls ? { rejectUnauthorized: !c.allowInvalidCerts } : undefined,
+      // verifyIdentity: mysql2 checks the certificate's host name only when asked (rejectUnauthorized alone
+      // accepts a certificate from a trusted CA for any name). The check is against `host`, the name.
+      ssl: c.useTls ? { rejectUnauthorized: !c.allowInvalidCerts, verifyIdentity: !c.allowInvalidCerts } : undefined,
       connectionLimit: max,
       maxIdle: Math.min(c.poolMinConnections ?? 5, max),
       idleTimeout: 30_000,

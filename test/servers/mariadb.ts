@@ -1,7 +1,8 @@
 /**
  * A throwaway MariaDB: `mariadb-install-db` into a temp dir, `mariadbd` on 127.0.0.1 at a free port
  * (as root it runs with `--user=root`). A user `spamrule` (password `spamrule-pw`) owning database
- * `stalwart` is created over the server's Unix socket.
+ * `stalwart` is created over the server's Unix socket. With `tls`, the server also speaks TLS with that
+ * certificate (`ssl-cert`, `ssl-key`; clients may still connect without TLS).
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ export interface MariaDbServer {
   stop(): Promise<void>;
 }
 
-export async function startMariaDb(): Promise<MariaDbServer> {
+export async function startMariaDb(opts: { tls?: { certFile: string; keyFile: string } } = {}): Promise<MariaDbServer> {
   const dir = tempDir('mariadb');
   const data = join(dir, 'data');
   const socket = join(dir, 'mysqld.sock');
@@ -47,6 +48,7 @@ export async function startMariaDb(): Promise<MariaDbServer> {
         // 2: each commit reaches the OS, so data survives the SIGKILL of fault tests (not an OS crash).
         '--innodb-flush-log-at-trx-commit=2',
         '--max-connections=300',
+        ...(opts.tls !== undefined ? [`--ssl-cert=${opts.tls.certFile}`, `--ssl-key=${opts.tls.keyFile}`] : []),
         ...userArgs,
       ],
       join(dir, 'log'),
