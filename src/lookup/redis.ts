@@ -8,7 +8,7 @@
  */
 import type { xxh3 as Xxh3 } from '@node-rs/xxhash';
 import { createRequire } from 'node:module';
-import type { Cluster, ClusterNode, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type {
   InMemoryStoreBaseConfig,
   RedisClusterStoreConfig,
@@ -17,11 +17,11 @@ import type {
   ShardedStoreConfig,
 } from './config.js';
 import { loadIoredis, prefetch, type Ioredis } from './drivers.js';
-import { maskUrlPassword, resolveSecret } from './secret.js';
+import { resolveSecret } from './secret.js';
 import type { PartitionedStore } from './breaker.js';
-import { LookupConfigError } from './config.js';
 import { LookupStoreError, type LookupStore } from './types.js';
-import { pinnedConnector, sentinelNatCheck } from './redis-pins.js';
+import { pinnedConnector, sentinelConnector, sentinelNatCheck } from './redis-pins.js';
+import { checkRedisUrl, node, storeTlsMode, tlsMode, tlsOptions } from './redis-urls.js';
 import { storePins, type HostPins, type PinnedHosts } from './store-pins.js';
 import { closedWithin, parseCounter, RequestRefusedError, socketClosed, withTimeout, type ClosingSocket } from './util.js';
 
@@ -70,11 +70,6 @@ const stripPrefix = (namespace: string, message: string): string => {
 /** Reconnect back-off (ms): quick first retries, then every 2 s, forever (reconnects happen by themselves). */
 const reconnect = (times: number) => Math.min(times * 100, 2000);
 
-function node(url: string): ClusterNode & { host: string; port: number } {
-  const u = new URL(url.includes('://') ? url : `redis://${url}`);
-  return { host: u.hostname || '127.0.0.1', port: Number(u.port || 6379) };
-}
-
 /**
  * A sentinel at its pinned address (unchanged without pins). Every host of the store's own configuration has a
  * route: `storePins` refused the store otherwise, and its addresses passed this same policy when it started.
@@ -91,6 +86,11 @@ function pinnedLookup(pins: HostPins): (hostname: string, callback: (err: NodeJS
     if ('problem' in route) callback(Object.assign(new Error(route.problem), { code: 'ESPAMRULE_ADDRESS' }), '');
     else callback(null, route.host);
   };
+}
+
+/** A Cluster `dnsLookup` that leaves each seed name as it is (TLS: see createRedisClusterStore). */
+function keepName(hostname: string, callback: (err: NodeJS.ErrnoException | null, address: string) => void): void {
+  callback(null, hostname);
 }
 
 function common(timeout: number, createMs: number | null): RedisOptions {
@@ -124,9 +124,14 @@ function sentinelCredentials(username: string | null, password: string | undefin
 type Client = Redis | Cluster;
 /**
  * Builds a store's client from the ioredis module once it is loaded. Typed opaquely (a function of
- * the ioredis module) so the public declarations name no ioredis type.
+ * the ioredis module and of the store's {@link ClientHooks}) so the public declarations name no ioredis type.
  */
-export type RedisClientFactory = (ioredis: never) => unknown;
+export type RedisClientFactory = (ioredis: never, hooks: never) => unknown;
+/** What a store offers the client it builds: `socketError` records an error of one of the client's sockets. */
+interface ClientHooks {
+  socketError(e: Error): void;
+}
+type Factory = (io: Ioredis, hooks: ClientHooks) => Client;
 
 /**
  * A store over one ioredis client. The client multiplexes every call over one connection per node with
@@ -148,6 +153,12 @@ export class RedisLookupStore implements LookupStore, PartitionedStore {
   private connecting: Promise<Client> | undefined;
   /** The last 'error' event of the client (or one of its cluster nodes) since it was last ready. */
   private lastError: Error | undefined;
+  /**
+   * The last error of a socket opened by the store's connector (TLS stores, pinned stores) since the client was
+   * last ready: ioredis drops those of the connections it makes to ask a cluster node or a sentinel, and reports
+   * "Failed to refresh slots cache." or "Connection is closed." instead, which say nothing of a refused certificate.
+   */
+  private lastSocketError: Error | undefined;
   constructor(
     readonly namespace: string,
     readonly type: 'Redis' | 'RedisCluster' | 'RedisSentinel',
@@ -194,10 +205,13 @@ export class RedisLookupStore implements LookupStore, PartitionedStore {
     const last = this.lastError;
     const status = this.client?.status;
     if (!(e instanceof LookupStoreError) || status === undefined || status === 'ready') return e;
+    const text = (x: Error): string => this.mask(x.message || (x as { code?: string }).code || x.name);
+    const sock = this.lastSocketError;
+    const socketWhy = sock !== undefined && (last === undefined || !text(last).includes(text(sock))) ? `; socket error: ${text(sock)}` : '';
     const why =
       last !== undefined
-        ? `last connection error: ${this.mask(last.message || (last as { code?: string }).code || last.name)}`
-        : `not connected: the connection (or its TLS handshake) is still pending, status ${status}`;
+        ? `last connection error: ${text(last)}${socketWhy}`
+        : `not connected: the connection (or its TLS handshake) is still pending, status ${status}${socketWhy}`;
     if (e.message.includes(why)) return e;
     return new LookupStoreError(this.namespace, `${stripPrefix(this.namespace, e.message)} (${why})`, { cause: e });
   }
@@ -205,7 +219,7 @@ export class RedisLookupStore implements LookupStore, PartitionedStore {
   private connect(): Promise<Client> {
     if (this.client !== undefined) return Promise.resolve(this.client);
     this.connecting ??= loadIoredis(this.namespace).then(async (io) => {
-      const client = (this.create as (io: Ioredis) => Client)(io);
+      const client = (this.create as Factory)(io, { socketError: (e) => (this.lastSocketError = e) });
       // ioredis reports connection failures as 'error' events (cluster nodes as 'node error'); without a
       // listener Node would crash. The last one explains later failures (see `explain`).
       const keep = (e: unknown) => {
@@ -213,7 +227,10 @@ export class RedisLookupStore implements LookupStore, PartitionedStore {
       };
       client.on('error', keep);
       client.on('node error', keep);
-      client.on('ready', () => (this.lastError = undefined));
+      client.on('ready', () => {
+        this.lastError = undefined;
+        this.lastSocketError = undefined;
+      });
       if (this.closed) client.disconnect();
       // Kept even if the first connection fails: ioredis reconnects by itself, and meanwhile calls
       // fail at once (no offline queue).
@@ -280,36 +297,25 @@ export class RedisLookupStore implements LookupStore, PartitionedStore {
 }
 
 /**
- * Checks a server address before any connection: ioredis takes `redis://` and `rediss://` URLs (or a bare
- * `host:port` in a cluster or sentinel list, or a Unix socket path for `Redis`); anything else would
- * only fail at the first lookup, with a connect error that names no URL. Throws `LookupConfigError`.
- */
-function checkRedisUrl(namespace: string, field: string, url: string, bare: boolean): void {
-  if (url.startsWith('/') && !bare) return;
-  // The message reaches logs and JMAP clients: never with the URL's password.
-  const shown = maskUrlPassword(url);
-  let u: URL;
-  try {
-    u = new URL(url.includes('://') || !bare ? url : `redis://${url}`);
-  } catch {
-    throw new LookupConfigError(namespace, `${field}: "${shown}" is not a URL (redis://host:port, rediss:// for TLS)`);
-  }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
-    throw new LookupConfigError(namespace, `${field}: "${shown}" is not a Redis URL: the scheme is redis:// or rediss:// (TLS), not ${u.protocol}//`);
-  }
-}
-
-/**
- * `Redis`: one server at `url` (`redis://[user:pass@]host:port[/db]`, `rediss://` for TLS). With `pinned`
- * (a store written over JMAP: src/lookup/store-pins.ts), a host name is connected to at the address the
- * store policy checked, with TLS `servername` the name.
+ * `Redis`: one server at `url` (`redis://[user:pass@]host:port[/db]`; `rediss://` for TLS, the certificate
+ * checked against the host name, `rediss://…#insecure` accepting any certificate, as redis-rs). TLS sends
+ * the host name as `servername` (SNI). With `pinned` (a store written over JMAP: src/lookup/store-pins.ts),
+ * a host name is connected to at the address the store policy checked, with TLS `servername` the name.
  * @throws LookupConfigError for a URL that is not a Redis URL, or a host name without an address in `pinned`.
  */
 export function createRedisStore(namespace: string, c: RedisStoreConfig, pinned?: PinnedHosts): RedisLookupStore {
   checkRedisUrl(namespace, 'url', c.url, false);
   const pins = storePins(namespace, c, pinned);
-  const create = (io: Ioredis) =>
-    new io.Redis(c.url, { ...common(c.timeout, c.poolTimeoutCreate), protocol: 2, ...(pins !== undefined ? { Connector: pinnedConnector(io, pins) } : {}) });
+  const tls = c.url.startsWith('/') ? undefined : tlsOptions(tlsMode(c.url));
+  const routed = pins !== undefined || tls !== undefined;
+  // ioredis sets `tls` itself for a rediss:// URL, but reads no #insecure: the options given say which.
+  const create: Factory = (io, hooks) =>
+    new io.Redis(c.url, {
+      ...common(c.timeout, c.poolTimeoutCreate),
+      protocol: 2,
+      ...(tls !== undefined ? { tls } : {}),
+      ...(routed ? { Connector: pinnedConnector(io, pins, hooks.socketError) } : {}),
+    });
   let secret: string | undefined;
   try {
     secret = decodeURIComponent(new URL(c.url).password) || undefined;
@@ -326,15 +332,25 @@ export function createRedisStore(namespace: string, c: RedisStoreConfig, pinned?
  * over JMAP: src/lookup/store-pins.ts), the seed names are connected to at the addresses the store policy
  * checked, and every node connection, announced nodes included (CLUSTER SLOTS, MOVED, ASK), goes through
  * the pins: a node at an address the policy refuses fails to connect with the reason.
- * @throws LookupConfigError when the secret cannot be read, or a host name has no address in `pinned`.
+ *
+ * TLS: `rediss://` URLs make every node connection TLS, the certificate checked against the host the
+ * connection is for (with `servername`, SNI, that host when it is a name): a seed node's name (seed names are
+ * not resolved to addresses beforehand, so that the check is the name's; ioredis' `dnsLookup` is the
+ * identity, as ioredis documents for TLS clusters such as AWS ElastiCache), and for the nodes the cluster
+ * announces, what it announces (an IP address, checked against the certificate's IP addresses, or a host
+ * name with `cluster-preferred-endpoint-type hostname`), as redis-rs does. `rediss://…#insecure` accepts any
+ * certificate. All URLs must agree on the scheme and `#insecure`.
+ * @throws LookupConfigError when the secret cannot be read, a host name has no address in `pinned`, or the
+ *   URLs mix TLS modes.
  */
 export function createRedisClusterStore(namespace: string, c: RedisClusterStoreConfig, pinned?: PinnedHosts): RedisLookupStore {
   for (const u of c.urls) checkRedisUrl(namespace, 'urls', u, true);
+  const tls = tlsOptions(storeTlsMode(namespace, c.urls));
   const pins = storePins(namespace, c, pinned);
   const minWait = c.minRetryWait ?? 100;
   const maxWait = Math.max(c.maxRetryWait ?? 1024, minWait);
   const password = resolveSecret(c.authSecret, namespace);
-  const create = (io: Ioredis) => new io.Cluster(c.urls.map(node), {
+  const create: Factory = (io, hooks) => new io.Cluster(c.urls.map(node), {
     lazyConnect: true,
     enableAutoPipelining: true,
     scaleReads: c.readFromReplicas ? 'slave' : 'master',
@@ -343,11 +359,13 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
     retryDelayOnClusterDown: minWait,
     retryDelayOnTryAgain: minWait,
     clusterRetryStrategy: (times) => Math.min(minWait * times, maxWait),
-    // Pinned: the seed names resolve to their checked addresses, never through DNS.
-    ...(pins !== undefined ? { dnsLookup: pinnedLookup(pins) } : {}),
+    // TLS: seed names stay names (the connector resolves them, or routes them to their pins) for the certificate
+    // check. Plain and pinned: the seed names resolve to their checked addresses, never through DNS.
+    ...(tls !== undefined ? { dnsLookup: keepName } : pins !== undefined ? { dnsLookup: pinnedLookup(pins) } : {}),
     redisOptions: {
       ...common(c.timeout, c.poolTimeoutCreate),
-      ...(pins !== undefined ? { Connector: pinnedConnector(io, pins) } : {}),
+      ...(tls !== undefined ? { tls } : {}),
+      ...(pins !== undefined || tls !== undefined ? { Connector: pinnedConnector(io, pins, hooks.socketError) } : {}),
       ...credentials(c.authUsername, password),
       protocol: c.protocolVersion === 'resp3' ? 3 : 2,
     },
@@ -362,17 +380,30 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
  * the sentinels are connected to at the addresses the store policy checked, only those (ioredis'
  * `updateSentinels`, which adds the sentinels a sentinel lists, is off), and the master a sentinel names is
  * connected to only when the pins allow its address; otherwise that sentinel counts as failed, with the reason.
- * @throws LookupConfigError when a secret cannot be read, or a host name has no address in `pinned`.
+ *
+ * TLS, as Stalwart: `rediss://` sentinel URLs make the connections to the sentinels and to the master they name
+ * TLS (ioredis `sentinelTLS`, and `tls` with `enableTLSForSentinelMode`), each certificate checked against the
+ * host it is for, with `servername` (SNI) that host when it is a name: a sentinel's name from `urls` (pinned: the
+ * connection goes to the checked address, the check is the name's), the master's address as the sentinel
+ * names it (an IP address, or a host name with `announce-hostnames yes`), as redis-rs does.
+ * `rediss://…#insecure` accepts any certificate. All URLs must agree on the scheme and `#insecure`.
+ * @throws LookupConfigError when a secret cannot be read, a host name has no address in `pinned`, or the URLs
+ *   mix TLS modes.
  */
 export function createRedisSentinelStore(namespace: string, c: RedisSentinelStoreConfig, pinned?: PinnedHosts): RedisLookupStore {
   for (const u of c.urls) checkRedisUrl(namespace, 'urls', u, true);
+  const tls = tlsOptions(storeTlsMode(namespace, c.urls));
   const pins = storePins(namespace, c, pinned);
   const password = resolveSecret(c.authSecret, namespace);
   const sentinelPassword = resolveSecret(c.sentinelSecret, namespace);
-  const create = (io: Ioredis) => new io.Redis({
+  const create: Factory = (io, hooks) => new io.Redis({
     ...common(c.timeout, c.poolTimeoutCreate),
-    sentinels: c.urls.map((u) => pinnedNode(node(u), pins)),
-    ...(pins !== undefined ? { natMap: sentinelNatCheck(pins), updateSentinels: false } : {}),
+    // TLS: the sentinels keep their names and are connected to through the connector (pins, servername);
+    // plain: a pinned sentinel is given by its checked address.
+    ...(tls !== undefined
+      ? { sentinels: c.urls.map(node), tls, sentinelTLS: tls, enableTLSForSentinelMode: true, Connector: sentinelConnector(io, pinnedConnector(io, pins, hooks.socketError)), natMap: sentinelNatCheck(pins) }
+      : { sentinels: c.urls.map((u) => pinnedNode(node(u), pins)), ...(pins !== undefined ? { natMap: sentinelNatCheck(pins) } : {}) }),
+    ...(pins !== undefined ? { updateSentinels: false } : {}),
     name: c.serviceName,
     ...credentials(c.authUsername, password),
     ...sentinelCredentials(c.sentinelUsername, sentinelPassword),

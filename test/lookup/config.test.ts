@@ -216,4 +216,34 @@ describe('Redis server addresses', () => {
       await createLookupStore('r', config).close();
     }
   });
+
+  it('refuses Cluster and Sentinel URLs that mix TLS modes (a rediss:// seed must not end up in plain text)', async () => {
+    const mixes = [
+      ['rediss://h1:7000', 'redis://h2:7000'],
+      ['rediss://h1:7000', 'h2:7000'],
+      ['rediss://h1:7000', 'rediss://h2:7000#insecure'],
+    ];
+    for (const type of ['RedisCluster', 'RedisSentinel']) {
+      for (const urls of mixes) {
+        const make = () => createLookupStore('r', { '@type': type, urls });
+        expect(make).toThrow(LookupConfigError);
+        expect(make).toThrow(/^lookup store "r": urls: all URLs must use the same scheme and TLS setting \(all redis:\/\/, all rediss:\/\/, or all rediss:\/\/…#insecure\), not a mix: "rediss:\/\/h1:7000", /);
+      }
+    }
+    // The message names the URLs, never their passwords.
+    expect(() => createLookupStore('r', { '@type': 'RedisCluster', urls: ['rediss://u:S3cret@h1:7000', 'redis://h2:7000'] })).toThrow(/not a mix: "rediss:\/\/u:\*\*\*\*@h1:7000", "redis:\/\/h2:7000"$/);
+    // One mode for all is fine, #insecure included.
+    for (const urls of [['rediss://h1:7000', 'rediss://h2:7000'], ['rediss://h1:7000#insecure', 'rediss://h2:7000#insecure'], ['h1:7000', 'redis://h2:7000']]) {
+      await createLookupStore('r', { '@type': 'RedisCluster', urls }).close();
+      await createLookupStore('r', { '@type': 'RedisSentinel', urls }).close();
+    }
+  });
+
+  it('a rediss:// URL takes #insecure as its only fragment (as redis-rs)', async () => {
+    for (const config of [{ '@type': 'Redis', url: 'rediss://127.0.0.1:6380#insecur' }, { '@type': 'RedisCluster', urls: ['rediss://h1:7000#verify'] }]) {
+      expect(() => createLookupStore('r', config)).toThrow(LookupConfigError);
+      expect(() => createLookupStore('r', config)).toThrow(/: the only fragment a rediss:\/\/ URL takes is #insecure \(accept any certificate\), not #/);
+    }
+    await createLookupStore('r', { '@type': 'Redis', url: 'rediss://127.0.0.1:6380/2#insecure' }).close();
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * Lookup stores over TLS check the server's certificate against the host name they were given, against real
- * servers on 127.0.0.1 that speak TLS with certificates from a test CA (test/servers/tls.ts): MariaDB with
- * `ssl-cert`. The stores run in a child process that trusts the CA
+ * servers on 127.0.0.1 that speak TLS with certificates from a test CA (test/servers/tls.ts): a TLS-only
+ * Redis Cluster (three masters announcing a host name, and one announcing its address), a TLS Sentinel with
+ * TLS masters, and MariaDB with `ssl-cert`. The stores run in a child process that trusts the CA
  * (test/lookup/tls-client.ts), so a certificate is refused only for its name: the man in the middle with a
  * valid certificate for his own domain. Pinned stores (src/lookup/store-pins.ts) reach 127.0.0.1 through
  * names that resolve nowhere but in their pins, so a store that works by name did check the name, not the
@@ -14,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMariaDb, type MariaDbServer } from '../servers/index.js';
+import { redisTlsCli, startRedisTlsCluster, startRedisTlsSentinel, type RedisTlsCluster, type RedisTlsSentinel } from '../servers/redis-tls.js';
 import { makeTestCa, type TestCa, type TestCert } from '../servers/tls.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -54,6 +56,92 @@ function runStores(cases: Case[]): Promise<Result[]> {
 }
 
 const errorOf = (r: Result | undefined): string => (r !== undefined && !r.ok ? r.error : `no error: ${JSON.stringify(r)}`);
+
+describe('Redis Cluster over TLS (rediss://)', () => {
+  let named: RedisTlsCluster;
+  let byAddress: RedisTlsCluster;
+  beforeAll(async () => {
+    // Three masters whose certificate names only NAME and which announce NAME (not 127.0.0.1) in CLUSTER SLOTS.
+    named = await startRedisTlsCluster({ cert: ca.issue('cluster-named', [NAME]), masters: 3, announceHostname: NAME });
+    // One master announcing 127.0.0.1, with a valid certificate for another name (and for that address).
+    byAddress = await startRedisTlsCluster({ cert: ca.issue('cluster-other', ['other.example', '127.0.0.1']) });
+  });
+  afterAll(async () => {
+    await named?.stop();
+    await byAddress?.stop();
+  });
+  const cluster = (urls: string[]) => ({ '@type': 'RedisCluster', urls, authUsername: null, timeout: 4000 });
+
+  it('a pinned cluster connects over TLS to the checked address with the name as server name, seed and announced nodes alike', async () => {
+    const [r] = await runStores([{ namespace: 'tls-cluster', config: cluster([`rediss://${NAME}:${named.ports[0]}`]), pinned }]);
+    expect(r).toEqual({ ok: true });
+    // The 20 keys went to the masters owning their slots: the redirected connections were TLS and checked too.
+    const sizes = named.ports.map((p) => Number(redisTlsCli(p, 'DBSIZE')));
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(20);
+    expect(sizes.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('refuses a certificate that does not name the host; rediss://…#insecure accepts it', async () => {
+    const results = await runStores([
+      // The MITM: a valid certificate, but for other.example.
+      { namespace: 'tls-cluster-mitm', config: cluster([`rediss://${NAME}:${byAddress.ports[0]}`]), pinned },
+      { namespace: 'tls-cluster-insecure', config: cluster([`rediss://${NAME}:${byAddress.ports[0]}#insecure`]), pinned },
+      // By address: checked against the certificate's IP addresses (this one has 127.0.0.1) ...
+      { namespace: 'tls-cluster-ip', config: cluster([`rediss://127.0.0.1:${byAddress.ports[0]}`]) },
+      // ... and refused by a certificate that names only a host name.
+      { namespace: 'tls-cluster-ip-mismatch', config: cluster([`rediss://127.0.0.1:${named.ports[0]}`]) },
+    ]);
+    expect(errorOf(results[0])).toMatch(NAME_MISMATCH);
+    expect(errorOf(results[0])).toContain(`Host: ${NAME}. is not in the cert's altnames: DNS:other.example`);
+    expect(results[1]).toEqual({ ok: true });
+    expect(results[2]).toEqual({ ok: true });
+    expect(errorOf(results[3])).toMatch(/IP: 127\.0\.0\.1 is not in the cert's list/);
+  });
+
+  it('a Redis store takes rediss://…#insecure too (the one-node cluster owns every slot, so it serves one)', async () => {
+    const redis = (url: string) => ({ '@type': 'Redis', url, timeout: 4000 });
+    const results = await runStores([
+      { namespace: 'tls-redis-mitm', config: redis(`rediss://${NAME}:${byAddress.ports[0]}`), pinned },
+      { namespace: 'tls-redis-insecure', config: redis(`rediss://${NAME}:${byAddress.ports[0]}#insecure`), pinned },
+      { namespace: 'tls-redis-ip', config: redis(`rediss://127.0.0.1:${byAddress.ports[0]}`) },
+    ]);
+    expect(errorOf(results[0])).toContain(`Host: ${NAME}. is not in the cert's altnames: DNS:other.example`);
+    expect(results[1]).toEqual({ ok: true });
+    expect(results[2]).toEqual({ ok: true });
+  });
+});
+
+describe('Redis Sentinel over TLS (rediss://)', () => {
+  let sentinel: RedisTlsSentinel;
+  beforeAll(async () => {
+    sentinel = await startRedisTlsSentinel({
+      // The sentinel's certificate names only NAME; the masters are named by the sentinel as 127.0.0.1.
+      sentinelCert: ca.issue('sentinel', [NAME]),
+      masters: { good: ca.issue('master-good', ['data.example', '127.0.0.1']), mitm: ca.issue('master-mitm', ['other.example']) },
+    });
+  });
+  afterAll(async () => {
+    await sentinel?.stop();
+  });
+  const store = (url: string, serviceName: string) => ({ '@type': 'RedisSentinel', urls: [url], serviceName, authUsername: null, timeout: 4000 });
+
+  it('TLS to the sentinel (checked against its name) and to the master it names (checked against that address)', async () => {
+    const results = await runStores([
+      { namespace: 'tls-sentinel', config: store(`rediss://${NAME}:${sentinel.sentinelPort}`, 'good'), pinned },
+      // A master whose certificate names another host.
+      { namespace: 'tls-sentinel-mitm-master', config: store(`rediss://${NAME}:${sentinel.sentinelPort}`, 'mitm'), pinned },
+      // A sentinel whose certificate names another host (NAME, not 127.0.0.1).
+      { namespace: 'tls-sentinel-mitm', config: store(`rediss://127.0.0.1:${sentinel.sentinelPort}`, 'good') },
+      // #insecure: neither is checked.
+      { namespace: 'tls-sentinel-insecure', config: store(`rediss://127.0.0.1:${sentinel.sentinelPort}#insecure`, 'mitm') },
+    ]);
+    expect(results[0]).toEqual({ ok: true });
+    expect(errorOf(results[1])).toMatch(NAME_MISMATCH);
+    expect(errorOf(results[1])).toContain("IP: 127.0.0.1 is not in the cert's list");
+    expect(errorOf(results[2])).toMatch(NAME_MISMATCH);
+    expect(results[3]).toEqual({ ok: true });
+  });
+});
 
 describe('MySQL/MariaDB over TLS (useTls)', () => {
   let db: MariaDbServer;
