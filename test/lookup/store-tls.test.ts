@@ -14,9 +14,18 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMariaDb, type MariaDbServer } from '../servers/index.js';
-import { redisTlsCli, startRedisTlsCluster, startRedisTlsSentinel, type RedisTlsCluster, type RedisTlsSentinel } from '../servers/redis-tls.js';
-import { makeTestCa, type TestCa, type TestCert } from '../servers/tls.js';
+import {
+  makeTestCa,
+  redisTlsCli,
+  startMariaDb,
+  startRedisTlsCluster,
+  startRedisTlsSentinel,
+  type MariaDbServer,
+  type RedisTlsCluster,
+  type RedisTlsSentinel,
+  type TestCa,
+  type TestCert,
+} from '../servers/index.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLIENT = join(REPO_ROOT, 'test/lookup/tls-client.ts');

@@ -8,3 +8,5 @@ export { startRedis, startRedisCluster, startRedisSentinel, redisCli, type Redis
 export { freePort, waitFor } from './common.js';
 export { startPyzord, runPyzor, freeUdpPort, type PyzorServer } from './pyzord.js';
 export { startLlmServer, useLlmServer, completionBody, type LlmServer, type LlmRequest, type LlmReply } from './llm.js';
+export { startRedisTlsCluster, startRedisTlsSentinel, redisTlsCli, type RedisTlsCluster, type RedisTlsSentinel } from './redis-tls.js';
+export { makeTestCa, type TestCa, type TestCert } from './tls.js';
