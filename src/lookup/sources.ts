@@ -47,8 +47,8 @@ export interface LookupSourceOptions {
 /**
  * One LookupMap of all the sources. Precedence by namespace: a managed store wins over a static list,
  * which wins over a remote list. A store whose configuration is refused or cannot be created is
- * reported through `warn` and left out: its lookups then answer as an unknown namespace's (`""`). One marked
- * `notStarted` gets a `NotStartedStore` (its lookups fail with the reason). Nothing connects here (stores connect on first use). Never throws for a bad source.
+ * reported through `warn` and gets a `NotStartedStore`, as one marked `notStarted` does: its lookups fail with
+ * the reason (in the verdict's `errors`), the other rules still run. Nothing connects here (stores connect on first use). Never throws for a bad source.
  */
 export function buildLookupMap(src: LookupSources, opts: LookupSourceOptions): LookupMap {
   const { warn } = opts;
@@ -84,7 +84,10 @@ export function buildLookupMap(src: LookupSources, opts: LookupSourceOptions): L
       // An invalid configuration is told by its problems; anything else (a secret) by its message.
       const problems = e instanceof LookupConfigError ? e.problems : [];
       const why = problems.length > 0 ? problems.map((p) => `${p.path}: ${p.message}`).join('; ') : (e as Error).message;
-      warn(`store "${s.namespace}" skipped: ${why}`);
+      warn(`store "${s.namespace}" not started: ${why}`);
+      // As a managed store that cannot start (src/jmap/store-sync.ts): each lookup fails with the reason, reported in
+      // the verdict's errors, rather than answering "" as an unknown namespace would, unsaid after this warning.
+      lookups.set(s.namespace, new NotStartedStore(s.namespace, why));
     }
   }
   return lookups;

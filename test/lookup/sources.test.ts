@@ -51,7 +51,7 @@ describe('buildLookupMap', () => {
     }
   });
 
-  it('leaves out a store it cannot create, says why through warn, and keeps every other namespace', async () => {
+  it('gives a store it cannot create a NotStartedStore, says why through warn, and keeps every other namespace', async () => {
     delete process.env.SPAMRULE_NO_SUCH_VAR;
     const warnings: string[] = [];
     const lookups = buildLookupMap(
@@ -65,12 +65,16 @@ describe('buildLookupMap', () => {
       { autoRefresh: false, warn: (m) => warnings.push(m) },
     );
     try {
-      expect(lookups.namespaces()).toEqual(['good']);
+      expect(lookups.namespaces().sort()).toEqual(['bad-config', 'bad-secret', 'good']);
       expect(await lookups.get('good')!.keyExists('a')).toBe(true);
       expect(warnings).toEqual([
-        'store "bad-config" skipped: port: unknown property "port"',
-        expect.stringMatching(/^store "bad-secret" skipped: lookup store "bad-secret": secret environment variable "SPAMRULE_NO_SUCH_VAR" is not set/),
+        'store "bad-config" not started: port: unknown property "port"',
+        expect.stringMatching(/^store "bad-secret" not started: lookup store "bad-secret": secret environment variable "SPAMRULE_NO_SUCH_VAR" is not set/),
       ]);
+      // Each lookup of a store that is not there fails with the reason, rather than answering "" unsaid.
+      const e = await lookups.get('bad-config')!.keyExists('k').then(() => undefined, (x: unknown) => x);
+      expect(e).toBeInstanceOf(LookupStoreError);
+      expect((e as Error).message).toBe('lookup store "bad-config": not started: port: unknown property "port"');
     } finally {
       await lookups.close();
     }
