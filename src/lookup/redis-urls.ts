@@ -75,3 +75,26 @@ export function checkRedisUrl(namespace: string, field: string, url: string, bar
     throw new LookupConfigError(namespace, `${field}: "${shown}": the only fragment a rediss:// URL takes is #insecure (accept any certificate), not ${u.hash}`);
   }
 }
+
+/**
+ * The credentials written in a Cluster store's `urls` (`redis://user:password@host:port`), used when the store
+ * has no `authSecret`: redis-rs (Stalwart's Redis client) takes the first URL's for every node when its builder
+ * has none. The URLs must agree: redis-rs refuses initial nodes with another password ("Cannot use different
+ * password among initial nodes"), and so does this, whether or not the first URL has one. Percent-escapes are
+ * decoded. `{}` when no URL carries a password (a user name alone sends no AUTH, as {@link credentials} of
+ * redis.ts).
+ * @throws LookupConfigError naming `urls` (passwords masked) when the URLs carry different credentials.
+ */
+export function urlCredentials(namespace: string, urls: readonly string[]): { username?: string; password?: string } {
+  const creds = urls.map((url) => {
+    const u = new URL(url.includes('://') ? url : `redis://${url}`);
+    return { username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+  });
+  if (creds.every((c) => c.password === '')) return {};
+  const first = creds[0]!;
+  if (creds.some((c) => c.password !== first.password || c.username !== first.username)) {
+    const shown = urls.map((u) => `"${maskUrlPassword(u)}"`).join(', ');
+    throw new LookupConfigError(namespace, `urls: the URLs carry different user names or passwords; give every URL the same ones, or set authSecret: ${shown}`);
+  }
+  return { password: first.password, ...(first.username !== '' ? { username: first.username } : {}) };
+}

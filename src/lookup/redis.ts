@@ -21,7 +21,7 @@ import { resolveSecret } from './secret.js';
 import type { PartitionedStore } from './breaker.js';
 import { LookupStoreError, type LookupStore } from './types.js';
 import { pinnedConnector, sentinelConnector, sentinelNatCheck } from './redis-pins.js';
-import { checkRedisUrl, node, storeTlsMode, tlsMode, tlsOptions } from './redis-urls.js';
+import { checkRedisUrl, node, storeTlsMode, tlsMode, tlsOptions, urlCredentials } from './redis-urls.js';
 import { storePins, type HostPins, type PinnedHosts } from './store-pins.js';
 import { closedWithin, parseCounter, RequestRefusedError, socketClosed, withTimeout, type ClosingSocket } from './util.js';
 
@@ -327,6 +327,8 @@ export function createRedisStore(namespace: string, c: RedisStoreConfig, pinned?
 
 /**
  * `RedisCluster`: seed nodes from `urls`. `readFromReplicas` sends reads to replicas (`scaleReads`);
+ * Credentials: `authUsername`/`authSecret`; without `authSecret`, those written in the URLs
+ * (`redis://user:password@host:port`), which must then be the same in every URL, as redis-rs takes them.
  * `maxRetries` bounds redirections/retries per command, `minRetryWait`/`maxRetryWait` (ms) bound the
  * wait between them (redis-rs semantics mapped onto ioredis' retry delays). With `pinned` (a store written
  * over JMAP: src/lookup/store-pins.ts), the seed names are connected to at the addresses the store policy
@@ -350,6 +352,8 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
   const minWait = c.minRetryWait ?? 100;
   const maxWait = Math.max(c.maxRetryWait ?? 1024, minWait);
   const password = resolveSecret(c.authSecret, namespace);
+  // Without authSecret, the URLs' own credentials (redis-rs takes the first URL's; they must all agree).
+  const auth = password !== undefined ? credentials(c.authUsername, password) : urlCredentials(namespace, c.urls);
   const create: Factory = (io, hooks) => new io.Cluster(c.urls.map(node), {
     lazyConnect: true,
     enableAutoPipelining: true,
@@ -366,7 +370,7 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
       ...common(c.timeout, c.poolTimeoutCreate),
       ...(tls !== undefined ? { tls } : {}),
       ...(pins !== undefined || tls !== undefined ? { Connector: pinnedConnector(io, pins, hooks.socketError) } : {}),
-      ...credentials(c.authUsername, password),
+      ...auth,
       protocol: c.protocolVersion === 'resp3' ? 3 : 2,
     },
   });

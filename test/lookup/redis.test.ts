@@ -293,6 +293,32 @@ describe('faults', () => {
     }
   });
 
+  it('Redis Cluster without authSecret uses the credentials written in its URLs, which must agree (as redis-rs)', async () => {
+    const c = await startRedisCluster({ masters: 3 });
+    try {
+      for (const port of c.ports) redisCli(port, 'CONFIG', 'SET', 'requirepass', 'cluster-pw-77');
+      const withPw = c.urls.map((u) => u.replace('redis://', 'redis://:cluster-pw-77@'));
+      const s = open('cluster-url-auth', { '@type': 'RedisCluster', urls: withPw, authUsername: null, timeout: 2000 }, { breaker: { enabled: false } });
+      // Keys over every master: each node connection authenticated with the URLs' password.
+      const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+      for (const k of keys) await s.keySet(k, 'v');
+      const sizes = c.ports.map((p) => Number(redisCli(p, '--no-auth-warning', '-a', 'cluster-pw-77', 'DBSIZE')));
+      expect(sizes.filter((n) => n > 0).length).toBeGreaterThan(1);
+      expect(await Promise.all(keys.map((k) => s.keyGet(k)))).toEqual(keys.map(() => 'v'));
+      await s.close();
+      // Without a password anywhere the nodes refuse it, and say why.
+      const none = open('cluster-no-auth', { '@type': 'RedisCluster', urls: c.urls, authUsername: null, timeout: 1000, maxRetries: 1 }, { breaker: { enabled: false } });
+      expect(await none.keyGet('k0').then(() => 'no error', (e: Error) => e.message)).toMatch(/NOAUTH|Failed to refresh slots cache|timed out/);
+      await none.close();
+      // URLs that disagree are refused when the store is created, the passwords masked.
+      const mixed = [withPw[0]!, c.urls[1]!.replace('redis://', 'redis://:other-pw-99@')];
+      expect(() => createLookupStore('cluster-mixed', { '@type': 'RedisCluster', urls: mixed })).toThrow(/urls: the URLs carry different user names or passwords/);
+      expect(() => createLookupStore('cluster-mixed', { '@type': 'RedisCluster', urls: mixed })).not.toThrow(/other-pw-99|cluster-pw-77/);
+    } finally {
+      await c.stop();
+    }
+  }, 120_000);
+
   it('Redis connection errors name their cause: closed port, unresolvable host, TLS to a plain server', async () => {
     const closed = await freePort();
     const s1 = open('redis-closed', { '@type': 'Redis', url: `redis://127.0.0.1:${closed}`, timeout: 1000 }, { breaker: { enabled: false } });
