@@ -378,8 +378,8 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
 }
 
 /**
- * `RedisSentinel`: asks the sentinels at `urls` for the master of `serviceName` and follows failovers
- * (ioredis' failover detector). Data nodes use `authUsername`/`authSecret`, sentinels
+ * `RedisSentinel`: asks the sentinels at `urls` for the master of `serviceName` and follows failovers (on
+ * reconnect, and when a demoted master answers READONLY; not ioredis' failover detector, see below). Data nodes use `authUsername`/`authSecret`, sentinels
  * `sentinelUsername`/`sentinelSecret`. With `pinned` (a store written over JMAP: src/lookup/store-pins.ts),
  * the sentinels are connected to at the addresses the store policy checked, only those (ioredis'
  * `updateSentinels`, which adds the sentinels a sentinel lists, is off), and the master a sentinel names is
