@@ -379,8 +379,9 @@ export function createRedisClusterStore(namespace: string, c: RedisClusterStoreC
 
 /**
  * `RedisSentinel`: asks the sentinels at `urls` for the master of `serviceName` and follows failovers (on
- * reconnect, and when a demoted master answers READONLY; not ioredis' failover detector, see below). Data nodes use `authUsername`/`authSecret`, sentinels
- * `sentinelUsername`/`sentinelSecret`. With `pinned` (a store written over JMAP: src/lookup/store-pins.ts),
+ * reconnect, and when a demoted master answers READONLY; not ioredis' failover detector, see below). Data
+ * nodes use `authUsername`/`authSecret`, sentinels `sentinelUsername`/`sentinelSecret` or, without
+ * `sentinelSecret`, the credentials written in the URLs (the same in every URL: ioredis has one sentinel password). With `pinned` (a store written over JMAP: src/lookup/store-pins.ts),
  * the sentinels are connected to at the addresses the store policy checked, only those (ioredis'
  * `updateSentinels`, which adds the sentinels a sentinel lists, is off), and the master a sentinel names is
  * connected to only when the pins allow its address; otherwise that sentinel counts as failed, with the reason.
@@ -400,6 +401,11 @@ export function createRedisSentinelStore(namespace: string, c: RedisSentinelStor
   const pins = storePins(namespace, c, pinned);
   const password = resolveSecret(c.authSecret, namespace);
   const sentinelPassword = resolveSecret(c.sentinelSecret, namespace);
+  const fromUrls = sentinelPassword === undefined ? urlCredentials(namespace, c.urls) : {};
+  const sentinelUrlCredentials = {
+    ...(fromUrls.password !== undefined ? { sentinelPassword: fromUrls.password } : {}),
+    ...(fromUrls.username !== undefined ? { sentinelUsername: fromUrls.username } : {}),
+  };
   const create: Factory = (io, hooks) => new io.Redis({
     ...common(c.timeout, c.poolTimeoutCreate),
     // TLS: the sentinels keep their names and are connected to through the connector (pins, servername);
@@ -410,7 +416,8 @@ export function createRedisSentinelStore(namespace: string, c: RedisSentinelStor
     ...(pins !== undefined ? { updateSentinels: false } : {}),
     name: c.serviceName,
     ...credentials(c.authUsername, password),
-    ...sentinelCredentials(c.sentinelUsername, sentinelPassword),
+    // Without sentinelSecret, the sentinel URLs' own credentials (redis-rs connects to each sentinel with its URL's).
+    ...(sentinelPassword !== undefined ? sentinelCredentials(c.sentinelUsername, sentinelPassword) : sentinelUrlCredentials),
     sentinelRetryStrategy: reconnect,
     // Not ioredis' failoverDetector: its +switch-master disconnect can race a reconnect already under way
     // and leave the client closed for good (seen in the failover test). A dead master is found again

@@ -77,6 +77,17 @@ describe('Redis Sentinel store with separate data-node and sentinel credentials'
     expect(redisCli(secured.masterPort, 'GET', 'auth')).toBe('ok');
   });
 
+  it('without sentinelSecret, authenticates to the sentinels with the credentials written in their URLs', async () => {
+    const urls = secured.urls.map((u) => u.replace('redis://', 'redis://:sentinel-pw@'));
+    const s = createLookupStore('sentinel-url-auth', { '@type': 'RedisSentinel', urls, timeout: 1000, authUsername: null, authSecret: { '@type': 'Value', secret: 'data-pw' } }, { cache: { enabled: false } });
+    stores.push(s);
+    await s.keySet('url-auth', 'ok');
+    expect(redisCli(secured.masterPort, 'GET', 'url-auth')).toBe('ok');
+    // URLs that disagree are refused when the store is created, passwords masked.
+    const mixed = [urls[0]!, secured.urls[1] ?? secured.urls[0]!.replace('redis://', 'redis://:other@')];
+    expect(() => createLookupStore('sentinel-mixed', { '@type': 'RedisSentinel', urls: mixed })).toThrow(/urls: the URLs carry different user names or passwords/);
+  });
+
   it.each([
     ['a wrong sentinel secret', { authUsername: null, authSecret: { '@type': 'Value', secret: 'data-pw' }, sentinelSecret: { '@type': 'Value', secret: 'nope' } }],
     ['a wrong data-node secret', { authUsername: null, authSecret: { '@type': 'Value', secret: 'nope' }, sentinelSecret: { '@type': 'Value', secret: 'sentinel-pw' } }],
