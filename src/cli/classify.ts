@@ -33,21 +33,24 @@ read (takes precedence over 5); 2 bad options, or a rule set that cannot be read
 compile is refused with a warning and the others run, as Stalwart skips it; "spamrule lint" exits 1 on it.
 `;
 
+/** The parseArgs option descriptors of this command (also read by test/package/docs-cli.test.ts). */
+export const OPTIONS = {
+  ...ENGINE_OPTIONS,
+  json: { type: 'boolean' },
+  explain: { type: 'boolean' },
+  quiet: { type: 'boolean' },
+  'no-progress': { type: 'boolean' },
+  'exit-code': { type: 'boolean', short: 'e' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function run(argv: string[]): Promise<number> {
   let args;
   try {
     args = parseCliArgs({
       args: argv,
       allowPositionals: true,
-      options: {
-        ...ENGINE_OPTIONS,
-        json: { type: 'boolean' },
-        explain: { type: 'boolean' },
-        quiet: { type: 'boolean' },
-        'no-progress': { type: 'boolean' },
-        'exit-code': { type: 'boolean', short: 'e' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: OPTIONS,
     });
   } catch (e) {
     process.stderr.write(optionError('classify', e));

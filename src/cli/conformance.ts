@@ -22,20 +22,23 @@ the case names, with the file's DNS mocks, lookup lists and test-mode behaviour.
   --summary     print the pass count per file on stderr
 `;
 
+/** The parseArgs option descriptors of this command (also read by test/package/docs-cli.test.ts). */
+export const OPTIONS = {
+  file: { type: 'string', multiple: true },
+  id: { type: 'string', multiple: true },
+  rules: { type: 'string' },
+  diff: { type: 'boolean' },
+  summary: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function run(argv: string[]): Promise<number> {
   let args;
   try {
     args = parseCliArgs({
       args: argv,
       allowPositionals: true,
-      options: {
-        file: { type: 'string', multiple: true },
-        id: { type: 'string', multiple: true },
-        rules: { type: 'string' },
-        diff: { type: 'boolean' },
-        summary: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: OPTIONS,
     });
   } catch (e) {
     process.stderr.write(optionError('conformance', e));

@@ -51,6 +51,15 @@ function expressionTakenForOption(argv: readonly string[], e: unknown): string |
   return /^--?[A-Za-z][A-Za-z0-9-]*(=.*)?$/.test(word) ? undefined : word; // a mistyped option is not an expression
 }
 
+/** The parseArgs option descriptors of this command (also read by test/package/docs-cli.test.ts). */
+export const OPTIONS = {
+  vars: { type: 'string' },
+  globals: { type: 'string' },
+  'allow-variables': { type: 'string' },
+  batch: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 /** Entry point; returns the exit status. */
 export async function run(argv: string[]): Promise<number> {
   let args;
@@ -58,13 +67,7 @@ export async function run(argv: string[]): Promise<number> {
     args = parseCliArgs({
       args: argv,
       allowPositionals: true,
-      options: {
-        vars: { type: 'string' },
-        globals: { type: 'string' },
-        'allow-variables': { type: 'string' },
-        batch: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: OPTIONS,
     });
   } catch (e) {
     const expr = expressionTakenForOption(argv, e);

@@ -32,7 +32,8 @@ ${CONNECTION_HELP}
 Exit status: 0 success, 1 a rule failed or the server could not be reached, 2 bad usage.
 `;
 
-const OPTIONS = {
+/** The parseArgs option descriptors of this command (also read by test/package/docs-cli.test.ts). */
+export const OPTIONS = {
   ...CONNECTION_OPTIONS,
   batch: { type: 'string' },
   'skip-existing': { type: 'boolean' },

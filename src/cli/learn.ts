@@ -37,6 +37,27 @@ Options:
   --quiet             no summary
 `;
 
+/**
+ * The options {@link parse} takes, as parseArgs-style descriptors (also read by test/package/docs-cli.test.ts):
+ * `parse` refuses any other `--` word as an unknown option. `--spam`, `--ham` and `--forget` take every following
+ * word that is no option.
+ */
+export const OPTIONS = {
+  model: { type: 'string' },
+  db: { type: 'string' },
+  pg: { type: 'string' },
+  redis: { type: 'string' },
+  spam: { type: 'string', multiple: true },
+  ham: { type: 'string', multiple: true },
+  forget: { type: 'string', multiple: true },
+  'min-samples': { type: 'string' },
+  retrain: { type: 'boolean' },
+  'no-train': { type: 'boolean' },
+  seed: { type: 'string' },
+  quiet: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 type Mode = 'spam' | 'ham' | 'forget';
 
 interface LearnArgs {
@@ -58,6 +79,7 @@ function parse(argv: string[]): LearnArgs | string {
   for (let i = 0; i < argv.length; i++) {
     const w = argv[i]!;
     const value = (): string | undefined => argv[++i];
+    if (w.startsWith('--') && !Object.hasOwn(OPTIONS, w.slice(2))) return `unknown option '${w}'`;
     switch (w) {
       case '--spam':
       case '--ham':

@@ -182,10 +182,13 @@ export function lintRuleSet(rules: SpamRuleInput[], dnsbl: DnsblServerInput[], t
   return out;
 }
 
+/** The parseArgs option descriptors of this command (also read by test/package/docs-cli.test.ts). */
+export const OPTIONS = { ...RULESET_OPTIONS, tag: { type: 'string', multiple: true }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
 export async function run(argv: string[]): Promise<number> {
   let args;
   try {
-    args = parseCliArgs({ args: argv, options: { ...RULESET_OPTIONS, tag: { type: 'string', multiple: true }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    args = parseCliArgs({ args: argv, options: OPTIONS });
   } catch (e) {
     process.stderr.write(optionError('lint', e));
     return 2;

@@ -39,10 +39,13 @@ function stores(set: LoadedRuleSet, cacheDir: string | undefined, allowedNetwork
   return out;
 }
 
+/** The parseArgs option descriptors of this command (also read by test/package/docs-cli.test.ts). */
+export const OPTIONS = { ...RULESET_OPTIONS, 'list-allow-network': { type: 'string', multiple: true }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
 export async function run(argv: string[]): Promise<number> {
   let args;
   try {
-    args = parseCliArgs({ args: argv, allowPositionals: true, options: { ...RULESET_OPTIONS, 'list-allow-network': { type: 'string', multiple: true }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    args = parseCliArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   } catch (e) {
     process.stderr.write(optionError('lists', e));
     return 2;

@@ -43,7 +43,8 @@ ${CONNECTION_HELP}
 Exit status: 0 success, 1 the server refused or could not be reached, 2 bad usage.
 `;
 
-const OPTIONS = {
+/** The parseArgs option descriptors of this command (also read by test/package/docs-cli.test.ts). */
+export const OPTIONS = {
   ...CONNECTION_OPTIONS,
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },

@@ -34,7 +34,8 @@ export function parseListen(s: string): { host: string; port: number } {
   return { host: m[1] ?? m[2]!, port };
 }
 
-const OPTIONS = {
+/** The parseArgs option descriptors of this command (also read by test/package/docs-cli.test.ts). */
+export const OPTIONS = {
   config: { type: 'string' },
   db: { type: 'string' },
   listen: { type: 'string' },

@@ -15,6 +15,15 @@ permissions: sys<Object>{Get,Create,Update,Destroy,Query}, comma-separated, or a
   (e.g. sysSpamRuleGet,sysSpamRuleQuery for a read-only rules client; "spamrule import" needs Get,
   Query, Create and Update on each object it sends)`;
 
+/** The parseArgs option descriptors of this command (also read by test/package/docs-cli.test.ts). */
+export const OPTIONS = {
+  db: { type: 'string' },
+  permissions: { type: 'string' },
+  name: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   let parsed;
@@ -22,13 +31,7 @@ export async function run(argv: string[]): Promise<number> {
     parsed = parseCliArgs({
       args: rest,
       allowPositionals: true,
-      options: {
-        db: { type: 'string' },
-        permissions: { type: 'string' },
-        name: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: OPTIONS,
     });
   } catch (e) {
     process.stderr.write(optionError('token', e));
