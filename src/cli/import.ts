@@ -22,9 +22,10 @@ Options:
   --batch N             SpamRules per x:SpamRule/set call (default 50; capped by maxObjectsInSet)
   --skip-existing       leave rules that already exist alone even when they differ
   --dry-run             report what would be created/updated/skipped; change nothing
-  --tags-out FILE       write the bundle's SpamTag scores as JSON (use with classify/lint --scores FILE)
+  --tags-out FILE       write the bundle's SpamTag scores as JSON (use with "classify --scores FILE" or
+                        "lint --scores FILE")
   --lists-out DIR       write one NAMESPACE.txt per MemoryLookupKey list, one key per line
-                        (use with classify --list NAMESPACE=DIR/NAMESPACE.txt)
+                        (use with "classify --list NAMESPACE=DIR/NAMESPACE.txt")
   --files-only          only write --tags-out/--lists-out; do not contact a server
   --json                print the report as JSON
   -h, --help            this help

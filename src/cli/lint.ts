@@ -41,6 +41,9 @@ statistical classifier (PROB_*), or named by --tag.
   --tag NAME       a tag set upstream (as "classify --tag"): neither its reads nor its score are
                    reported; repeatable
   --json           one JSON object: rules, dnsblServers, errors, findings (level, rule, path, tag, message)
+  --score-spam N, --score-reject N, --score-discard N, --cache-dir DIR
+                   taken as "classify" takes them, so that its command line can be reused; they
+                   change nothing here
 
 Exit status: 0 if every rule compiles, 1 if any does not, 2 on usage errors.
 `;

@@ -24,6 +24,9 @@ const HELP = `usage: spamrule lists update|status|show NAME KEY [--rules FILE]..
                   downloads may connect to this address or range although it is not public (an internal
                   list server; repeatable). Default: a list URL and its redirects must reach public addresses
   --json          JSON output
+  --scores FILE, --score-spam N, --score-reject N, --score-discard N
+                  taken as "classify" takes them, so that its command line can be reused (a --scores
+                  file is read, and must be valid); they change nothing here
 `;
 
 
