@@ -8,7 +8,8 @@
  * code or data (`sh`, `text`, none), a code span or a table cell, or when a code span starts
  * with the subcommand's name (`learn --pg`, `rules list [--filter TEXT]`), or when it sits in a table column
  * the caller maps to a subcommand (README's "CLI flag" column: `classify`). A code span that starts with a
- * flag is a bare mention (`--dns system`): the caller checks it against every subcommand. Commands of other
+ * flag is a bare mention (`--dns system`): the caller checks it against every subcommand, and may count it for
+ * the subcommands its section names. Commands of other
  * programs (`rspamc`, `spamc -L`, `postconf -e`, `sa-learn --spam`, `npm run bench -- --only learn`) are left
  * out, since neither form matches them.
  */
@@ -23,6 +24,8 @@ export interface FlagMention {
   flag: string;
   /** The subcommand it is given to; `''` for `spamrule` itself (`spamrule --help`); `undefined` for a bare mention. */
   command: string | undefined;
+  /** The subcommands its section (heading to heading) names: `spamrule <sub>`, or a code span `<sub>` or `<sub> …`. */
+  section: string[];
   /** The snippet it was read from, for failure messages. */
   snippet: string;
 }
@@ -185,8 +188,9 @@ export function flagMentions(doc: string, markdown: string, commands: readonly s
   const invoked = new RegExp(`(?<![\\w/.-])spamrule\\s+(?:(${names})(?![\\w-])|(?=--|-h\\b))`, 'g');
   const startsWithCommand = new RegExp(`^(${names})\\s+(?=\\S)`);
   const out: FlagMention[] = [];
+  const sections = sectionCommands(markdown, commands);
   const add = (s: Snippet, part: string, command: string | undefined): void => {
-    for (const m of unquote(part).matchAll(FLAG)) out.push({ doc, line: s.line, flag: m[1]!, command, snippet: s.text });
+    for (const m of unquote(part).matchAll(FLAG)) out.push({ doc, line: s.line, flag: m[1]!, command, section: sections[s.line - 1] ?? [], snippet: s.text });
   };
   for (const s of snippets(markdown)) {
     for (const cmd of shellCommands(s.text)) {
@@ -205,6 +209,22 @@ export function flagMentions(doc: string, markdown: string, commands: readonly s
         add(s, text, column?.command);
       }
     }
+  }
+  return out;
+}
+
+/** For each line of a doc (0-based), the subcommands its section names; a heading starts a section. */
+function sectionCommands(markdown: string, commands: readonly string[]): string[][] {
+  const lines = withoutFences(markdown);
+  const named = (text: string): string[] =>
+    commands.filter((c) => new RegExp(`(?<![\\w/.-])spamrule\\s+${c}(?![\\w-])`).test(text) || codeSpans(text).some((s) => s.text === c || s.text.startsWith(`${c} `)));
+  const out: string[][] = [];
+  for (let start = 0; start < lines.length; ) {
+    let end = start + 1;
+    while (end < lines.length && !/^#{1,6}\s/.test(lines[end]!)) end++;
+    const names = named(markdown.split('\n').slice(start, end).join('\n'));
+    for (let i = start; i < end; i++) out.push(names);
+    start = end;
   }
   return out;
 }

@@ -4,7 +4,8 @@
  *   such as `learn --pg`, or a flags column of a table) is one that subcommand accepts, and a bare `--flag` in a
  *   code span is one some subcommand accepts;
  * - every flag a subcommand accepts (its parseArgs option descriptors, exported as `OPTIONS`) is in its `--help`
- *   and in README.md or docs/, and its `--help` names no flag it refuses.
+ *   and in README.md or docs/ (given to it, or bare in a section that names it), and its `--help` names no
+ *   flag it refuses.
  * Only fenced blocks of commands, code spans and tables are read (test/helpers/doc-mentions.ts), not prose. A
  * failure names the doc and line, the flag and the subcommand.
  */
@@ -126,13 +127,18 @@ describe('the CLI in the docs', () => {
   it('mentions every flag of every command in README.md or docs/', async () => {
     const byCommand = await accepted();
     const all = mentions();
+    // Given to the command, or bare in a section that names the command (`--diff` beside `spamrule conformance`).
+    const documentedFor = (m: FlagMention, c: string): boolean => m.command === c || (m.command === undefined && m.section.includes(c));
     const missing: string[] = [];
     for (const [c, flags] of byCommand) {
       const shared = DOCUMENTED_WITH[c];
       for (const f of flags) {
         if (f === 'help') continue;
-        const documentedAs = (m: FlagMention): boolean => m.command === c || m.command === undefined || (shared !== undefined && shared.flags.includes(f) && m.command === shared.command);
-        if (!all.some((m) => m.flag === f && documentedAs(m))) missing.push(`spamrule ${c} --${f}: in no doc (README.md, docs/*.md)`);
+        const documented = (m: FlagMention): boolean => documentedFor(m, c) || (shared !== undefined && shared.flags.includes(f) && documentedFor(m, shared.command));
+        if (!all.some((m) => m.flag === f && documented(m))) {
+          const elsewhere = all.filter((m) => m.flag === f).map((m) => `${m.doc}:${m.line}`);
+          missing.push(`spamrule ${c} --${f}: in no doc (README.md, docs/*.md)${elsewhere.length > 0 ? `, only where another command is meant (${elsewhere.slice(0, 3).join(', ')})` : ''}`);
+        }
       }
     }
     expect(missing).toEqual([]);
@@ -178,13 +184,28 @@ describe('reading commands out of Markdown (test/helpers/doc-mentions.ts)', () =
     '|---|---|',
     '| `workers` | `--workers N` |',
     '| `x` | `--a\\|--b` |',
+    '',
+    '## Another section',
+    '',
+    '`--json` beside `spamrule lists`.',
   ].join('\n');
   const found = flagMentions('x.md', doc, COMMANDS, [{ doc: 'x.md', header: 'Flag', command: 'serve' }]).map((m) => `${m.command ?? '?'} --${m.flag}`);
 
   it('gives each flag to the command it follows, a table column or none', () => {
     expect(found.sort()).toEqual(
-      ['classify --json', '? --dns', 'learn --pg', 'mass-check --sort', 'eval --vars', 'serve --milter', 'serve --rules', 'serve --workers', 'serve --a', 'serve --b'].sort(),
+      ['classify --json', '? --dns', 'learn --pg', 'mass-check --sort', 'eval --vars', 'serve --milter', 'serve --rules', 'serve --workers', 'serve --a', 'serve --b', '? --json'].sort(),
     );
+  });
+
+  it('gives each mention the commands its section names', () => {
+    const sections = flagMentions('x.md', doc, COMMANDS, []).filter((m) => m.command === undefined);
+    expect(sections.map((m) => [m.flag, m.section])).toEqual([
+      ['workers', ['classify', 'learn', 'mass-check', 'eval', 'serve']],
+      ['a', ['classify', 'learn', 'mass-check', 'eval', 'serve']],
+      ['b', ['classify', 'learn', 'mass-check', 'eval', 'serve']],
+      ['dns', ['classify', 'learn', 'mass-check', 'eval', 'serve']],
+      ['json', ['lists']],
+    ]);
   });
 
   it("gives a help text's flags to the command it names, else to its own", () => {
