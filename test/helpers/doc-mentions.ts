@@ -185,7 +185,7 @@ function shellCommands(text: string): string[] {
  */
 export function flagMentions(doc: string, markdown: string, commands: readonly string[], columns: readonly FlagColumn[]): FlagMention[] {
   const names = commands.map((c) => c.replace(/[-]/g, '\\-')).join('|');
-  const invoked = new RegExp(`(?<![\\w/.-])spamrule\\s+(?:(${names})(?![\\w-])|(?=--|-h\\b))`, 'g');
+  const invoked = invokedPattern(commands);
   const startsWithCommand = new RegExp(`^(${names})\\s+(?=\\S)`);
   const out: FlagMention[] = [];
   const sections = sectionCommands(markdown, commands);
@@ -210,6 +210,33 @@ export function flagMentions(doc: string, markdown: string, commands: readonly s
       }
     }
   }
+  return out;
+}
+
+/**
+ * `spamrule <sub>`, also by path (`/usr/local/bin/spamrule serve`; group 1: the subcommand), or a bare
+ * `spamrule` before one of its own flags (`spamrule --help`; not `/var/lib/spamrule --shell`).
+ */
+function invokedPattern(commands: readonly string[]): RegExp {
+  const names = commands.map((c) => c.replace(/[-]/g, '\\-')).join('|');
+  return new RegExp(`(?<![\\w.-])(?:[\\w.-]*/)*spamrule\\s+(${names})(?![\\w-])|(?<![\\w/.-])spamrule\\s+(?=--|-h\\b)`, 'g');
+}
+
+/**
+ * The flags given to `spamrule <sub>` in plain text (a comment of examples/, a unit file's ExecStart): on each
+ * line, each invocation owns the flags up to the next one, a pipe, `;`, `&&` or the end of the line.
+ */
+export function invokedFlags(text: string, commands: readonly string[]): { line: number; command: string; flag: string; text: string }[] {
+  const invoked = invokedPattern(commands);
+  const out: { line: number; command: string; flag: string; text: string }[] = [];
+  text.split('\n').forEach((line, i) => {
+    for (const cmd of line.split(/;|&&|\|\||\s\|\s*(?=[A-Za-z.\/])/)) {
+      const hits = [...cmd.matchAll(invoked)];
+      hits.forEach((h, j) => {
+        for (const m of unquote(cmd.slice(h.index + h[0].length, hits[j + 1]?.index ?? cmd.length)).matchAll(FLAG)) out.push({ line: i + 1, command: h[1] ?? '', flag: m[1]!, text: line.trim() });
+      });
+    }
+  });
   return out;
 }
 

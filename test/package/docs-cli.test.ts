@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { ENGINE_OPTIONS } from '../../src/cli/engine-setup.js';
 import { main } from '../../src/cli/main.js';
 import { capture } from '../helpers/capture.js';
-import { flagMentions, helpFlags, markdownTables, type FlagColumn, type FlagMention } from '../helpers/doc-mentions.js';
+import { flagMentions, helpFlags, invokedFlags, markdownTables, type FlagColumn, type FlagMention } from '../helpers/doc-mentions.js';
 import { REPO_ROOT } from '../helpers/shared-data.js';
 
 type Options = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
@@ -148,6 +148,19 @@ describe('the CLI in the docs', () => {
     }
   });
 
+  it('gives in examples/ (comments, the unit file) only flags the commands accept', async () => {
+    const byCommand = await accepted();
+    const files = readdirSync(join(REPO_ROOT, 'examples'), { withFileTypes: true, recursive: true })
+      .filter((e) => e.isFile() && !/\.(eml|mbox)$/.test(e.name))
+      .map((e) => join(e.parentPath, e.name));
+    const found = files.flatMap((f) => invokedFlags(readFileSync(f, 'utf8'), COMMANDS).map((m) => ({ ...m, file: f.slice(REPO_ROOT.length + 1) })));
+    expect(found.length).toBeGreaterThan(3);
+    const wrong = found
+      .filter((m) => (m.command === '' ? !TOP_LEVEL.includes(m.flag) : !byCommand.get(m.command)!.has(m.flag)))
+      .map((m) => `${m.file}:${m.line}: spamrule ${m.command} takes no --${m.flag}: ${m.text}`);
+    expect(wrong).toEqual([]);
+  });
+
   it('takes every hand-parsed flag it lists (learn, mass-check)', async () => {
     for (const c of ['learn', 'mass-check']) {
       const mod = await MODULES[c]!();
@@ -206,6 +219,11 @@ describe('reading commands out of Markdown (test/helpers/doc-mentions.ts)', () =
       ['dns', ['classify', 'learn', 'mass-check', 'eval', 'serve']],
       ['json', ['lists']],
     ]);
+  });
+
+  it('reads spamrule command lines out of plain text (comments, a unit file)', () => {
+    const text = '# spamrule: spamrule serve --milter x; useradd --home-dir /var/lib/spamrule --shell y spamrule\nExecStart=/usr/local/bin/spamrule serve --config f';
+    expect(invokedFlags(text, COMMANDS).map((m) => `${m.line} ${m.command} --${m.flag}`)).toEqual(['1 serve --milter', '2 serve --config']);
   });
 
   it("gives a help text's flags to the command it names, else to its own", () => {
