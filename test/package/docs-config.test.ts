@@ -6,13 +6,16 @@
  *   key the table lists is in the schema;
  * - examples/spamrule.toml, which the doc says "shows every key", loads with the real loader, with its
  *   commented-out settings switched on too, and holds every top-level key and every key of each section;
- * - the TOML examples of docs/ load too.
+ * - the TOML examples of docs/ load too;
+ * - the keys `serve --help` names (`analysis.followRedirects`, `limits.maxLearnSize`) and the `limits.…`,
+ *   `managedStores.…` and `log.…` keys the docs name exist.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readServeConfig, ServeConfigSchema } from '../../src/server/config.js';
+import { SERVE_USAGE } from '../../src/cli/serve-usage.js';
 import { codeSpans, fencedBlocks, markdownTables, type MarkdownTable } from '../helpers/doc-mentions.js';
 import { REPO_ROOT } from '../helpers/shared-data.js';
 
@@ -97,6 +100,29 @@ describe(`serve's configuration file in ${DOC}`, () => {
       );
     }
     expect(missing).toEqual([]);
+  });
+
+  it('is what serve --help and the docs name: every limits.…, managedStores.… and log.… key, and each key of serve --help', () => {
+    const names = new Set(keys.map((k) => k.path.join('.')));
+    const wrong: string[] = [];
+    // serve --help: `analysis.dnsblLimits, .allowedIps and .blockedIps` names three keys of analysis (the last
+    // on the next line).
+    let parent = '';
+    for (const line of SERVE_USAGE.split('\n')) {
+      for (const m of line.matchAll(/(?<![\w.])((?:analysis|limits|managedStores|thresholds|log)\.\w+)|(?<=\s)\.(\w+)/g)) {
+        const key = m[1] ?? (parent === '' ? undefined : `${parent}.${m[2]}`);
+        if (m[1] !== undefined) parent = m[1].slice(0, m[1].indexOf('.'));
+        if (key !== undefined && !names.has(key)) wrong.push(`spamrule serve --help names the configuration key ${key}, which the schema refuses: "${line.trim()}"`);
+      }
+    }
+    // The docs: server-only sections (analysis.… and thresholds.… are also SpamEngine options, with other keys).
+    for (const doc of ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) => f.endsWith('.md'))) {
+      for (const { text } of codeSpans(read(doc))) {
+        const m = /^((?:limits|managedStores|log)\.\w+)$/.exec(text);
+        if (m !== null && !names.has(m[1]!)) wrong.push(`${doc}: \`${m[1]}\` is no key of serve's configuration (src/server/config.ts)`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 
   it('lists only keys of the schema', () => {
