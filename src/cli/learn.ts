@@ -38,9 +38,10 @@ Options:
 `;
 
 /**
- * The options {@link parse} takes, as parseArgs-style descriptors (also read by test/package/docs-cli.test.ts):
- * `parse` refuses any other `--` word as an unknown option. `--spam`, `--ham` and `--forget` take every following
- * word that is no option.
+ * The options {@link parse}'s switch takes (and `--help`, which `run` answers first), as parseArgs-style
+ * descriptors for test/package/docs-cli.test.ts, which checks them against `--help` and the docs. `parse`
+ * refuses any other `--` word as an unknown option. `--spam`, `--ham` and `--forget` take every following word
+ * that is no option.
  */
 export const OPTIONS = {
   model: { type: 'string' },
@@ -79,7 +80,6 @@ function parse(argv: string[]): LearnArgs | string {
   for (let i = 0; i < argv.length; i++) {
     const w = argv[i]!;
     const value = (): string | undefined => argv[++i];
-    if (w.startsWith('--') && !Object.hasOwn(OPTIONS, w.slice(2))) return `unknown option '${w}'`;
     switch (w) {
       case '--spam':
       case '--ham':

@@ -178,7 +178,7 @@ export function thresholdsFrom(flags: RuleSetFlags): SpamThresholds {
 /**
  * Builds the engine: rules compiled, tags loaded, static lists and managed stores registered as
  * lookup namespaces. A managed store whose configuration is refused is reported through `warn`
- * and left out (its lookups then return `""`, as for an unknown namespace).
+ * and gets a `NotStartedStore` (its lookups fail with the reason, buildLookupMap).
  */
 export function buildEngine(
   set: LoadedRuleSet,

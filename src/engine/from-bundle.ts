@@ -76,7 +76,7 @@ export type BundleEngineFields = Required<Pick<EngineOptions, 'rules' | 'tags' |
  * lookup), and the DNSBL servers and file-extension table for the analysis. Spread it and add the
  * rest: `new SpamEngine({ ...engineOptionsFromBundle(bundle), thresholds, dns })`. The engine owns
  * the map: `engine.close()` closes its stores. Never throws: a store that cannot be created is told
- * to `warn` and left out (its lookups answer `""`, as an unknown namespace's).
+ * to `warn` and gets a `NotStartedStore` (its lookups fail with the reason, buildLookupMap).
  */
 export function engineOptionsFromBundle(bundle: RuleMaterial, opts: BundleEngineOptions = {}): BundleEngineFields {
   const warn = opts.warn ?? ((message: string) => process.emitWarning(message, 'SpamruleWarning'));

@@ -73,8 +73,8 @@ export function ruleSetSpecFromBundle(bundle: RuleMaterial, analysis: Omit<Analy
 
 /**
  * Builds an engine from a spec. A store whose configuration is refused or cannot be created is
- * reported through `warn` and left out (its lookups then answer `""`, as for an unknown namespace); one marked
- * `notStarted` fails its lookups with the reason.
+ * reported through `warn` and, as one marked `notStarted`, fails its lookups with the reason
+ * (`NotStartedStore`, buildLookupMap).
  * Throws `DnsConfigError` for a bad `dns` spec.
  *
  * `previous`: the engine this one replaces (a rule-set change) and its spec. Its classifier is taken
