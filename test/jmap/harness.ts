@@ -20,6 +20,22 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/**
+ * POSTs a JMAP Request (the core and Stalwart capabilities, `extra` merged in) with `token` to the JMAP server at
+ * `url` (a harness's, or `spamrule serve`'s managed one); returns the methodResponses.
+ * @throws Error with the status and body for an answer other than HTTP 200.
+ */
+export async function jmapCall(url: string, token: string, calls: Invocation[], extra: Record<string, unknown> = {}): Promise<Invocation[]> {
+  const res = await fetch(`${url}/jmap`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ using: ['urn:ietf:params:jmap:core', 'urn:stalwart:jmap'], methodCalls: calls, ...extra }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${text}`);
+  return (JSON.parse(text) as { methodResponses: Invocation[] }).methodResponses;
+}
+
 export async function startHarness(opts: Partial<JmapServerOptions> = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'spamrule-jmap-'));
   const db = join(dir, 'jmap.db');
@@ -37,13 +53,7 @@ export async function startHarness(opts: Partial<JmapServerOptions> = {}): Promi
     const text = await res.text();
     return { status: res.status, headers: res.headers, json: text === '' ? undefined : JSON.parse(text) };
   };
-  const call = async (calls: Invocation[], tok = admin, extra: Record<string, unknown> = {}) => {
-    const r = await post(JSON.stringify({ using: ['urn:ietf:params:jmap:core', 'urn:stalwart:jmap'], methodCalls: calls, ...extra }), {
-      authorization: `Bearer ${tok}`,
-    });
-    if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${JSON.stringify(r.json)}`);
-    return r.json.methodResponses as Invocation[];
-  };
+  const call = (calls: Invocation[], tok = admin, extra: Record<string, unknown> = {}) => jmapCall(server.url, tok, calls, extra);
   return {
     server,
     dir,

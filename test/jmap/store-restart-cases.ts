@@ -3,6 +3,8 @@
  * (`spamrule serve`'s scan workers): a StoreLookup "trusted" that works against Redis server A, the changes that
  * leave it unable to start, the rules that use it, and how many commands and connections A sees.
  */
+import { expect } from 'vitest';
+import type { ClassifyResult } from '../../src/engine/index.js';
 import { redisCli } from '../servers/index.js';
 
 export const NAMESPACE = 'trusted';
@@ -77,4 +79,16 @@ export function clientsConnected(port: number): number {
   return redisCli(port, 'CLIENT', 'LIST')
     .split('\n')
     .filter((l) => l.trim() !== '' && !/ cmd=client\|list /.test(l)).length;
+}
+
+/**
+ * A verdict of `mail` while the store is not started: the rule that uses it failed with `error` (an entry in
+ * `errors` naming the namespace), nothing of the store's answered, and the other rule still tagged.
+ */
+export function expectStoreDown(v: ClassifyResult, error: RegExp): void {
+  expect(v.tags).toContain('SUBJECT_SEEN');
+  expect(v.tags).not.toContain('TRUSTED_A');
+  const failed = v.errors.filter((e) => e.store === NAMESPACE);
+  expect(failed.map((e) => e.source)).toEqual(['TRUSTED']);
+  expect(failed[0]!.message).toMatch(error);
 }

@@ -13,6 +13,7 @@ import { SpamEnginePool } from '../../src/server/index.js';
 import { startManaged } from '../../src/cli/serve-managed.js';
 import type { ServeConfig } from '../../src/server/config.js';
 import { redisCli, startRedis, type RedisServer } from '../servers/index.js';
+import { jmapCall } from '../jmap/harness.js';
 
 const listed: SpamRuleInput = {
   '@type': 'Any',
@@ -71,15 +72,8 @@ describe('pinned stores in the scan workers', () => {
     const jmap = await startManaged(c, { host: '127.0.0.1', port: 0 }, pool, () => undefined);
     try {
       const token = jmap.tokens.create('admin', ['sysStoreLookupCreate']).token;
-      const r = await fetch(`${jmap.url}/jmap`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          using: ['urn:ietf:params:jmap:core', 'urn:stalwart:jmap'],
-          methodCalls: [['x:StoreLookup/set', { create: { k: { namespace: 'pinned', store: { '@type': 'Redis', url: `redis://localhost:${redis.port}`, timeout: 2000 } } } }, '0']],
-        }),
-      });
-      expect(((await r.json()) as any).methodResponses[0][1].created.k.id).toBeTypeOf('string');
+      const r = await jmapCall(jmap.url, token, [['x:StoreLookup/set', { create: { k: { namespace: 'pinned', store: { '@type': 'Redis', url: `redis://localhost:${redis.port}`, timeout: 2000 } } } }, '0']]);
+      expect(r[0]![1].created.k.id).toBeTypeOf('string');
       await jmap.settled();
       // The system resolver's address for "localhost", checked and pinned when the store started.
       const [{ address }] = await lookup('localhost', { all: true });
