@@ -82,16 +82,18 @@ export function storeSync(opts: {
             const pins = await resolveStorePins(checked.config, policy, resolve);
             if (!pins.ok && pins.unresolved.length > 0) {
               const names = pins.unresolved.map((n) => `"${n}"`).join(', ');
-              log(`spamrule serve: lookup store "${ns}" not started: ${names} gave no address; tried again in ${retryMs / 1000} s`);
-              scheduleRetry(stored);
               const reason = `${names} gave no address (tried again every ${retryMs / 1000} s)`;
+              scheduleRetry(stored);
               // Still down for the same reason on a retry: the namespace keeps its store (under serve, every
-              // lookups.set is a rule-set update of each scan worker).
+              // lookups.set is a rule-set update of each scan worker), and the log says it once, not every retry.
               if (cur?.json === json && cur.store instanceof NotStartedStore && cur.store.reason === reason) continue;
+              log(`spamrule serve: lookup store "${ns}" not started: ${names} gave no address; tried again every ${retryMs / 1000} s`);
               next = { store: new NotStartedStore(ns, reason), retry: true };
             } else {
               if (!pins.ok) throw refused(pins.problems);
               next = { store: await createLookupStore(ns, checked.config, { pinned: pins.pinned }) };
+              // The operator read "not started" once; say when a retry brought it up.
+              if (cur?.json === json && cur.retry === true) log(`spamrule serve: lookup store "${ns}" started: its host names resolve now`);
             }
           } catch (e) {
             // A LookupConfigError (a secret that cannot be read) names the store already.
