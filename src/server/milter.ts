@@ -34,7 +34,8 @@
  * A packet longer than 1 MiB, an unknown command, or a packet out of order ends the connection (a
  * protocol error for the MTA, which applies its `milter_default_action`). The order is the one MTAs
  * send (`ALLOWED` in milter-wire.ts); macros (`D`), `A` (abort), `K` (new session) and `Q` (quit) may come at
- * any point after the negotiation.
+ * any point after the negotiation. An MTA that shuts its side of the connection down (half-close)
+ * still gets the replies to every packet it sent before, a verdict included; then the connection closes.
  *
  * What the connection keeps besides the message is bounded: only the macros above, each up to
  * 1 KiB; at most 1000 recipients per message (Postfix's default `smtpd_recipient_limit`), each
@@ -92,6 +93,11 @@ class MilterConnection {
   /** Packets are handled one at a time; the end-of-message scan holds the rest back. */
   private busy = false;
   private closed = false;
+  /**
+   * The MTA has shut its side down (half-close): the packets it sent before are still answered,
+   * a verdict under way included, and then the connection is closed.
+   */
+  private eof = false;
   /** The message under way (from MAIL), registered with the scanner: a shutdown waits for it. */
   private open: OpenRequest | undefined;
   /** Aborted when the connection closes: a scan still waiting for a slot is dropped. */
@@ -108,6 +114,10 @@ class MilterConnection {
     this.deadlines.start('head', scanner.limits.headTimeoutMs);
     const lease = (this.lease = scanner.budget.lease());
     this.reader = new PacketReader(MAX_PACKET, (n) => lease.take(n));
+    socket.once('end', () => {
+      this.eof = true;
+      this.pump();
+    });
     socket.once('close', () => {
       this.endMessage();
       this.gone.abort();
@@ -228,6 +238,12 @@ class MilterConnection {
       // Never more than before: the packet's data was held, and what the command kept of it is no larger
       // (a header line's growth was taken in `append`).
       this.lease.resize(this.heldBytes());
+    }
+    // Every packet sent before the half-close is answered: only then does our side close too (a
+    // packet cut short by it is not answered, as libmilter drops one when the MTA goes away).
+    if (this.eof && !this.busy && !this.closed) {
+      this.closed = true;
+      this.socket.end();
     }
     // A packet that has begun must be complete within headTimeoutMs, however slowly it trickles.
     // Whole packets held back while a message is scanned are not the MTA's delay.
@@ -476,7 +492,10 @@ class MilterConnection {
 export function createMilterServer(scanner: Scanner, opts: { busyAction?: MilterBusyAction; errorAction?: MilterErrorAction } = {}): Server {
   const { limits, metrics } = scanner;
   const policy = milterPolicy(opts);
-  const server = createServer((socket) => {
+  // Half-open: an MTA (or a test client) that shuts its side down after its last packet still gets
+  // the replies it is owed, the verdict of a scan under way included; the connection then closes
+  // (MilterConnection's `eof`). Without it Node ended our side at the client's FIN and the verdict was lost.
+  const server = createServer({ allowHalfOpen: true }, (socket) => {
     if (!caps.admit(socket)) return;
     metrics.countConnection('milter', socket);
     idleTimeout(socket, limits.milterIdleTimeoutMs, 'milter', metrics);

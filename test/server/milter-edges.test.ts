@@ -3,7 +3,7 @@
  * leaves the MTA's milter connection quiet (libmilter's idle timeout, not spamd's), 8-bit header bytes
  * reach the analysis as sent, a forged verdict header goes even when the message is not scanned, a
  * HELO inside a transaction ends it (as libmilter takes it), and a shutdown between SMTP commands
- * sends no reply the MTA would take for its next command's.
+ * sends no reply the MTA would take for its next command's; and what fuzzing the listener found.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { milterOptneg, milterPacket, milterReplies, raw, startAll, type Started } from './harness.js';
@@ -108,6 +108,32 @@ describe('milter edges', () => {
     ]);
     expect(added(r.replies)['X-Spam-Score']).toMatch(/score=/);
     expect((await s.server.metrics.protocolErrors.get()).values.find((v) => v.labels.protocol === 'milter')?.value ?? 0).toBe(before);
+  });
+});
+
+describe('milter: what fuzzing the listener found (test/server/fuzz-milter.test.ts)', () => {
+  let s: Started;
+  beforeAll(async () => {
+    s = await startAll({ workers: 1 });
+  }, 60_000);
+  afterAll(async () => {
+    await s?.close();
+  });
+  const letters = (reply: Buffer): string =>
+    milterReplies(reply)
+      .map((r) => r[0])
+      .join('');
+
+  it('sends the verdict to an MTA that half-closes after its last packet (O, M, E, Q, then FIN)', async () => {
+    // Was: Node ended our side at the client's FIN while the scan ran, and the verdict was dropped ('Oc').
+    const { host, port } = s.hostPort('milter');
+    const r = await raw(host, port, Buffer.concat([milterOptneg(), milterPacket('M', '<a@example.org>\0'), milterPacket('E'), milterPacket('Q')]), { halfClose: true });
+    expect(r.closedBy).toBe('server');
+    expect(letters(r.reply)).toMatch(/^Och+c$/);
+    // Without Q: the same replies, and the connection still closes.
+    const noQuit = await raw(host, port, Buffer.concat([milterOptneg(), milterPacket('M', '<a@example.org>\0'), milterPacket('E')]), { halfClose: true });
+    expect(noQuit.closedBy).toBe('server');
+    expect(noQuit.reply.equals(r.reply)).toBe(true);
   });
 });
 
