@@ -32,7 +32,8 @@
  * message's content within `milterMessageTimeoutMs` of its first header, else the connection ends.
  *
  * A packet longer than 1 MiB, an unknown command, or a packet out of order ends the connection (a
- * protocol error for the MTA, which applies its `milter_default_action`). The order is the one MTAs
+ * protocol error for the MTA, which applies its `milter_default_action`), once the packets before it
+ * are answered, wherever the stream was cut into reads. The order is the one MTAs
  * send (`ALLOWED` in milter-wire.ts); macros (`D`), `A` (abort), `K` (new session) and `Q` (quit) may come at
  * any point after the negotiation. An MTA that shuts its side of the connection down (half-close)
  * still gets the replies to every packet it sent before, a verdict included; then the connection closes.
@@ -98,6 +99,8 @@ class MilterConnection {
    * a verdict under way included, and then the connection is closed.
    */
   private eof = false;
+  /** A packet announced a length that cannot be (see {@link PacketReader.push}): nothing after it is read. */
+  private framingError: string | undefined;
   /** The message under way (from MAIL), registered with the scanner: a shutdown waits for it. */
   private open: OpenRequest | undefined;
   /** Aborted when the connection closes: a scan still waiting for a slot is dropped. */
@@ -220,10 +223,11 @@ class MilterConnection {
   }
 
   onData(chunk: Buffer): void {
-    if (this.closed) return;
+    if (this.closed || this.framingError !== undefined) return;
     const before = this.reader.completed;
-    const error = this.reader.push(chunk);
-    if (error !== undefined) return this.protocolError(error);
+    // The packets completed before a bad length are answered first (pump), as they are when they came in
+    // an earlier chunk: where TCP cut the stream must not change the replies.
+    this.framingError = this.reader.push(chunk);
     // A packet completed: the head deadline restarts with the next one's first byte (pump).
     if (this.reader.completed !== before) this.deadlines.clear('head');
     this.pump();
@@ -239,6 +243,8 @@ class MilterConnection {
       // (a header line's growth was taken in `append`).
       this.lease.resize(this.heldBytes());
     }
+    // Nothing after a bad length can be read: the connection ends once the packets before it are answered.
+    if (this.framingError !== undefined && !this.busy && !this.closed && this.reader.packets.length === 0) return this.protocolError(this.framingError);
     // Every packet sent before the half-close is answered: only then does our side close too (a
     // packet cut short by it is not answered, as libmilter drops one when the MTA goes away).
     if (this.eof && !this.busy && !this.closed) {

@@ -135,6 +135,22 @@ describe('milter: what fuzzing the listener found (test/server/fuzz-milter.test.
     expect(noQuit.closedBy).toBe('server');
     expect(noQuit.reply.equals(r.reply)).toBe(true);
   });
+
+  it('answers the packets that came before a bad length in the same read, then closes (O, C, then 0xa1f2e6ee)', async () => {
+    // Was: the reader's error closed the connection before the packets completed in the same chunk were
+    // handled, so the replies depended on where TCP cut the stream ('' whole, 'Oc' in two writes).
+    const { host, port } = s.hostPort('milter');
+    const before = (await s.server.metrics.protocolErrors.get()).values.find((v) => v.labels.protocol === 'milter')?.value ?? 0;
+    const bad = Buffer.from([0xa1, 0xf2, 0xe6, 0xee, 0xb2, 0x03]);
+    const r = await raw(host, port, Buffer.concat([milterOptneg(), milterPacket('C', 'unknown\x006\x00\x19192.0.2.7\x00'), bad, milterPacket('Q')]));
+    expect(r.closedBy).toBe('server');
+    expect(letters(r.reply)).toBe('Oc');
+    expect((await s.server.metrics.protocolErrors.get()).values.find((v) => v.labels.protocol === 'milter')?.value).toBe(before + 1);
+    // With a scan under way when the bad length is read: its verdict first.
+    const scanned = await raw(host, port, Buffer.concat([milterOptneg(), milterPacket('M', '<a@example.org>\0'), milterPacket('E'), Buffer.from([0, 0, 0, 0])]));
+    expect(scanned.closedBy).toBe('server');
+    expect(letters(scanned.reply)).toMatch(/^Och+c$/);
+  });
 });
 
 describe('milter at the end of a shutdown grace period', () => {
