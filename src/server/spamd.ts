@@ -194,6 +194,8 @@ export function textProtocolHandler(
     socket.on('error', () => undefined);
     /** The request head as it arrives: its chunks, concatenated once the blank line has come. */
     const head = new HeadCollector();
+    /** The request line, kept once the whole head has come (the collector then holds nothing). */
+    let requestLine: string | undefined;
     let req: Request | undefined;
     let want = -1;
     /** The largest body taken: maxSize, or maxLearnSize for a TELL that learns. */
@@ -221,7 +223,7 @@ export function textProtocolHandler(
      */
     const rspamc = (): boolean => {
       if (req !== undefined) return req.rspamc;
-      const first = head.firstLine();
+      const first = requestLine ?? head.firstLine();
       const m = first === undefined ? null : REQUEST_LINE.exec(first);
       return m ? m[2] === 'RSPAMC' : listener === 'rspamd';
     };
@@ -362,6 +364,8 @@ export function textProtocolHandler(
           }
           return;
         }
+        const nl = whole.head.indexOf('\r\n');
+        requestLine = nl < 0 ? whole.head : whole.head.slice(0, nl);
         const parsed = parseHead(whole.head);
         const rest = whole.rest;
         if (typeof parsed === 'string') return fail(76, parsed);

@@ -199,6 +199,18 @@ describe('spamd request checks', () => {
     expect(await spamd(head, MSG)).toMatch(/^SPAMD\/1\.1 76 EX_PROTOCOL conflicting Content-length/);
     expect(await spamd('CHECK SPAMC/1.5\r\nContent-length: LEN\r\nContent-length: LEN\r\n\r\n', MSG)).toMatch(/^SPAMD\/1\.1 0 EX_OK/);
   });
+
+  it('answers a head with a bad header line in the dialect of its request line, on either listener', async () => {
+    // Was (found by test/server/fuzz-spamd.test.ts): once the whole head had come the collector held no first
+    // line, so the error went out in the listener's dialect and was counted under its protocol.
+    const errors = async (p: string): Promise<number> => (await s.server.metrics.protocolErrors.get()).values.find((v) => v.labels.protocol === p)?.value ?? 0;
+    const before = await errors('rspamd');
+    expect(await spamd('CHECK RSPAMC/1.3\r\nno colon here\r\n\r\n', MSG)).toMatch(/^RSPAMD\/1\.3 76 EX_PROTOCOL bad header line/);
+    expect(await errors('rspamd')).toBe(before + 1);
+    const { host, port } = s.hostPort('rspamd');
+    const onRspamd = await raw(host, port, `CHECK SPAMC/1.5\r\nno colon here\r\n\r\n${MSG}`, { halfClose: true });
+    expect(onRspamd.reply.toString()).toMatch(/^SPAMD\/1\.1 76 EX_PROTOCOL bad header line/);
+  });
 });
 
 describe('rspamd HTTP clients that half-close', () => {
