@@ -211,6 +211,18 @@ describe('spamd request checks', () => {
     const onRspamd = await raw(host, port, `CHECK SPAMC/1.5\r\nno colon here\r\n\r\n${MSG}`, { halfClose: true });
     expect(onRspamd.reply.toString()).toMatch(/^SPAMD\/1\.1 76 EX_PROTOCOL bad header line/);
   });
+
+  it('refuses a head over 64 KiB however it arrives (PING RSPAMC/1.3, Content-length, a 70,000-byte header, in one write)', async () => {
+    // Was (found by test/server/fuzz-spamd.test.ts): the cap was checked only while the blank line had not
+    // come, so a head that completed in the read taking it past 64 KiB (one write of it) was served.
+    const huge = `X-Huge: ${'h'.repeat(70_000)}\r\n`;
+    expect(await spamd(`PING RSPAMC/1.3\r\ncontent-LENGTH: LEN\r\n${huge}\r\n`, MSG)).toMatch(/^RSPAMD\/1\.3 76 EX_PROTOCOL request headers too long/);
+    expect(await spamd(`CHECK SPAMC/1.5\r\nContent-length: LEN\r\n${huge}\r\n`, MSG)).toMatch(/^SPAMD\/1\.1 76 EX_PROTOCOL request headers too long/);
+    // Exactly 64 KiB up to the blank line is still taken.
+    const line = 'CHECK SPAMC/1.5\r\nContent-length: LEN\r\nX-Fill: ';
+    const exact = `${line}${'f'.repeat(64 * 1024 - line.replace('LEN', String(MSG.length)).length)}\r\n\r\n`;
+    expect(await spamd(exact, MSG)).toMatch(/^SPAMD\/1\.1 0 EX_OK/);
+  });
 });
 
 describe('rspamd HTTP clients that half-close', () => {
