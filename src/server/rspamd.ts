@@ -305,10 +305,13 @@ export function createRspamdServer(scanner: Scanner, ops: OpsHandler, thresholds
   // (lib/_http_server.js, `socketOnEnd`), not set through the constructor's options nor typed
   // (test/server/protocol-checks.test.ts fails if a Node release drops it).
   (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  server.on('clientError', (_err, socket) => {
+  server.on('clientError', (err: Error & { reason?: string }, socket) => {
     metrics.protocolErrors.inc({ protocol: 'rspamd' });
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-    else socket.destroy();
+    if (!socket.writable) return void socket.destroy();
+    // An rspamd-style error body like every other refusal, saying what the parser refused (Node's
+    // `reason`, e.g. "Content-Length can't be present with Transfer-Encoding").
+    const body = JSON.stringify({ error: `malformed HTTP request: ${err.reason ?? err.message}` });
+    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   });
   const legacy = textProtocolHandler(scanner, thresholds, 'rspamd');
   const conns = new WeakMap<Socket, RspamdConnection>();

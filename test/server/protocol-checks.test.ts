@@ -225,6 +225,22 @@ describe('spamd request checks', () => {
   });
 });
 
+describe('malformed HTTP on the rspamd listener', () => {
+  it('answers 400 with an rspamd-style error body saying what is wrong (Content-Length and Transfer-Encoding both)', async () => {
+    // Was (found by test/server/fuzz-rspamd.test.ts): a 400 with an empty body, where every other refusal
+    // of the listener has {"error": "..."} (the module's documented error shape).
+    const { host, port } = s.hostPort('rspamd');
+    const r = await raw(host, port, 'POST /checkv2 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', { halfClose: true });
+    const text = r.reply.toString();
+    expect(text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[^]*content-type: application\/json\r\n/);
+    const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { error: string };
+    expect(body.error).toMatch(/^malformed HTTP request: .*Transfer-Encoding/);
+    // Not HTTP at all: the same shape.
+    const garbage = (await raw(host, port, 'BLAH\r\n\r\n')).reply.toString();
+    expect(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4))).toEqual({ error: expect.stringMatching(/^malformed HTTP request: /) });
+  });
+});
+
 describe('rspamd HTTP clients that half-close', () => {
   // `printf '…' | nc -N host 11333` and other simple clients shut their side down once the request
   // is sent; the reply must still come, then the connection closes.
