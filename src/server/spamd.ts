@@ -411,6 +411,9 @@ export function textProtocolHandler(
         }
         chunk = rest;
       }
+      // Bytes past the Content-length are not the message (only the first `want` are scanned): they neither
+      // count against the size cap nor are kept, whichever read they come in.
+      if (want >= 0 && got + chunk.length > want) chunk = chunk.subarray(0, Math.max(0, want - got));
       if (chunk.length > 0) {
         got += chunk.length;
         if (got > cap) return tooBig(got);

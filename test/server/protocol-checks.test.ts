@@ -200,6 +200,15 @@ describe('spamd request checks', () => {
     expect(await spamd('CHECK SPAMC/1.5\r\nContent-length: LEN\r\nContent-length: LEN\r\n\r\n', MSG)).toMatch(/^SPAMD\/1\.1 0 EX_OK/);
   });
 
+  it('scans a message of Content-length bytes under the cap when more bytes follow it in the same read', async () => {
+    // Was (found by test/server/fuzz-spamd.test.ts, CHECK with Content-length 25578 and 51156 bytes sent under a
+    // 48 KiB cap): the bytes after the Content-length were counted against maxSize, so a message under the cap
+    // got 65 EX_DATAERR when its end and what followed came in one read, and was scanned when they did not.
+    const message = Buffer.concat([Buffer.from('Subject: near the cap\r\n\r\n'), Buffer.alloc(MB - 1000, 'a')]);
+    const reply = await spamd(`CHECK SPAMC/1.5\r\nContent-length: ${message.length}\r\n\r\n`, Buffer.concat([message, Buffer.alloc(2000, 'z')]));
+    expect(reply).toMatch(/^SPAMD\/1\.1 0 EX_OK\r\nSpam: /);
+  });
+
   it('answers a head with a bad header line in the dialect of its request line, on either listener', async () => {
     // Was (found by test/server/fuzz-spamd.test.ts): once the whole head had come the collector held no first
     // line, so the error went out in the listener's dialect and was counted under its protocol.
