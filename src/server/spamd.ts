@@ -243,6 +243,10 @@ export function textProtocolHandler(
       open?.end();
       // Once the reply (a PROCESS reply is the whole message again) has gone to the kernel.
       socket.end(reply, () => lease.release());
+      // Read on (the data handler drops what comes, `done` being set) so that the client's end is seen and
+      // the connection closes: paused with bytes unread after the request (a body longer than its
+      // Content-length), the socket never emitted 'end' and held its connection slot until the idle timeout.
+      socket.resume();
     };
 
     const fail = (code: number, text: string, protocolError = true): void => {

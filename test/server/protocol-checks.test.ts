@@ -7,7 +7,7 @@
 import { connect } from 'node:net';
 import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, milterOptneg, milterPacket, milterReplies, raw, startAll, type Started } from './harness.js';
+import { http, milterOptneg, milterPacket, milterReplies, raw, startAll, trickle, type Started } from './harness.js';
 
 let s: Started;
 const learned: { spam: boolean; size: number }[] = [];
@@ -207,6 +207,20 @@ describe('spamd request checks', () => {
     const message = Buffer.concat([Buffer.from('Subject: near the cap\r\n\r\n'), Buffer.alloc(MB - 1000, 'a')]);
     const reply = await spamd(`CHECK SPAMC/1.5\r\nContent-length: ${message.length}\r\n\r\n`, Buffer.concat([message, Buffer.alloc(2000, 'z')]));
     expect(reply).toMatch(/^SPAMD\/1\.1 0 EX_OK\r\nSpam: /);
+  });
+
+  it('closes the connection when the client ends it, after bytes past the Content-length', async () => {
+    // Was (found by test/server/fuzz-spamd.test.ts: the connections gauge did not drain): the socket stayed
+    // paused after the reply with those bytes unread, so it never saw the client's end and held its connection
+    // slot until the idle timeout (60 s by default).
+    const { host, port } = s.hostPort('spamd');
+    const open = async (): Promise<number> => (await s.server.metrics.connections.get()).values.find((v) => v.labels.protocol === 'spamd')?.value ?? 0;
+    const r = await trickle(host, port, [`PROCESS SPAMC/1.5\r\nContent-length: ${MSG.length}\r\n\r\n${MSG}`, 'extra bytes'], 100);
+    expect(r.closedBy).toBe('server');
+    expect(r.reply.toString()).toMatch(/^SPAMD\/1\.1 0 EX_OK\r\n/);
+    const until = Date.now() + 2000; // well under the idle timeout (5 s)
+    while ((await open()) > 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
+    expect(await open()).toBe(0);
   });
 
   it('answers a head with a bad header line in the dialect of its request line, on either listener', async () => {
