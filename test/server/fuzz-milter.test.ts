@@ -2,7 +2,7 @@
  * Fuzzing the milter listener with packet streams from a model of a Postfix session (negotiation,
  * macros, connect, HELO, transactions of MAIL, RCPT, DATA, headers, end of headers, body chunks, end of
  * message or abort, then quit, a new session on the connection (K) or nothing), sent whole or cut at
- * arbitrary byte boundaries, and with corruptions: lengths of 0 or over the packet cap, unknown commands,
+ * arbitrary byte boundaries (some messages over the server's maxSize), and with corruptions: lengths of 0 or over the packet cap, unknown commands,
  * packets cut short, packets out of order, strings without their NUL terminator.
  *
  * Invariants: every well-formed command gets the reply the protocol gives it (a verdict for end of
@@ -24,6 +24,8 @@ interface Step {
 }
 
 const MAX_PACKET = 1024 * 1024 + 64;
+/** The server's maxSize: small, so that messages over it come up. */
+const MAX_SIZE = 4096;
 /** The replies to end of message: deletions and headers then continue, reject, discard, or tempfail. */
 const VERDICT = '(?:m*h+c|y|d|t)';
 
@@ -49,7 +51,10 @@ const connectInfo = fc
 const header = fc
   .tuple(fc.oneof(fc.constantFrom('Subject', 'From', 'To', 'Date', 'Message-ID', 'Received', 'X-Spam-Score', 'X-Spam-Note', 'Content-Type'), text(10)), text(40))
   .map(([name, value]): Step => step('L', `${name}\0${value}\0`, 'c'));
-const bodyChunk = fc.oneof(text(60), fc.constantFrom('Buy now http://example.com/x\r\n', 'hello\r\n')).map((b): Step => step('B', Buffer.from(b, 'latin1'), 'c'));
+/** Body chunks, now and then one that takes the message past the server's maxSize (not scanned: a note). */
+const bodyChunk = fc
+  .oneof({ weight: 6, arbitrary: fc.oneof(text(60), fc.constantFrom('Buy now http://example.com/x\r\n', 'hello\r\n')) }, { weight: 1, arbitrary: fc.integer({ min: MAX_SIZE - 200, max: MAX_SIZE + 200 }).map((n) => 'x'.repeat(n)) })
+  .map((b): Step => step('B', Buffer.from(b, 'latin1'), 'c'));
 
 /** One transaction: MAIL, RCPTs, maybe DATA, headers, maybe end of headers and body; then end of message, or abort. */
 const transaction = fc
@@ -142,7 +147,7 @@ async function stillGood(): Promise<void> {
 }
 
 beforeAll(async () => {
-  s = await startAll({ workers: 1, limits: { idleTimeoutMs: 2000, headTimeoutMs: 5000 } });
+  s = await startAll({ workers: 1, limits: { idleTimeoutMs: 2000, headTimeoutMs: 5000, maxSize: MAX_SIZE } });
   good = Buffer.concat([
     milterOptneg(),
     milterPacket('C', 'client.example.net\x004\x00\x19192.0.2.7\x00'),
