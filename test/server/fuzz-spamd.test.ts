@@ -8,7 +8,8 @@
  * Invariants: every request gets one reply in spamd's format and the connection is closed; the reply
  * is the one a model of the protocol predicts (a sysexits error code for a defect, in the order the
  * server checks them; else `0 EX_OK` with the score a direct scan of the same body gives, or TELL's
- * `DidSet`); the same request cut anywhere gets the same reply byte for byte; the listener still serves
+ * `DidSet`); the same request cut anywhere gets the same reply byte for byte, and the same reply on the
+ * rspamd listener (which hands text requests to the same handler); the listener still serves
  * a good request afterwards, and nothing stays open or held.
  */
 import { deflateSync, inflateSync } from 'node:zlib';
@@ -152,8 +153,8 @@ async function referenceScore(raw: Buffer, headers: Map<string, string[]> | unde
   return score.toFixed(2);
 }
 
-async function spamd(parts: readonly Buffer[]): Promise<{ reply: string; closedBy: string }> {
-  const { host, port } = s.hostPort('spamd');
+async function spamd(parts: readonly Buffer[], listener: 'spamd' | 'rspamd' = 'spamd'): Promise<{ reply: string; closedBy: string }> {
+  const { host, port } = s.hostPort(listener);
   const r = await sendParts(host, port, parts, { timeoutMs: 15_000 });
   return { reply: r.reply.toString('latin1'), closedBy: r.closedBy };
 }
@@ -216,7 +217,24 @@ describe('spamd fuzz', () => {
     await check(r.reply, { scan: good, rspamc: false, headers: new Map() });
   }, 120_000);
 
+  it('a request of either dialect gets on the rspamd listener, cut anywhere, what it gets on the spamd listener', async () => {
+    // The rspamd listener hands a connection whose first line is a request line to the same handler. Left
+    // out: TELL (learning is the spamd listener's alone) and PING (answered at its first line on either).
+    const legacy = request.filter((r) => r.eol === '\r\n' && r.verb !== 'TELL' && r.verb !== 'PING' && /^[A-Z_]+ R?SPAMC\/\d+\.\d+$/.test(`${r.verb} ${r.protocol}`));
+    await fc.assert(
+      fc.asyncProperty(legacy, cutFractions(), async (r, cuts) => {
+        const stream = bytes(r);
+        const onSpamd = await spamd([stream]);
+        const onRspamd = await spamd(splitAt(stream, offsets(cuts, stream.length)), 'rspamd');
+        expect(onRspamd.closedBy).toBe('server');
+        expect(onRspamd.reply).toBe(onSpamd.reply);
+      }),
+      fuzzParams(200),
+    );
+  }, 120_000);
+
   it('leaves no connection open and nothing held in the buffer budget', async () => {
     await expectDrained(s, 'spamd');
+    await expectDrained(s, 'rspamd');
   });
 });
