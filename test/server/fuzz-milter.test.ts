@@ -32,6 +32,24 @@ const VERDICT = '(?:m*h+c|y|d|t)';
 const step = (cmd: string, data: Buffer | string, expect: Step['expect']): Step => ({ packet: milterPacket(cmd, data), expect });
 const optneg: Step = { packet: milterOptneg(), expect: 'O' };
 
+/**
+ * The MTA's negotiation: usually what the harness sends (everything offered), else a version from 2 up
+ * and any actions and protocol flags (Sendmail offers fewer than Postfix), now and then with bytes after.
+ */
+const negotiation = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(optneg) },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(fc.oneof(fc.integer({ min: 2, max: 8 }), fc.constant(0xffffffff)), fc.nat({ max: 0xffffffff }), fc.nat({ max: 0xffffffff }), fc.uint8Array({ maxLength: 4 })).map(([version, actions, flags, extra]): Step => {
+      const d = Buffer.alloc(12);
+      d.writeUInt32BE(version, 0);
+      d.writeUInt32BE(actions, 4);
+      d.writeUInt32BE(flags, 8);
+      return step('O', Buffer.concat([d, extra]), 'O');
+    }),
+  },
+);
+
 /** Text without NUL (the strings inside packets), 8-bit characters included. */
 const text = (max: number): fc.Arbitrary<string> => fc.string({ unit: fc.oneof(fc.constantFrom('a', 'b', ' ', ':', '\r\n', '\n', '\t', '<', '>', '@', '.', '\xe9', '\xff'), fc.integer({ min: 1, max: 255 }).map((c) => String.fromCharCode(c))), maxLength: max }).map((s) => s.replace(/\0/g, ''));
 const address = fc.oneof(fc.constantFrom('<a@example.org>', '<>', '<b@example.com>', 'c@example.net', '<d@[192.0.2.1]>', '<\xfcser@ex\xe4mple.org>'), text(20));
@@ -92,8 +110,8 @@ const smtpSession = fc
 
 /** A whole connection: negotiation, a session, then quit, a second session after K, or nothing (the client half-closes). */
 const connection = fc
-  .tuple(smtpSession, fc.constantFrom('Q', 'K', 'none'), smtpSession)
-  .map(([first, end, second]): Step[] => [optneg, ...first, ...(end === 'Q' ? [step('Q', '', '')] : end === 'K' ? [step('K', '', ''), ...second, step('Q', '', '')] : [])]);
+  .tuple(negotiation, smtpSession, fc.constantFrom('Q', 'K', 'none'), smtpSession)
+  .map(([o, first, end, second]): Step[] => [o, ...first, ...(end === 'Q' ? [step('Q', '', '')] : end === 'K' ? [step('K', '', ''), ...second, step('Q', '', '')] : [])]);
 
 /** The replies `steps` must get, in order, as a pattern over the reply command letters. */
 function expected(steps: readonly Step[]): string {
@@ -177,6 +195,11 @@ describe('milter fuzz', () => {
         expect(whole.closedBy).toBe('server');
         expect(framed(whole.reply)).toBe(true);
         expect(letters(whole.reply)).toMatch(new RegExp(`^${expected(steps)}$`));
+        // Our negotiation: the MTA's version up to 6, of what it offered only the actions and flags we use.
+        const offer = steps[0]!.packet;
+        const ours = milterReplies(whole.reply)[0]![1];
+        const word = (i: number): number => Buffer.from(ours, 'latin1').readUInt32BE(i);
+        expect([word(0), word(4), word(8)]).toEqual([Math.min(offer.readUInt32BE(5), 6), (offer.readUInt32BE(9) & 0x11) >>> 0, (offer.readUInt32BE(13) & 0x100100) >>> 0]);
         // The same bytes in pieces: the same replies, byte for byte.
         const split = await milter(splitAt(stream, offsets(cuts, stream.length)));
         expect(split.closedBy).toBe('server');
