@@ -72,6 +72,26 @@ const METHODS: Record<string, (t: ObjectType, args: Record<string, unknown>, ctx
   queryChanges: (t, a, c) => queryChangesMethodOf(KINDS[t], a, c),
 };
 
+/**
+ * The Response object (RFC 8620 §3.4) as JSON text: `{"methodResponses": [...], ...rest}`. Each method
+ * response is serialized on its own, so that one nested deeper than `JSON.stringify` can follow (a
+ * `Core/echo` of arguments nested 20,000 deep: `JSON.parse` takes any depth) becomes that call's
+ * `invalidArguments` error, as arguments too deep for any other method are, instead of failing the
+ * whole request with a 500. `rest` holds the server's own members (sessionState, createdIds).
+ */
+export function responseText(methodResponses: readonly Invocation[], rest: Record<string, unknown>): string {
+  const calls = methodResponses.map((r) => {
+    try {
+      return JSON.stringify(r);
+    } catch (e) {
+      if (!isStackOverflow(e)) throw e;
+      return JSON.stringify(['error', new MethodError('invalidArguments', 'arguments nested too deeply').toJSON(), r[2]]);
+    }
+  });
+  const members = JSON.stringify(rest);
+  return `{"methodResponses":[${calls.join(',')}]${members === '{}' ? '' : `,${members.slice(1, -1)}`}}`;
+}
+
 /** Runs the calls in order; a method error never stops later calls (RFC 8620 §3.5). */
 export async function runMethodCalls(
   calls: Invocation[],

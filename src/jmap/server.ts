@@ -16,7 +16,7 @@ import { systemHostResolver } from '../net/index.js';
 import type { PinnedHosts } from '../lookup/store-pins.js';
 import { storeHostCandidates, storePolicyValidator } from './store-hosts.js';
 import { storeSync } from './store-sync.js';
-import { runMethodCalls, parseRequest, CORE_CAPABILITY } from './api.js';
+import { runMethodCalls, parseRequest, responseText, CORE_CAPABILITY } from './api.js';
 import { TokenStore, type TokenInfo } from './auth.js';
 import { applyRegistryObjects, engineValidators, loadEngineModule, loadLookupModule, objectsForEngine, rulesForEngine, type EngineLike } from './bridge.js';
 import { HttpError, problem, RequestError } from './errors.js';
@@ -123,7 +123,11 @@ const DEFAULT_MAX_CONNECTIONS_PER_PEER = 256;
 const ACCOUNT_ID = 'a';
 
 function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json; charset=utf-8', headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
+  sendText(res, status, JSON.stringify(body), contentType, headers);
+}
+
+/** {@link send} of a body already serialized. */
+function sendText(res: ServerResponse, status: number, text: string, contentType = 'application/json; charset=utf-8', headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
@@ -347,9 +351,9 @@ export async function createJmapServer(opts: JmapServerOptions): Promise<JmapSer
       hooks: { blobs, ...(opts.trainingSamples !== undefined ? { samples: opts.trainingSamples } : {}) },
     };
     const methodResponses = await runMethodCalls(request.methodCalls, ctx, (e) => log(`spamrule serve: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
-    const response: Record<string, unknown> = { methodResponses, sessionState: SESSION_STATE };
-    if (request.createdIds !== undefined) response.createdIds = Object.fromEntries(ctx.createdIds);
-    send(res, 200, response);
+    const rest: Record<string, unknown> = { sessionState: SESSION_STATE };
+    if (request.createdIds !== undefined) rest.createdIds = Object.fromEntries(ctx.createdIds);
+    sendText(res, 200, responseText(methodResponses, rest));
   };
 
   const fail = (res: ServerResponse, e: unknown): void => {
