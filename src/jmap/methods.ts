@@ -257,8 +257,13 @@ export async function setMethod(kind: ObjectKind, args: Record<string, unknown>,
       }
     }
 
+    // RFC 8620 §5.3: `destroyed` and `notDestroyed` answer each id asked for once. An id named twice (or
+    // as both "#cid" and the id that creation got) is destroyed once, not also reported notFound.
+    const asked = new Set<string>();
     for (const raw of destroy) {
       const id = resolveId(raw, ctx);
+      if (asked.has(id ?? raw)) continue;
+      asked.add(id ?? raw);
       if (!may('Destroy')) notDestroyed[raw] = forbidden('Destroy');
       else if (id === undefined || !working.objects.has(id)) notDestroyed[raw] = { type: 'notFound' };
       else {

@@ -6,11 +6,17 @@
  *    classifier expects (problem JSON, HTTP 400) or HTTP 200 with one response per call, in order,
  *    under its call id, each the method's own or a client-error method error: never a 500, never
  *    `serverFail`. A good request right after is answered as before.
+ * 2. `/set` of SpamRule and StoreLookup against a model of the objects (the `/get` before): every
+ *    create, update and destroy is reported done or refused with a SetError of the RFC's vocabulary
+ *    (invalidProperties naming properties the item has), a refused item changes nothing, the state
+ *    moves exactly when an object does, `ifInState` mismatches are `stateMismatch` and change nothing,
+ *    and whatever `/get` then returns can be written back unchanged.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzParams } from '../helpers/fuzz.js';
-import { CLIENT_METHOD_ERRORS, CORE, envelopeBody, expectedRequestErrors, MGMT } from './fuzz-envelope.js';
+import { CLIENT_METHOD_ERRORS, CORE, envelopeBody, expectedRequestErrors, MGMT, shortPrinted } from './fuzz-envelope.js';
+import { setOp, type IdRef, type SetOp, type SetType } from './fuzz-set.js';
 import { rule, startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -49,6 +55,18 @@ describe('regressions found by the fuzz properties', () => {
       ['Core/echo', { x: 1 }, '1'],
     ]);
     expect(r.json.sessionState).toBe('c0');
+  });
+
+  it('destroys an id named twice in one /set once, and does not also report it notDestroyed', async () => {
+    const [[, c]] = (await h.call([['x:SpamRule/set', { create: { k: rule('TWICE') } }, '0']])) as any;
+    const id = c.created.k.id as string;
+    const [[, d]] = (await h.call([['x:SpamRule/set', { destroy: [id, id] }, '0']])) as any;
+    expect(d.destroyed).toEqual([id]);
+    expect(d.notDestroyed).toBeNull();
+    // Also when named as the creation id and as the id it was given, in the call that creates it.
+    const [[, e]] = (await h.call([['x:SpamRule/set', { create: { k: rule('TWICE') }, destroy: ['#k'] }, '0']])) as any;
+    expect(e.destroyed).toEqual([e.created.k.id]);
+    expect(e.notDestroyed).toBeNull();
   });
 });
 
@@ -92,6 +110,143 @@ describe('fuzz: the Request envelope (RFC 8620 §3.3–3.7)', () => {
         else expect(after.json).toEqual(baseline.json);
       }),
       fuzzParams(300),
+    );
+  }, 120_000);
+});
+
+const SEEDS: Record<SetType, Record<string, unknown>> = {
+  SpamRule: { a: rule('A'), b: rule('B', { priority: 10, description: 'second' }) },
+  StoreLookup: {
+    s: { namespace: 'seed', store: { '@type': 'Redis', url: 'redis://u:pw@10.0.0.1' } },
+    p: { namespace: 'pg', store: { '@type': 'PostgreSql', host: 'db', authSecret: { '@type': 'Value', secret: 'pw' } } },
+  },
+};
+
+/** Every object of `type` by id (ids in creation order) and the type's state. */
+async function getAll(type: SetType): Promise<{ state: string; objects: Map<string, Record<string, unknown>> }> {
+  const [[name, r]] = (await h.call([[`x:${type}/get`, { ids: null }, 'g']])) as any;
+  expect(name).toBe(`x:${type}/get`);
+  return { state: r.state, objects: new Map(r.list.map((o: any) => [o.id, o])) };
+}
+
+/** Destroys every SpamRule and StoreLookup and creates the seeds again: each run starts alike, so a failure shrinks. */
+async function reset(): Promise<void> {
+  for (const type of ['SpamRule', 'StoreLookup'] as const) {
+    const ids = [...(await getAll(type)).objects.keys()];
+    if (ids.length > 0) await h.call([[`x:${type}/set`, { destroy: ids }, 'd']]);
+    const [[, r]] = (await h.call([[`x:${type}/set`, { create: SEEDS[type] }, 'c']])) as any;
+    expect(r.notCreated).toBeNull();
+  }
+}
+
+const SET_ERRORS = new Set(['invalidProperties', 'invalidPatch', 'alreadyExists', 'tooLarge', 'notFound', 'willDestroy']);
+const TOP_PROPERTIES: Record<SetType, string[]> = { SpamRule: ['@type', 'name', 'description', 'enable', 'priority', 'condition', 'id'], StoreLookup: ['namespace', 'store', '@type', 'id'] };
+
+/** A SetError of the RFC's vocabulary; `invalidProperties` names properties the type or the item (`sent`) has. */
+function checkSetError(type: SetType, e: any, sent: unknown): void {
+  expect(SET_ERRORS, JSON.stringify(e)).toContain(e.type);
+  if (e.type !== 'invalidProperties') return;
+  expect(typeof e.description).toBe('string');
+  expect(Array.isArray(e.properties) && e.properties.length > 0, JSON.stringify(e)).toBe(true);
+  const given = sent !== null && typeof sent === 'object' ? Object.keys(sent).map((k) => k.replace(/^\//, '').split('/')[0]) : [];
+  for (const p of e.properties as unknown[]) {
+    expect(typeof p).toBe('string');
+    expect([...TOP_PROPERTIES[type], ...given], JSON.stringify(e)).toContain((p as string).split('/')[0]);
+  }
+}
+
+/** Runs one /set and checks it against the objects before and after. */
+async function checkSetOp(op: SetOp): Promise<void> {
+  const before = await getAll(op.type);
+  const ids = [...before.objects.keys()];
+  const ref = (r: IdRef): string => ('existing' in r ? (ids.length > 0 ? ids[r.existing % ids.length]! : 'zzzz') : 'unknown' in r ? r.unknown : `#${r.creation}`);
+  const create = Object.fromEntries(op.create);
+  const update = Object.fromEntries(op.update.map(([r, p]) => [ref(r), p]));
+  const destroy = op.destroy.map(ref);
+  const args: Record<string, unknown> = { create, update, destroy };
+  if (op.ifInState === 'null') args.ifInState = null;
+  else if (op.ifInState === 'current') args.ifInState = before.state;
+  else if (op.ifInState === 'stale') args.ifInState = before.state === 's0' ? 's999999' : `s${Number(before.state.slice(1)) - 1}`;
+  else if (op.ifInState === 'garbage') args.ifInState = 'not a state';
+  const [[name, res]] = (await h.call([[`x:${op.type}/set`, args, 'set']])) as any;
+  const after = await getAll(op.type);
+
+  const badCid = Object.keys(create).some((cid) => !/^[A-Za-z0-9_-]{1,255}$/.test(cid));
+  const mismatch = op.ifInState === 'stale' || op.ifInState === 'garbage';
+  if (badCid || mismatch) {
+    expect(name, JSON.stringify(res)).toBe('error');
+    expect([...(badCid ? ['invalidArguments'] : []), ...(mismatch ? ['stateMismatch'] : [])]).toContain(res.type);
+  } else expect(name, JSON.stringify(res)).toBe(`x:${op.type}/set`);
+  if (name === 'error') {
+    // A refused call changes nothing.
+    expect(after).toEqual(before);
+    return;
+  }
+  expect(res.oldState).toBe(before.state);
+  expect(res.newState).toBe(after.state);
+  const created: Record<string, any> = res.created ?? {};
+  const notCreated: Record<string, any> = res.notCreated ?? {};
+  const updated: Record<string, null> = res.updated ?? {};
+  const notUpdated: Record<string, any> = res.notUpdated ?? {};
+  const destroyed: string[] = res.destroyed ?? [];
+  const notDestroyed: Record<string, any> = res.notDestroyed ?? {};
+
+  // Every item is answered once: done, or refused with a SetError.
+  for (const cid of Object.keys(create)) {
+    expect(Object.hasOwn(created, cid) !== Object.hasOwn(notCreated, cid), `create ${cid}`).toBe(true);
+    if (Object.hasOwn(notCreated, cid)) checkSetError(op.type, notCreated[cid], create[cid]);
+  }
+  expect(Object.keys(created).length + Object.keys(notCreated).length).toBe(Object.keys(create).length);
+  const resolve = (k: string): string | undefined => (k.startsWith('#') ? created[k.slice(1)]?.id : k);
+  for (const k of Object.keys(update)) {
+    const id = resolve(k);
+    const done = id !== undefined && Object.hasOwn(updated, id);
+    expect(done !== Object.hasOwn(notUpdated, k), `update ${k}: ${JSON.stringify(res)}`).toBe(true);
+    if (!done) checkSetError(op.type, notUpdated[k], update[k]);
+  }
+  for (const d of destroy) {
+    const id = resolve(d);
+    const done = id !== undefined && destroyed.includes(id);
+    expect(done !== Object.hasOwn(notDestroyed, d), `destroy ${d}: ${JSON.stringify(res)}`).toBe(true);
+    if (!done) expect(['notFound'], JSON.stringify(notDestroyed[d])).toContain(notDestroyed[d].type);
+  }
+  expect(new Set(destroyed).size).toBe(destroyed.length);
+
+  // The model: the objects before, less the destroyed, plus the created; nothing else changed.
+  const expectedIds = new Set([...ids, ...Object.values(created).map((c) => c.id as string)]);
+  for (const d of destroyed) expectedIds.delete(d);
+  expect(new Set(after.objects.keys())).toEqual(expectedIds);
+  let visible = Object.keys(created).some((cid) => after.objects.has(created[cid].id)) || destroyed.length > 0;
+  for (const [id, was] of before.objects) {
+    if (!after.objects.has(id)) continue;
+    if (!Object.hasOwn(updated, id)) expect(after.objects.get(id), `not updated ${id}`).toEqual(was);
+    else if (JSON.stringify(after.objects.get(id)) !== JSON.stringify(was)) visible = true;
+  }
+  const createdOrDestroyed = Object.keys(created).length > 0 || destroyed.length > 0;
+  if (createdOrDestroyed || visible) expect(res.newState).not.toBe(res.oldState);
+  // A StoreLookup update may change only a secret, which /get does not show.
+  else if (op.type === 'SpamRule') expect(res.newState).toBe(res.oldState);
+
+  // What /get returns is valid and stored as it reads: written back whole, it changes nothing.
+  const back = [...after.objects.keys()].filter((id) => !before.objects.has(id) || Object.hasOwn(updated, id));
+  if (back.length > 0) {
+    const patches = Object.fromEntries(back.map((id) => [id, Object.fromEntries(Object.entries(after.objects.get(id)!).filter(([k]) => k !== 'id'))]));
+    const [[n2, again]] = (await h.call([[`x:${op.type}/set`, { update: patches }, 'back']])) as any;
+    expect(n2).toBe(`x:${op.type}/set`);
+    expect(again.notUpdated, JSON.stringify(again.notUpdated)).toBeNull();
+    expect(again.newState).toBe(again.oldState);
+    expect(await getAll(op.type)).toEqual(after);
+  }
+}
+
+describe('fuzz: /set of SpamRule and StoreLookup (RFC 8620 §5.3) against a model', () => {
+  it('answers each item done or with a SetError, changes nothing for a refused one, and moves the state with the objects', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(setOp, { minLength: 1, maxLength: 4 }).map((ops) => shortPrinted({ ops })), async ({ ops }) => {
+        await reset();
+        for (const op of ops) await checkSetOp(op);
+      }),
+      fuzzParams(150),
     );
   }, 120_000);
 });
