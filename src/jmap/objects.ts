@@ -5,7 +5,7 @@
  * and defaults per Stalwart's registry schema.
  */
 import { invalidProperties, MethodError, SetErrorException } from './errors.js';
-import { applyPatch } from './pointer.js';
+import { applyPatch, pointerSegment } from './pointer.js';
 import { normalizeRuleName, validateRegistryObject } from '../engine/schema.js';
 import { parseLookupStoreConfig } from '../lookup/config.js';
 import { maskSecrets } from '../lookup/secret.js';
@@ -35,7 +35,7 @@ function checkSize(data: Data): Data {
 function refuseUnknown(input: Record<string, unknown>, allowed: readonly string[], problems: Problem[]): void {
   for (const k of Object.keys(input)) {
     if (k === 'id') problems.push({ path: 'id', message: 'id is set by the server' });
-    else if (!allowed.includes(k)) problems.push({ path: k, message: 'unknown property' });
+    else if (!allowed.includes(k)) problems.push({ path: pointerSegment(k), message: 'unknown property' });
   }
 }
 

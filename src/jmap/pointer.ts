@@ -5,6 +5,15 @@
 import { MethodError, SetErrorException } from './errors.js';
 import { isObject } from '../util/index.js';
 
+/**
+ * One property name as a JSON-pointer segment (RFC 6901 §3): `~` as `~0`, `/` as `~1`. SetError
+ * `properties` are pointers, so a name holding either must be escaped to name itself (`a/b` would be `b`
+ * inside `a`).
+ */
+export function pointerSegment(name: string): string {
+  return name.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
 /** Splits a pointer into unescaped segments; a leading `/` is optional (`store/port` ≡ `/store/port`). */
 export function parsePointer(pointer: string): string[] {
   const p = pointer.startsWith('/') ? pointer.slice(1) : pointer;

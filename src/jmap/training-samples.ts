@@ -12,6 +12,7 @@
 import { splitHeaders, decodeText } from '../message/headers.js';
 import { invalidProperties, MethodError, SetErrorException } from './errors.js';
 import type { Data, KindHookContext, ObjectKind } from './kind.js';
+import { pointerSegment } from './pointer.js';
 import { isObject } from '../util/index.js';
 
 export type { TrainingSampleSink } from './kind.js';
@@ -47,7 +48,7 @@ function validateInput(input: unknown): { blobId: string; isSpam: boolean; accou
   const problems: { path: string; message: string }[] = [];
   for (const k of Object.keys(input)) {
     if (SERVER_SET.has(k)) problems.push({ path: k, message: 'is set by the server' });
-    else if (!SETTABLE.has(k)) problems.push({ path: k, message: 'unknown property' });
+    else if (!SETTABLE.has(k)) problems.push({ path: pointerSegment(k), message: 'unknown property' });
   }
   const { blobId, isSpam, accountId = null, expiresAt = null, deleteAfterUse = false } = input;
   if (typeof blobId !== 'string' || blobId === '') problems.push({ path: 'blobId', message: 'required: the blobId of an uploaded message' });

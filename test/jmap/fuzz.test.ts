@@ -68,6 +68,12 @@ describe('regressions found by the fuzz properties', () => {
     expect(e.destroyed).toEqual([e.created.k.id]);
     expect(e.notDestroyed).toBeNull();
   });
+
+  it('names an unknown StoreLookup property in invalidProperties as a JSON pointer ("a/b" as "a~1b", "~" as "~0")', async () => {
+    const store = { '@type': 'Redis', url: 'redis://10.0.0.1' };
+    const [[, r]] = (await h.call([['x:StoreLookup/set', { create: { k: { namespace: 'esc', store, 'a/b': 1, '~': 2 } } }, '0']])) as any;
+    expect(r.notCreated.k).toEqual({ type: 'invalidProperties', description: 'a~1b: unknown property; ~0: unknown property', properties: ['a~1b', '~0'] });
+  });
 });
 
 describe('fuzz: the Request envelope (RFC 8620 §3.3–3.7)', () => {
@@ -142,13 +148,18 @@ async function reset(): Promise<void> {
 const SET_ERRORS = new Set(['invalidProperties', 'invalidPatch', 'alreadyExists', 'tooLarge', 'notFound', 'willDestroy']);
 const TOP_PROPERTIES: Record<SetType, string[]> = { SpamRule: ['@type', 'name', 'description', 'enable', 'priority', 'condition', 'id'], StoreLookup: ['namespace', 'store', '@type', 'id'] };
 
-/** A SetError of the RFC's vocabulary; `invalidProperties` names properties the type or the item (`sent`) has. */
-function checkSetError(type: SetType, e: any, sent: unknown): void {
+/**
+ * A SetError of the RFC's vocabulary; `invalidProperties` names properties (JSON pointers) the type or
+ * the item has: `sent` is a create's object (keys are names, escaped in a pointer: `~` as `~0`, `/` as
+ * `~1`) or a PatchObject (keys are pointers already).
+ */
+function checkSetError(type: SetType, e: any, sent: unknown, patch: boolean): void {
   expect(SET_ERRORS, JSON.stringify(e)).toContain(e.type);
   if (e.type !== 'invalidProperties') return;
   expect(typeof e.description).toBe('string');
   expect(Array.isArray(e.properties) && e.properties.length > 0, JSON.stringify(e)).toBe(true);
-  const given = sent !== null && typeof sent === 'object' ? Object.keys(sent).map((k) => k.replace(/^\//, '').split('/')[0]) : [];
+  const keys = sent !== null && typeof sent === 'object' ? Object.keys(sent) : [];
+  const given = keys.map((k) => (patch ? k.replace(/^\//, '').split('/')[0]! : k.replace(/~/g, '~0').replace(/\//g, '~1')));
   for (const p of e.properties as unknown[]) {
     expect(typeof p).toBe('string');
     expect([...TOP_PROPERTIES[type], ...given], JSON.stringify(e)).toContain((p as string).split('/')[0]);
@@ -194,7 +205,7 @@ async function checkSetOp(op: SetOp): Promise<void> {
   // Every item is answered once: done, or refused with a SetError.
   for (const cid of Object.keys(create)) {
     expect(Object.hasOwn(created, cid) !== Object.hasOwn(notCreated, cid), `create ${cid}`).toBe(true);
-    if (Object.hasOwn(notCreated, cid)) checkSetError(op.type, notCreated[cid], create[cid]);
+    if (Object.hasOwn(notCreated, cid)) checkSetError(op.type, notCreated[cid], create[cid], false);
   }
   expect(Object.keys(created).length + Object.keys(notCreated).length).toBe(Object.keys(create).length);
   const resolve = (k: string): string | undefined => (k.startsWith('#') ? created[k.slice(1)]?.id : k);
@@ -202,7 +213,7 @@ async function checkSetOp(op: SetOp): Promise<void> {
     const id = resolve(k);
     const done = id !== undefined && Object.hasOwn(updated, id);
     expect(done !== Object.hasOwn(notUpdated, k), `update ${k}: ${JSON.stringify(res)}`).toBe(true);
-    if (!done) checkSetError(op.type, notUpdated[k], update[k]);
+    if (!done) checkSetError(op.type, notUpdated[k], update[k], true);
   }
   for (const d of destroy) {
     const id = resolve(d);
