@@ -21,6 +21,15 @@ export function parsePointer(pointer: string): string[] {
   return p.split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
+/**
+ * Why `pointer` is not a JSON pointer (RFC 6901 §3: a `~` is `~0` or `~1`, nothing else), or undefined.
+ * parsePointer keeps such a `~` as it is, which would take "a~b" to name a property no client can have
+ * meant: a PatchObject key or a ResultReference path with one is refused instead.
+ */
+function badEscape(pointer: string): string | undefined {
+  return /~(?![01])/.test(pointer) ? `path "${pointer}" is not a JSON pointer: "~" must be followed by 0 or 1 (RFC 6901)` : undefined;
+}
+
 function patchError(path: string, description: string): SetErrorException {
   return new SetErrorException({ type: 'invalidPatch', description, properties: [path] });
 }
@@ -44,8 +53,8 @@ export const MAX_PATCH_DEPTH = 32;
  * value replaces what is at that path, `null` removes it (the object's defaults then apply on
  * validation). Intermediate segments must exist as the object's own keys (never inherited ones), or
  * as array indexes (`N` < length, or `N` == length to append). Throws
- * `SetErrorException(invalidPatch)` for a key that is a prefix of another key, or a path that does
- * not exist (RFC 8620 §5.3). Linear in the total length of the keys: the overlap check looks each
+ * `SetErrorException(invalidPatch)` for a key that is a prefix of another key, that is not a JSON
+ * pointer (a `~` not followed by 0 or 1), or a path that does not exist (RFC 8620 §5.3). Linear in the total length of the keys: the overlap check looks each
  * key's proper prefixes up in a set rather than comparing every pair.
  */
 export function applyPatch(target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
@@ -53,6 +62,8 @@ export function applyPatch(target: Record<string, unknown>, patch: Record<string
   const keys = Object.keys(patch);
   const segsOf = keys.map((k) => parsePointer(k));
   segsOf.forEach((segs, i) => {
+    const bad = badEscape(keys[i]!);
+    if (bad !== undefined) throw patchError(keys[i]!, bad);
     if (segs.length > MAX_PATCH_DEPTH) throw patchError(keys[i]!, `path "${keys[i]}" is deeper than any property (${MAX_PATCH_DEPTH} segments)`);
   });
   const norm = segsOf.map((segs) => segs.join('/'));
@@ -98,10 +109,12 @@ export function applyPatch(target: Record<string, unknown>, patch: Record<string
 /**
  * Evaluates a ResultReference path (RFC 8620 §3.7) against a method response's arguments. `*` maps
  * over an array, and arrays produced by the rest of the path are flattened. Throws
- * `MethodError(invalidResultReference)` when the path does not resolve.
+ * `MethodError(invalidResultReference)` when the path is not a JSON pointer or does not resolve.
  */
 export function evaluatePath(value: unknown, pointer: string): unknown {
   if (!pointer.startsWith('/') && pointer !== '') throw new MethodError('invalidResultReference', `path "${pointer}" must start with "/"`);
+  const bad = badEscape(pointer);
+  if (bad !== undefined) throw new MethodError('invalidResultReference', bad);
   const segs = parsePointer(pointer);
   const walk = (node: unknown, i: number): unknown => {
     if (i === segs.length) return node;

@@ -74,6 +74,24 @@ describe('regressions found by the fuzz properties', () => {
     const [[, r]] = (await h.call([['x:StoreLookup/set', { create: { k: { namespace: 'esc', store, 'a/b': 1, '~': 2 } } }, '0']])) as any;
     expect(r.notCreated.k).toEqual({ type: 'invalidProperties', description: 'a~1b: unknown property; ~0: unknown property', properties: ['a~1b', '~0'] });
   });
+
+  it('refuses a patch key whose "~" is not "~0" or "~1" (RFC 6901) with invalidPatch, not as a property named with "~0"', async () => {
+    const [[, c]] = (await h.call([['x:SpamRule/set', { create: { k: rule('TILDE') } }, '0']])) as any;
+    const id = c.created.k.id as string;
+    const [[, r]] = (await h.call([['x:SpamRule/set', { update: { [id]: { '~jR': 1 } } }, '0']])) as any;
+    expect(r.notUpdated[id]).toMatchObject({ type: 'invalidPatch', properties: ['~jR'] });
+    expect(r.newState).toBe(r.oldState);
+    // "~0" and "~1" stay escapes: "~0x" is property "~x", which a SpamRule does not have.
+    const [[, ok]] = (await h.call([['x:SpamRule/set', { update: { [id]: { '~0x': 1 } } }, '0']])) as any;
+    expect(ok.notUpdated[id]).toMatchObject({ type: 'invalidProperties', properties: ['~0x'] });
+    // And a ResultReference path with one is invalidResultReference.
+    const res = await h.call([
+      ['x:SpamRule/query', {}, 'q'],
+      ['x:SpamRule/get', { '#ids': { resultOf: 'q', name: 'x:SpamRule/query', path: '/ids~' } }, 'g'],
+    ]);
+    expect(res[1]).toEqual(['error', { type: 'invalidResultReference', description: expect.stringContaining('RFC 6901') }, 'g']);
+    await h.call([['x:SpamRule/set', { destroy: [id] }, '0']]);
+  });
 });
 
 describe('fuzz: the Request envelope (RFC 8620 §3.3–3.7)', () => {
