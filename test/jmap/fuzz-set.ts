@@ -22,6 +22,8 @@ export const oddValue: fc.Arbitrary<unknown> = fc.oneof(
       [], {}, ['a'], [1], { '@type': 'Value' }, { '@type': 'Value', secret: 's' }, { '@type': 'None' }, { value: true },
       { match: [], else: 'true' }, { match: { 0: { if: 'true', then: "'T'" } }, else: 'false' }, { else: 'len(' },
       'redis://10.0.0.2', 'redis://u:****@10.0.0.1', 'lists.db', '/etc/passwd', ':memory:', '../x.db',
+      // Expressions that do not compile.
+      'len(', '1 +', "'unterminated", '(((', 'nosuchfn(1)', ')', '1 ? 2', "'A' + ",
     ),
   },
   { weight: 2, arbitrary: fc.string({ maxLength: 12 }) },
@@ -32,12 +34,15 @@ export const oddValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('A'.repeat(210_000), 'b'.repeat(5_000)) },
 );
 
+const goodExpr = fc.constantFrom('true', 'false', 'len(subject) > 200', "'TAG'", "'LONG_SUBJ'", 'len(subject) > 5 && len(subject) < 90');
 const expr = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('true', 'false', 'len(subject) > 200', "'TAG'", "'LONG_SUBJ'", 'len(', '1 +', "'unterminated", '', ' ', '(((', 'nosuchfn(1)', 'subject', ')', '1 ? 2', "'A' + ") },
+  { weight: 6, arbitrary: goodExpr },
+  { weight: 3, arbitrary: fc.constantFrom('len(', '1 +', "'unterminated", '', ' ', '(((', 'nosuchfn(1)', 'subject', ')', '1 ? 2', "'A' + ") },
   { weight: 1, arbitrary: fc.string({ maxLength: 10 }) },
 );
 const ruleName = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('A', 'a', 'B', ' a ', 'x y', 'X\tY', 'RULE', 'Ä', '\u00a0', '', ' ') },
+  { weight: 2, arbitrary: fc.constantFrom('A', 'a', 'B', ' a ', 'x y', 'X\tY', 'RULE', 'Ä', '\u00a0', '', ' ') },
+  { weight: 4, arbitrary: fc.stringMatching(/^[A-Za-z][A-Za-z0-9_ ]{0,7}$/) },
   { weight: 1, arbitrary: fc.string({ maxLength: 8 }) },
 );
 const SCOPES = ['Any', 'Url', 'Domain', 'Email', 'Ip', 'Header', 'Body'];
@@ -63,7 +68,7 @@ const RULE_PATHS = ['@type', 'name', 'description', 'enable', 'priority', 'condi
 
 /** A SpamRule create: sound most of the time, with 0–2 mutations. */
 export const ruleCreate: fc.Arbitrary<Record<string, unknown>> = fc
-  .record({ scope: fc.constantFrom(...SCOPES), name: ruleName, ifE: expr, thenE: expr, elseE: expr, priority: fc.option(fc.integer({ min: -99999, max: 99999 }), { nil: undefined }), muts: fc.array(mutation(RULE_PATHS), { maxLength: 2 }) })
+  .record({ scope: fc.constantFrom(...SCOPES), name: ruleName, ifE: goodExpr, thenE: fc.constantFrom("'TAG'", "'LONG_SUBJ'"), elseE: fc.oneof(goodExpr, expr), priority: fc.option(fc.integer({ min: -99999, max: 99999 }), { nil: undefined }), muts: fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 3, arbitrary: fc.array(mutation(RULE_PATHS), { minLength: 1, maxLength: 2 }) }) })
   .map(({ scope, name, ifE, thenE, elseE, priority, muts }) => {
     const r: Record<string, unknown> = { '@type': scope, name, condition: { match: [{ if: ifE, then: thenE }], else: elseE } };
     if (priority !== undefined) r.priority = priority;
@@ -88,13 +93,14 @@ const STORE_PATHS = [
   'store/stores', 'store/stores/0/url', 'store/extra', '@type', 'extra', 'id',
 ];
 const namespace = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('ns', 'NS', ' ns ', 'seed', 'other', '', ' ', undefined) },
+  { weight: 2, arbitrary: fc.constantFrom('ns', 'NS', ' ns ', 'seed', 'other', '', ' ', undefined) },
+  { weight: 3, arbitrary: fc.stringMatching(/^[a-z][a-z0-9._-]{0,7}$/) },
   { weight: 1, arbitrary: fc.string({ maxLength: 8 }) },
 );
 
 /** A StoreLookup create: one of the sound stores, with 0–2 mutations. */
 export const lookupCreate: fc.Arbitrary<Record<string, unknown>> = fc
-  .record({ ns: namespace, store: fc.constantFrom(...STORES), muts: fc.array(mutation(STORE_PATHS), { maxLength: 2 }) })
+  .record({ ns: namespace, store: fc.constantFrom(...STORES), muts: fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 3, arbitrary: fc.array(mutation(STORE_PATHS), { minLength: 1, maxLength: 2 }) }) })
   .map(({ ns, store, muts }) => {
     const r: Record<string, unknown> = { store: structuredClone(store) };
     if (ns !== undefined) r.namespace = ns;
@@ -105,13 +111,45 @@ export const lookupCreate: fc.Arbitrary<Record<string, unknown>> = fc
 const RULE_PATCH_KEYS = [...RULE_PATHS, 'condition/match/0', 'condition/match/-', 'condition/match/01', '/priority', '', 'a/b/c', '~1', 'condition/nope/x', 'priority/x', 'name/0'];
 const STORE_PATCH_KEYS = [...STORE_PATHS, 'store/urls/redis:~1~1a:1', 'store/readReplicas/0', 'store/readReplicas/1', 'store/stores/2', 'store/x/y', 'a/b/c', '/namespace', ''];
 
-/** A PatchObject: keys from the type's paths (sound, invalid, nonexistent) and random ones. */
+/** Sound values for the paths a patch names, so that many updates are applied (the rest get {@link oddValue}). */
+const goodValue: Record<string, fc.Arbitrary<unknown>> = {
+  description: fc.oneof(fc.string({ minLength: 1, maxLength: 20 }), fc.constant(null)),
+  enable: fc.boolean(),
+  priority: fc.integer({ min: -99999, max: 99999 }),
+  '@type': fc.constantFrom(...SCOPES),
+  name: ruleName,
+  condition: fc.record({ match: fc.array(fc.record({ if: goodExpr, then: fc.constantFrom("'TAG'", "'T2'") }), { maxLength: 2 }), else: goodExpr }),
+  'condition/else': goodExpr,
+  'condition/match/0/if': goodExpr,
+  'condition/match/0/then': fc.constantFrom("'TAG'", "'T2'"),
+  'condition/match/1': fc.record({ if: goodExpr, then: fc.constantFrom("'TAG'") }),
+  store: fc.constantFrom(...STORES),
+  'store/host': fc.constantFrom('db', 'db2', '10.9.8.7'),
+  'store/port': fc.integer({ min: 1, max: 65535 }),
+  'store/timeout': fc.integer({ min: 0, max: 60_000 }),
+  'store/url': fc.constantFrom('redis://10.0.0.1', 'redis://10.0.0.3:6380', 'redis://u:****@10.0.0.1'),
+  'store/authSecret/secret': fc.constantFrom('new', 'pw'),
+  'store/authSecret': fc.constantFrom({ '@type': 'Value', secret: 'n' }, { '@type': 'None' }, { '@type': 'Value' }),
+  'store/poolMaxConnections': fc.integer({ min: 1, max: 8192 }),
+  'store/readReplicas/0/host': fc.constantFrom('r1', 'r2'),
+  'store/urls/redis:~1~1a:1': fc.constantFrom(true, false, null),
+  namespace: namespace,
+};
+
+/** A PatchObject: keys from the type's paths (sound, invalid, nonexistent) and random ones; values mostly sound for their key. */
 export const patchFor = (type: SetType): fc.Arbitrary<Record<string, unknown>> =>
-  fc.dictionary(
-    fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...(type === 'SpamRule' ? RULE_PATCH_KEYS : STORE_PATCH_KEYS)) }, { weight: 1, arbitrary: fc.string({ maxLength: 6 }) }),
-    fc.oneof({ weight: 4, arbitrary: oddValue }, { weight: 2, arbitrary: type === 'SpamRule' ? expr : fc.constantFrom(...STORES) }),
-    { minKeys: 1, maxKeys: 3 },
-  );
+  fc
+    .uniqueArray(
+      fc.oneof(
+        { weight: 6, arbitrary: fc.constantFrom(...(type === 'SpamRule' ? RULE_PATCH_KEYS : STORE_PATCH_KEYS).filter((k) => Object.hasOwn(goodValue, k))) },
+        { weight: 3, arbitrary: fc.constantFrom(...(type === 'SpamRule' ? RULE_PATCH_KEYS : STORE_PATCH_KEYS)) },
+        { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
+      ),
+      { minLength: 1, maxLength: 3 },
+    )
+    .chain((keys) =>
+      fc.tuple(...keys.map((k) => (Object.hasOwn(goodValue, k) ? fc.oneof({ weight: 3, arbitrary: goodValue[k]! }, { weight: 1, arbitrary: oddValue }) : oddValue))).map((vals) => Object.fromEntries(keys.map((k, i) => [k, vals[i]]))),
+    );
 
 /** An id in an update or destroy: the i-th object there is, one that does not exist, or a creation of the call. */
 export type IdRef = { existing: number } | { unknown: string } | { creation: string };
@@ -139,7 +177,7 @@ export const setOp: fc.Arbitrary<SetOp> = fc.constantFrom<SetType>('SpamRule', '
     type: fc.constant(type),
     create: fc.array(fc.tuple(fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...CIDS) }, { weight: 1, arbitrary: fc.constantFrom('bad id', '', 'é', '__proto__') }), type === 'SpamRule' ? ruleCreate : lookupCreate), { maxLength: 3 }),
     update: fc.array(fc.tuple(idRef, patchFor(type)), { maxLength: 2 }),
-    destroy: fc.array(idRef, { maxLength: 2 }),
+    destroy: fc.oneof({ weight: 3, arbitrary: fc.constant<IdRef[]>([]) }, { weight: 1, arbitrary: fc.array(idRef, { minLength: 1, maxLength: 2 }) }),
     ifInState: fc.constantFrom<IfInState>('none', 'none', 'null', 'current', 'stale', 'garbage'),
   }),
 );
