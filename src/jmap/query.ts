@@ -88,7 +88,9 @@ export function queryIds(kind: ObjectKind, objects: Map<string, Data>, args: Rec
     for (const c of comparators) {
       let x = c.key(a[0], a[1]);
       let y = c.key(b[0], b[1]);
-      if (c.fold !== undefined && typeof x === 'string' && typeof y === 'string') [x, y] = [c.fold(x), c.fold(y)];
+      // `id` orders by creation (compareIds), not as a string: a collation has nothing to fold there, and
+      // i;ascii-numeric would turn every id into a number (or +Infinity) that compareIds cannot order.
+      if (c.fold !== undefined && c.property !== 'id' && typeof x === 'string' && typeof y === 'string') [x, y] = [c.fold(x), c.fold(y)];
       const r = c.property === 'id' ? compareIds(x as string, y as string) : typeof x === 'number' ? x - (y as number) : x < y ? -1 : x > y ? 1 : 0;
       // NaN: two strings an ascii-numeric collation puts last alike (Infinity - Infinity).
       if (r !== 0 && !Number.isNaN(r)) return r * c.dir;

@@ -11,12 +11,18 @@
  *    (invalidProperties naming properties the item has), a refused item changes nothing, the state
  *    moves exactly when an object does, `ifInState` mismatches are `stateMismatch` and change nothing,
  *    and whatever `/get` then returns can be written back unchanged.
+ * 3. `/query` filters, sorts and windows against a reference (fuzz-query.ts): a sound query returns
+ *    the ids the reference selects, in its order, windowed as §5.5 says (negative `position` from the
+ *    end, `anchor` + `anchorOffset` clamped, `limit`), `total` only when asked; a bad one gets one of
+ *    the method errors its parts may cause (unsupportedFilter, unsupportedSort, invalidArguments), and
+ *    an anchor the results do not hold `anchorNotFound`.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzParams } from '../helpers/fuzz.js';
 import { CLIENT_METHOD_ERRORS, CORE, envelopeBody, expectedRequestErrors, MGMT, shortPrinted } from './fuzz-envelope.js';
 import { setOp, type IdRef, type SetOp, type SetType } from './fuzz-set.js';
+import { querySpec, referenceIds } from './fuzz-query.js';
 import { rule, startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -91,6 +97,17 @@ describe('regressions found by the fuzz properties', () => {
     ]);
     expect(res[1]).toEqual(['error', { type: 'invalidResultReference', description: expect.stringContaining('RFC 6901') }, 'g']);
     await h.call([['x:SpamRule/set', { destroy: [id] }, '0']]);
+  });
+
+  it('sorts by id in creation order whatever the collation (i;ascii-numeric left every id tied)', async () => {
+    const [[, c]] = (await h.call([['x:SpamRule/set', { create: { x: rule('ID1'), y: rule('ID2'), z: rule('ID3') } }, '0']])) as any;
+    const mine = ['x', 'y', 'z'].map((k) => c.created[k].id as string);
+    const filter = { name: 'ID' };
+    for (const collation of ['i;ascii-numeric', 'i;ascii-casemap', 'i;unicode-casemap']) {
+      const [[, q]] = (await h.call([['x:SpamRule/query', { filter, sort: [{ property: 'id', isAscending: false, collation }] }, '0']])) as any;
+      expect(q.ids, collation).toEqual([...mine].reverse());
+    }
+    await h.call([['x:SpamRule/set', { destroy: mine }, '0']]);
   });
 });
 
@@ -276,6 +293,79 @@ describe('fuzz: /set of SpamRule and StoreLookup (RFC 8620 §5.3) against a mode
         for (const op of ops) await checkSetOp(op);
       }),
       fuzzParams(150),
+    );
+  }, 120_000);
+});
+
+describe('fuzz: /query of SpamRule and StoreLookup (RFC 8620 §5.5) against a reference', () => {
+  const objects = {} as Record<SetType, Record<string, any>[]>;
+  const states = {} as Record<SetType, string>;
+  beforeAll(async () => {
+    await reset();
+    const rules = { ALPHA: 500, alpha2: 10, BETA: 10, G10: -5, G9: 99999, Z1: 10, ÄRGER: 0, '10X': 1, bz: -99999 };
+    const create = Object.fromEntries(Object.entries(rules).map(([n, priority], i) => [`r${i}`, rule(n, { priority })]));
+    const stores = { a: 'Redis', B: 'PostgreSql', c1: 'Sqlite', 'ns.x': 'Redis', Ns2: 'Redis', '2b': 'Sqlite' };
+    const store = (t: string) => (t === 'Redis' ? { '@type': t, url: 'redis://10.0.0.1' } : t === 'Sqlite' ? { '@type': t, path: 'q.db' } : { '@type': t, host: 'db' });
+    const lookups = Object.fromEntries(Object.entries(stores).map(([ns, t], i) => [`s${i}`, { namespace: ns, store: store(t) }]));
+    const made = (await h.call([
+      ['x:SpamRule/set', { create }, '0'],
+      ['x:StoreLookup/set', { create: lookups }, '1'],
+    ])) as any[];
+    for (const [, r] of made) expect(r.notCreated).toBeNull();
+    for (const type of ['SpamRule', 'StoreLookup'] as const) {
+      const all = await getAll(type);
+      objects[type] = [...all.objects.values()];
+      states[type] = all.state;
+    }
+  });
+
+  it('answers a sound query as the reference does, windowed per §5.5, and a bad one with an error its parts may cause', async () => {
+    await fc.assert(
+      fc.asyncProperty(querySpec, async (spec) => {
+        const all = objects[spec.type];
+        const args: Record<string, unknown> = {};
+        const errors: string[] = [];
+        for (const k of ['filter', 'sort', 'position', 'anchorOffset', 'limit', 'calculateTotal'] as const) {
+          const part = spec[k];
+          if (part === undefined) continue;
+          args[k] = part.value;
+          errors.push(...part.errors);
+        }
+        if (spec.anchor !== undefined) {
+          if ('index' in spec.anchor) args.anchor = all[spec.anchor.index % all.length]!.id;
+          else {
+            args.anchor = spec.anchor.value;
+            errors.push(...spec.anchor.errors);
+          }
+        }
+        const [[name, res]] = (await h.call([[`x:${spec.type}/query`, args, 'q']])) as any;
+        if (errors.length > 0) {
+          expect(name, JSON.stringify(res)).toBe('error');
+          expect(errors, JSON.stringify(res)).toContain(res.type);
+          return;
+        }
+        const full = referenceIds(spec.type, all, args.filter, args.sort);
+        if (typeof args.anchor === 'string' && !full.includes(args.anchor)) {
+          expect([name, res.type], JSON.stringify(res)).toEqual(['error', 'anchorNotFound']);
+          return;
+        }
+        expect(name, JSON.stringify(res)).toBe(`x:${spec.type}/query`);
+        const int = (v: unknown) => (typeof v === 'number' ? v : 0);
+        let start: number;
+        if (typeof args.anchor === 'string') start = Math.max(0, full.indexOf(args.anchor) + int(args.anchorOffset));
+        else start = int(args.position) < 0 ? Math.max(0, full.length + int(args.position)) : int(args.position);
+        start = Math.min(start, full.length);
+        const limit = typeof args.limit === 'number' ? args.limit : full.length;
+        expect(res).toEqual({
+          accountId: 'a',
+          queryState: states[spec.type],
+          canCalculateChanges: true,
+          position: start,
+          ids: full.slice(start, start + limit),
+          ...(args.calculateTotal === true ? { total: full.length } : {}),
+        });
+      }),
+      fuzzParams(500),
     );
   }, 120_000);
 });
