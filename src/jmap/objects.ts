@@ -141,7 +141,8 @@ function storeProblem(given: unknown, p: Problem): Problem {
   const path = p.path === '' ? 'store' : `store/${p.path}`;
   if (p.path === '@type' || p.path.endsWith('/@type')) return { path, message: `missing or invalid "@type" (${p.message})` };
   let cur: unknown = given;
-  const keys = p.path.split('/');
+  // The path is a JSON pointer: a key such as "redis://h" is written "redis:~1~1h" there.
+  const keys = p.path.split('/').map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
   for (const k of keys.slice(0, -1)) cur = isObject(cur) || Array.isArray(cur) ? (cur as Record<string, unknown>)[k] : undefined;
   const absent = (isObject(cur) || Array.isArray(cur)) && (cur as Record<string, unknown>)[keys[keys.length - 1]!] === undefined;
   return { path, message: absent && !p.message.startsWith('unknown property') ? 'required' : p.message };

@@ -14,25 +14,43 @@ import type { z } from 'zod';
  */
 function buildSchemas() {
   const { z } = createRequire(import.meta.url)('zod') as typeof import('zod');
-  /** Stalwart's `List<T>` on input: an array, or an object keyed by index (`{"0": {...}}`). */
+  /**
+   * Stalwart's `List<T>` on input: an array, or an object keyed by index (`{"0": {...}}`), whose keys must
+   * be decimal indices (as the rule schema's lists, src/engine/schema.ts): another key has no place in
+   * the order, and would be dropped or put anywhere.
+   */
   function listOf<T extends z.ZodType>(item: T) {
-    return z.preprocess((v) => {
-      if (v !== null && typeof v === 'object' && !Array.isArray(v))
-        return Object.entries(v as Record<string, unknown>)
-          .sort(([a], [b]) => Number(a) - Number(b))
-          .map(([, x]) => x);
+    return z.preprocess((v, ctx) => {
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+        const entries = Object.entries(v as Record<string, unknown>);
+        const bad = entries.find(([k]) => !/^\d+$/.test(k));
+        if (bad !== undefined) {
+          ctx.issues.push({ code: 'custom', message: 'list keys must be decimal indices', input: v, path: [bad[0]] });
+          return z.NEVER;
+        }
+        return entries.sort(([a], [b]) => Number(a) - Number(b)).map(([, x]) => x);
+      }
       return v;
     }, z.array(item));
   }
 
-  /** Stalwart's `Set<String>` on input: `{"value": true}` map or an array; entries must be non-empty. */
+  /**
+   * Stalwart's `Set<String>` on input: `{"value": true}` map or an array; entries must be non-empty. A map's
+   * values must be true or false (false leaves the entry out), as in the rule schema's sets: another
+   * value (`"yes"`, 1) was left out as if false, so a store could be accepted with none of the URLs sent.
+   */
   function setOfStrings() {
     return z.preprocess(
-      (v) => {
-        if (v !== null && typeof v === 'object' && !Array.isArray(v))
-          return Object.entries(v as Record<string, unknown>)
-            .filter(([, on]) => on === true)
-            .map(([k]) => k);
+      (v, ctx) => {
+        if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+          const entries = Object.entries(v as Record<string, unknown>);
+          const bad = entries.find(([, on]) => typeof on !== 'boolean');
+          if (bad !== undefined) {
+            ctx.issues.push({ code: 'custom', message: 'set values must be true or false', input: v, path: [bad[0]] });
+            return z.NEVER;
+          }
+          return entries.filter(([, on]) => on).map(([k]) => k);
+        }
         return v;
       },
       z.array(z.string().trim().min(1, 'must not be empty')),

@@ -109,6 +109,17 @@ describe('regressions found by the fuzz properties', () => {
     }
     await h.call([['x:SpamRule/set', { destroy: mine }, '0']]);
   });
+
+  it('refuses a StoreLookup whose urls map has a value other than true/false, naming the entry and why', async () => {
+    const store = { '@type': 'RedisCluster', urls: { 'redis://a:1': 'yes' } };
+    const [[, r]] = (await h.call([['x:StoreLookup/set', { create: { k: { namespace: 'yes', store } } }, '0']])) as any;
+    expect(r.notCreated.k).toEqual({
+      type: 'invalidProperties',
+      description: 'store/urls/redis:~1~1a:1: set values must be true or false',
+      properties: ['store/urls/redis:~1~1a:1'],
+    });
+    expect(r.newState).toBe(r.oldState);
+  });
 });
 
 describe('fuzz: the Request envelope (RFC 8620 §3.3–3.7)', () => {

@@ -111,6 +111,13 @@ describe('parseLookupStoreConfig: bounds and paths', () => {
     expect(errors(json).map((e) => e.path)).toEqual([path]);
   });
 
+  it('refuses a set value other than true or false, and a list key that is not an index (they were dropped or put anywhere)', () => {
+    // Found by the JMAP /set fuzz property (test/jmap/fuzz.test.ts): {"redis://a:1": "yes"} was a cluster with no URL.
+    expect(errors({ '@type': 'RedisCluster', urls: { 'redis://a:1': 'yes' } })).toEqual([{ path: 'urls/redis:~1~1a:1', message: 'set values must be true or false' }]);
+    expect(errors({ '@type': 'RedisSentinel', urls: { 'redis://s:1': true, 'redis://t:1': 1 } })).toEqual([{ path: 'urls/redis:~1~1t:1', message: 'set values must be true or false' }]);
+    expect(errors({ '@type': 'PostgreSql', host: 'h', readReplicas: { x: { host: 'r' }, 0: { host: 'r0' } } })).toEqual([{ path: 'readReplicas/x', message: 'list keys must be decimal indices' }]);
+  });
+
   it('refuses unknown properties, naming each', () => {
     expect(errors({ '@type': 'Redis', url: 'redis://x', colour: 'blue', size: 1 })).toEqual([
       { path: 'colour', message: 'unknown property "colour"' },
