@@ -47,6 +47,9 @@ const ARG_NAMES = ['ids', 'properties', 'accountId', 'filter', 'sort', 'position
 const argValue = fc.oneof(
   { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 2, arbitrary: fc.constantFrom(null, [], {}, 'a', 's0', 's1', -1, 0, 1.5, 1e300, ['a'], [1], { name: 'A' }, { operator: 'NOT', conditions: [] }, [{ property: 'name' }]) },
+  // Huge arrays and maps: over maxObjectsInGet/maxObjectsInSet (500), and far over.
+  { weight: 1, arbitrary: fc.constantFrom(501, 5_000, 100_000).map((n) => Array.from({ length: n }, (_, i) => `i${i % 1000}`)) },
+  { weight: 1, arbitrary: fc.constantFrom(501, 5_000).map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`c${i}`, {}]))) },
 );
 /** A method's arguments: known names with any value, `#name` references, and other keys. */
 const args = fc.dictionary(
@@ -73,6 +76,7 @@ const invocation = fc.oneof(
 const using = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom([CORE, MGMT], [CORE], [], [MGMT]) },
   { weight: 2, arbitrary: fc.array(fc.oneof(fc.constantFrom(CORE, MGMT, 'urn:ietf:params:jmap:mail', 'urn:nope', ''), fc.string({ maxLength: 8 })), { maxLength: 4 }) },
+  { weight: 1, arbitrary: fc.constantFrom(1_000, 100_000).map((n) => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? CORE : MGMT))) },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
 );
 
