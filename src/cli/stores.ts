@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { JmapSetError, type JmapClient, type StoreLookup } from '../client/index.js';
+import { unescapePointerSegment } from '../util/index.js';
 import {
   CONNECTION_HELP,
   CONNECTION_OPTIONS,
@@ -68,7 +69,7 @@ function storeKind(prop: string): ValueKind {
 
 /** Sets a value at a `/`-separated path inside `obj`, creating objects on the way. */
 function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
-  const parts = path.split('/').map((p) => p.replace(/~1/gu, '/').replace(/~0/gu, '~'));
+  const parts = path.split('/').map(unescapePointerSegment);
   let cur = obj;
   for (const p of parts.slice(0, -1)) {
     const next = cur[p];

@@ -10,7 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import type { z as Zod } from 'zod';
-import { isObject } from '../util/index.js';
+import { isObject, pointerSegment, unescapePointerSegment } from '../util/index.js';
 
 export interface Problem {
   /** JSON pointer relative to the object, e.g. `priority`, `condition/match/0/if`. */
@@ -161,15 +161,13 @@ const registrySchemas = () => (schemas ??= buildSchemas());
 
 export type RegistryObject<T extends RegistryType> = Zod.output<ReturnType<typeof buildSchemas>[T]>;
 
-const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
-
 /** zod issues as Problems: one per unknown key, JSON-pointer paths. */
 export function zodProblems(error: Zod.ZodError): Problem[] {
   const out: Problem[] = [];
   for (const issue of error.issues) {
-    const base = issue.path.map((p) => escapePointer(String(p)));
+    const base = issue.path.map((p) => pointerSegment(String(p)));
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) out.push({ path: [...base, escapePointer(k)].join('/'), message: 'unknown property' });
+      for (const k of issue.keys) out.push({ path: [...base, pointerSegment(k)].join('/'), message: 'unknown property' });
       continue;
     }
     out.push({ path: base.join('/'), message: issue.message });
@@ -180,7 +178,7 @@ export function zodProblems(error: Zod.ZodError): Problem[] {
 /** True when the parent of `path` exists in `input` but the last key is absent (or null at the top). */
 function isMissing(input: unknown, path: string): boolean {
   if (path === '') return false;
-  const keys = path.split('/').map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const keys = path.split('/').map(unescapePointerSegment);
   let cur: unknown = input;
   for (let i = 0; i < keys.length - 1; i++) {
     if (!isObject(cur) && !Array.isArray(cur)) return false;

@@ -14,7 +14,7 @@ import { carriedSecretProblems, keepSecrets } from './store-secrets.js';
 import { REGISTRY_KINDS } from './registry-kinds.js';
 import { SpamTrainingSampleKind } from './training-samples.js';
 import { MAX_OBJECT_BYTES, type Data, type ObjectKind, type ObjectType, type Validators } from './kind.js';
-import { isObject } from '../util/index.js';
+import { isObject, unescapePointerSegment } from '../util/index.js';
 
 export type { ObjectType, Data, ConditionValidator, Validators, ObjectKind } from './kind.js';
 export { MAX_OBJECT_BYTES } from './kind.js';
@@ -142,7 +142,7 @@ function storeProblem(given: unknown, p: Problem): Problem {
   if (p.path === '@type' || p.path.endsWith('/@type')) return { path, message: `missing or invalid "@type" (${p.message})` };
   let cur: unknown = given;
   // The path is a JSON pointer: a key such as "redis://h" is written "redis:~1~1h" there.
-  const keys = p.path.split('/').map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const keys = p.path.split('/').map(unescapePointerSegment);
   for (const k of keys.slice(0, -1)) cur = isObject(cur) || Array.isArray(cur) ? (cur as Record<string, unknown>)[k] : undefined;
   const absent = (isObject(cur) || Array.isArray(cur)) && (cur as Record<string, unknown>)[keys[keys.length - 1]!] === undefined;
   return { path, message: absent && !p.message.startsWith('unknown property') ? 'required' : p.message };

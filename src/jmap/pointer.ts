@@ -3,22 +3,15 @@
  * `/`) and ResultReference paths with the `*` wildcard (RFC 8620 §3.7).
  */
 import { MethodError, SetErrorException } from './errors.js';
-import { isObject } from '../util/index.js';
+import { isObject, pointerSegment, unescapePointerSegment } from '../util/index.js';
 
-/**
- * One property name as a JSON-pointer segment (RFC 6901 §3): `~` as `~0`, `/` as `~1`. SetError
- * `properties` are pointers, so a name holding either must be escaped to name itself (`a/b` would be `b`
- * inside `a`).
- */
-export function pointerSegment(name: string): string {
-  return name.replace(/~/g, '~0').replace(/\//g, '~1');
-}
+export { pointerSegment };
 
 /** Splits a pointer into unescaped segments; a leading `/` is optional (`store/port` ≡ `/store/port`). */
 export function parsePointer(pointer: string): string[] {
   const p = pointer.startsWith('/') ? pointer.slice(1) : pointer;
   if (p === '') return [];
-  return p.split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return p.split('/').map(unescapePointerSegment);
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import type { z } from 'zod';
+import { pointerSegment } from '../util/index.js';
 
 /**
  * The schemas, built on the first validation: zod is about 95 modules that start-up (`spamrule classify`,
@@ -205,8 +206,6 @@ export interface ConfigProblem {
   message: string;
 }
 
-const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
-
 /**
  * Validates one `x:LookupStore` object (its `@type` picks the variant) and applies the schema defaults.
  * Never throws: problems come back with JSON-pointer paths relative to the store (`port`,
@@ -217,9 +216,9 @@ export function parseLookupStoreConfig(json: unknown): { ok: true; value: Lookup
   if (r.success) return { ok: true, value: r.data };
   const errors: ConfigProblem[] = [];
   for (const issue of r.error.issues) {
-    const base = issue.path.map((p) => escapePointer(String(p)));
+    const base = issue.path.map((p) => pointerSegment(String(p)));
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) errors.push({ path: [...base, escapePointer(k)].join('/'), message: `unknown property "${k}"` });
+      for (const k of issue.keys) errors.push({ path: [...base, pointerSegment(k)].join('/'), message: `unknown property "${k}"` });
       continue;
     }
     let message = issue.message;

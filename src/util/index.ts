@@ -4,6 +4,7 @@ export { SmallMap, SMALL_MAP_LINEAR } from './small-map.js';
 export { prng } from './prng.js';
 export { isStackOverflow } from './stack.js';
 export { detach } from './strings.js';
+export { pointerSegment, unescapePointerSegment } from './pointer.js';
 export { closestName, editDistance } from './suggest.js';
 export { isObject } from './is-object.js';
 export { MAX_TAG_LENGTH, quoteTag, tagNameProblem } from './tag-name.js';
