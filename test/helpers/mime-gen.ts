@@ -1,0 +1,153 @@
+/**
+ * A fast-check arbitrary of structurally valid but odd MIME messages (test/message/fuzz.test.ts,
+ * test/engine/classify-fuzz.test.ts): random nesting of multiparts and message/rfc822 parts, content
+ * types, transfer encodings, charsets, filenames, header case and line ends. Every boundary is unique and
+ * every body is encoded correctly, so the text written into a `text/plain` part in a charset we can encode
+ * must come back out of the parse: each such part's text is returned in `texts` for that check.
+ */
+import fc from 'fast-check';
+
+/** A charset we can encode text into here, with the characters its texts are drawn from. */
+interface Charset {
+  readonly label: string;
+  encode(s: string): Buffer;
+  /** Must the body be base64 or quoted-printable (its bytes include NUL, CR, LF)? */
+  readonly binary?: boolean;
+}
+
+const ASCII = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:;!?()[]<>@#$%&*+/\'"_|~^`{}';
+// Latin-1 letters that windows-1252 reads the same way (0xA0-0xFF; 0x80-0x9F differ).
+const LATIN1 = ASCII + 'àáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿßÀÉÖÜ£¥§©«»°±µ¶¿';
+const UNICODE = LATIN1 + 'ĀŁŒžΑΒΓαβγДЖЯжяשלוםمرحبا中文字日本語한국어ไทย€™😀🎉\u200b\u00a0';
+const UTF16 = (s: string, be: boolean): Buffer => {
+  const b = Buffer.from(s, 'utf16le');
+  if (be) b.swap16();
+  return b;
+};
+const CHARSETS: ReadonlyArray<readonly [Charset, string]> = [
+  [{ label: 'utf-8', encode: (s) => Buffer.from(s, 'utf8') }, UNICODE],
+  [{ label: 'UTF-8', encode: (s) => Buffer.from(s, 'utf8') }, UNICODE],
+  [{ label: 'us-ascii', encode: (s) => Buffer.from(s, 'latin1') }, ASCII],
+  [{ label: 'iso-8859-1', encode: (s) => Buffer.from(s, 'latin1') }, LATIN1],
+  [{ label: 'ISO_8859-1', encode: (s) => Buffer.from(s, 'latin1') }, LATIN1],
+  [{ label: 'windows-1252', encode: (s) => Buffer.from(s, 'latin1') }, LATIN1],
+  [{ label: 'latin1', encode: (s) => Buffer.from(s, 'latin1') }, LATIN1],
+  [{ label: 'utf-16le', encode: (s) => UTF16(s, false), binary: true }, UNICODE],
+  [{ label: 'utf-16be', encode: (s) => UTF16(s, true), binary: true }, UNICODE],
+];
+
+type Leaf = { kind: 'leaf'; type: string; charset: number; cte: string; disposition: string | undefined; filename: string | undefined; text: string; eol: string };
+type Multi = { kind: 'multi'; subtype: string; children: Node[]; preamble: string; epilogue: string };
+type Nested = { kind: 'rfc822'; type: string; subject: string; body: Node };
+export type Node = Leaf | Multi | Nested;
+
+const textArb = (alphabet: string): fc.Arbitrary<string> => fc.string({ unit: fc.constantFrom(...alphabet), minLength: 1, maxLength: 200 });
+
+const leafArb: fc.Arbitrary<Leaf> = fc
+  .record({
+    type: fc.constantFrom('text/plain', 'TEXT/PLAIN', 'Text/Plain', 'text/html', 'text/calendar', 'application/octet-stream', 'image/png', 'application/pdf', 'text/x-unknown'),
+    charset: fc.integer({ min: 0, max: CHARSETS.length - 1 }),
+    cte: fc.constantFrom('7bit', '8bit', 'binary', 'base64', 'quoted-printable', 'BASE64', 'Quoted-Printable', ''),
+    disposition: fc.option(fc.constantFrom('inline', 'attachment', 'ATTACHMENT', 'inline; x=1'), { nil: undefined }),
+    filename: fc.option(fc.constantFrom('a.txt', 'résumé.pdf', 'evil.exe', '=?utf-8?B?0YTQsNC50LsuZG9j?=', 'a b.zip', "utf-8''%E2%82%AC.txt", 'x'.repeat(300) + '.txt', ''), { nil: undefined }),
+    seed: fc.nat(),
+  })
+  .chain((r) => textArb(CHARSETS[r.charset]![1]).map((text) => ({ ...r, kind: 'leaf' as const, text, eol: '' })))
+  .map(({ seed: _seed, ...leaf }) => leaf);
+
+/** Message trees up to a few levels deep. */
+export const mimeTreeArb: fc.Arbitrary<Node> = fc.letrec<{ node: Node; multi: Multi; nested: Nested }>((tie) => ({
+  node: fc.oneof({ depthSize: 'medium', maxDepth: 6, withCrossShrink: true }, leafArb, tie('multi'), tie('multi'), tie('nested')),
+  multi: fc.record({
+    kind: fc.constant('multi' as const),
+    subtype: fc.constantFrom('mixed', 'alternative', 'related', 'report', 'signed', 'digest', 'x-odd', 'MIXED'),
+    children: fc.array(tie('node'), { minLength: 0, maxLength: 4 }),
+    preamble: fc.constantFrom('', 'This is a multi-part message in MIME format.', '--not-a-boundary'),
+    epilogue: fc.constantFrom('', 'epilogue text', '\r\n\r\n'),
+  }),
+  nested: fc.record({
+    kind: fc.constant('rfc822' as const),
+    type: fc.constantFrom('message/rfc822', 'message/global', 'Message/RFC822'),
+    subject: fc.constantFrom('fwd', '=?utf-8?Q?caf=C3=A9?=', ''),
+    body: tie('node'),
+  }),
+})).node;
+
+/** RFC 2045 quoted-printable of bytes: every byte that is not a plain printable (nor `=`) as =XX, soft breaks under 76. */
+export function encodeQuotedPrintable(b: Buffer, eol: string): string {
+  let out = '';
+  let line = '';
+  for (const c of b) {
+    const piece = c > 32 && c < 127 && c !== 61 ? String.fromCharCode(c) : `=${c.toString(16).toUpperCase().padStart(2, '0')}`;
+    if (line.length + piece.length > 75) {
+      out += line + '=' + eol;
+      line = '';
+    }
+    line += piece;
+  }
+  return out + line;
+}
+
+const base64Lines = (b: Buffer, eol: string): string => (b.toString('base64').match(/.{1,76}/g) ?? []).join(eol);
+
+/** A generated message: its bytes, and the text/plain texts the parse must find (one per such part). */
+export interface GeneratedMessage {
+  raw: Buffer;
+  texts: string[];
+}
+
+/**
+ * Serializes a tree with the given line end. Texts are collected from `text/plain` parts whose charset
+ * can carry them, in the top-level message or a message directly attached to it (the text parts of a
+ * message inside an attached message are not text parts: docs/message-analysis.md, "Text parts").
+ */
+export function serialize(root: Node, eol: string, topHeaders: readonly string[]): GeneratedMessage {
+  let nextBoundary = 0;
+  const texts: string[] = [];
+  const part = (n: Node, nestedDepth: number): { headers: string[]; body: string } => {
+    switch (n.kind) {
+      case 'leaf': {
+        const cs = CHARSETS[n.charset]!;
+        const bytes = cs[0].encode(n.text);
+        let cte = n.cte.toLowerCase();
+        // A body whose bytes include CR, LF or NUL must be encoded to stay one part.
+        if (cs[0].binary && cte !== 'base64' && cte !== 'quoted-printable') cte = 'base64';
+        const body = cte === 'base64' ? base64Lines(bytes, eol) : cte === 'quoted-printable' ? encodeQuotedPrintable(bytes, eol) : bytes.toString('latin1');
+        const name = n.filename === undefined ? '' : n.filename.startsWith("utf-8''") ? `; filename*=${n.filename}` : `; filename="${n.filename}"`;
+        const headers = [`Content-Type: ${n.type}; charset="${cs[0].label}"`];
+        if (cte !== '') headers.push(`Content-Transfer-Encoding: ${cte === n.cte.toLowerCase() ? n.cte : cte}`);
+        if (n.disposition !== undefined || name !== '') headers.push(`Content-Disposition: ${n.disposition ?? 'attachment'}${name}`);
+        if (n.type.toLowerCase() === 'text/plain' && nestedDepth <= 1) texts.push(n.text);
+        return { headers, body };
+      }
+      case 'multi': {
+        const b = `=_b${nextBoundary++}_${n.children.length}`;
+        const lines = [n.preamble];
+        for (const c of n.children) {
+          const p = part(c, nestedDepth);
+          lines.push(`--${b}`, ...p.headers, '', p.body);
+        }
+        lines.push(`--${b}--`, n.epilogue);
+        return { headers: [`Content-Type: multipart/${n.subtype}; boundary="${b}"`], body: lines.join(eol) };
+      }
+      case 'rfc822': {
+        const p = part(n.body, nestedDepth + 1);
+        const inner = [`From: inner@example.org`, `Subject: ${n.subject}`, 'MIME-Version: 1.0', ...p.headers, '', p.body].join(eol);
+        return { headers: [`Content-Type: ${n.type}`], body: inner };
+      }
+    }
+  };
+  const p = part(root, 0);
+  const raw = [...topHeaders, 'MIME-Version: 1.0', ...p.headers, '', p.body, ''].join(eol);
+  return { raw: Buffer.from(raw, 'latin1'), texts };
+}
+
+/** Generated messages, with odd top-level headers and one of the line ends. */
+export const generatedMessageArb: fc.Arbitrary<GeneratedMessage> = fc
+  .tuple(
+    mimeTreeArb,
+    fc.constantFrom('\r\n', '\n'),
+    fc.constantFrom('From: a@example.com', 'From: "=?utf-8?B?w6k=?=" <b@example.net>', 'From: <>', 'From: undisclosed-recipients:;'),
+    fc.constantFrom('Subject: hi', 'Subject: =?iso-8859-1?Q?caf=E9?= =?utf-8?B?8J+YgA==?=', 'Subject:'),
+  )
+  .map(([tree, eol, from, subject]) => serialize(tree, eol, [from, 'To: b@example.org', subject, 'Date: Mon, 1 Jan 2024 00:00:00 +0000', 'Message-ID: <g@example.com>']));

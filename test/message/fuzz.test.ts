@@ -1,0 +1,131 @@
+/**
+ * Property-based fuzzing of message analysis (analyzeMessage: header split, MIME tree, charsets, HTML
+ * tokens, text parts, addresses, Received chains; docs/message-analysis.md "Limits"): mutated real mail
+ * (the SpamAssassin corpus) and generated MIME trees. Invariants: analyzeMessage never rejects and never
+ * falls back to "analysis failed", every variable of every element of every scope reads as a well-formed
+ * Value, the time taken stays linear in the input, and text written into a text/plain part comes back in
+ * the text parts. Campaign: SPAMRULE_FUZZ_RUNS=5000 SPAMRULE_FUZZ_SEED=n (test/helpers/fuzz.ts).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
+import { fuzzParams } from '../helpers/fuzz.js';
+import { applyMutations, mutationSample, mutationsArb, SCALING_PLACES, SCALING_SNIPPETS, scalingMessage } from '../helpers/mail-mutations.js';
+import { assertAnalysis } from '../helpers/message-invariants.js';
+import { generatedMessageArb } from '../helpers/mime-gen.js';
+
+const SAMPLE = mutationSample();
+
+/** Header text: printable, with some non-ASCII, no control characters. */
+const wordText = fc.string({ unit: fc.constantFrom(...'abcXYZ 019.,:;!?()<>@"\'_=?-éüßÀ€中文😀Дж'), minLength: 1, maxLength: 20 });
+const latin1Charset = (cs: string): boolean => !/^utf-8$/i.test(cs);
+/** What a Latin-1 charset can carry of `t`: the characters past U+00FF written as `?`. */
+const latin1Safe = (t: string): string => [...t].map((c) => (c.codePointAt(0)! > 0xff ? '?' : c)).join('');
+
+/** One RFC 2047 encoded word of `text` in charset `cs` (B or Q). */
+function encodedWord(text: string, enc: string, cs: string): string {
+  const bytes = latin1Charset(cs) ? Buffer.from(latin1Safe(text), 'latin1') : Buffer.from(text, 'utf8');
+  if (enc.toUpperCase() === 'B') return `=?${cs}?${enc}?${bytes.toString('base64')}?=`;
+  let q = '';
+  for (const b of bytes) q += b === 32 ? '_' : /[a-zA-Z0-9]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `=${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  return `=?${cs}?${enc}?${q}?=`;
+}
+
+/** Analyses raw bytes, checks every invariant; returns the elapsed milliseconds. */
+async function analyseChecked(raw: Buffer): Promise<number> {
+  const t0 = performance.now();
+  const m = await analyzeMessage(raw);
+  assertAnalysis(m, raw.length);
+  return performance.now() - t0;
+}
+
+describe('message analysis fuzz', () => {
+  it('the sample covers multipart, HTML and encoded mail', () => {
+    const has = (re: RegExp): number => SAMPLE.filter((c) => re.test(c.raw.toString('latin1'))).length;
+    expect(SAMPLE.length).toBeGreaterThanOrEqual(40);
+    expect(SAMPLE.some((c) => c.isSpam) && SAMPLE.some((c) => !c.isSpam)).toBe(true);
+    expect(has(/^Content-Type:\s*multipart\//im)).toBeGreaterThanOrEqual(5);
+    expect(has(/^Content-Type:\s*text\/html/im)).toBeGreaterThanOrEqual(5);
+    expect(has(/^Content-Transfer-Encoding:\s*(base64|quoted-printable)/im)).toBeGreaterThanOrEqual(3);
+  });
+
+  it('mutated real mail: analyzeMessage keeps every invariant, in bounded time', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: SAMPLE.length - 1 }), mutationsArb, async (i, ms) => {
+        const raw = applyMutations(SAMPLE[i]!.raw, ms);
+        const elapsed = await analyseChecked(raw);
+        // Linear work: a few µs per byte at most, plus a constant (the messages here are under 1.5 MB).
+        expect(elapsed).toBeLessThan(1_000 + raw.length / 200);
+      }),
+      fuzzParams(300),
+    );
+  });
+
+  it('generated MIME trees: every invariant, and text/plain text comes back in the text parts', async () => {
+    await fc.assert(
+      fc.asyncProperty(generatedMessageArb, async ({ raw, texts }) => {
+        const m = await analyzeMessage(raw);
+        assertAnalysis(m, raw.length);
+        const contents = messageContextOf(m).body.parts.map((p) => p.content);
+        for (const t of texts) expect(contents.some((c) => c.includes(t)), `text ${JSON.stringify(t)} in ${JSON.stringify(contents)}`).toBe(true);
+      }),
+      fuzzParams(300),
+    );
+  });
+
+  it('encoded-word subjects decode to the text written, however the words are split and folded', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(wordText, fc.constantFrom('B', 'Q', 'b', 'q'), fc.constantFrom('utf-8', 'UTF-8', 'iso-8859-1', 'windows-1252')), { minLength: 1, maxLength: 6 }), fc.constantFrom(' ', '\r\n ', '\r\n\t', '  ', '\n '), fc.constantFrom('\r\n', '\n'), async (words, sep, eol) => {
+        const raw = Buffer.from(`From: a@example.com${eol}Subject: ${words.map(([t, e, cs]) => encodedWord(t, e, cs)).join(sep)}${eol}${eol}body${eol}`, 'latin1');
+        const m = await analyzeMessage(raw);
+        assertAnalysis(m, raw.length);
+        const text = words.map(([t, , cs]) => (latin1Charset(cs) ? latin1Safe(t) : t)).join('');
+        expect(m.elements('Any')[0]!.variable('subject')).toBe(text.trim().toLowerCase());
+      }),
+      fuzzParams(300),
+    );
+  });
+
+  it('address lists: every recipient written comes back, in order, with its display name', async () => {
+    const local = fc.string({ unit: fc.constantFrom(...'abcxyz019._+-'), minLength: 1, maxLength: 10 }).filter((l) => !/^\.|\.$|\.\./.test(l));
+    const domain = fc.constantFrom('example.com', 'EXAMPLE.org', 'sub.example.net', 'xn--caf-dma.example', 'b.co.uk');
+    const name = fc.option(fc.tuple(wordText, fc.constantFrom('quoted', 'encoded', 'plain')), { nil: undefined });
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(local, domain, name), { minLength: 1, maxLength: 8 }), fc.constantFrom(', ', ',', ',\r\n ', ' ,  '), async (rcpts, sep) => {
+        const written = rcpts.map(([l, d, n]) => {
+          const addr = `${l}@${d}`;
+          if (n === undefined) return addr;
+          const [t, how] = n;
+          const display = how === 'encoded' ? encodedWord(t, 'B', 'utf-8') : how === 'quoted' ? `"${t.replace(/["\\]/g, '\\$&')}"` : t.replace(/[^a-zA-Z0-9 ]/g, '').trim() || 'x';
+          return `${display} <${addr}>`;
+        });
+        const raw = Buffer.from(`From: a@example.com\r\nTo: ${written.join(sep)}\r\nSubject: s\r\n\r\nbody\r\n`, 'utf8');
+        const m = await analyzeMessage(raw);
+        assertAnalysis(m, raw.length);
+        const any = m.elements('Any')[0]!;
+        expect(any.variable('to')).toEqual(rcpts.map(([l, d]) => `${l}@${d}`.toLowerCase()));
+        const names = rcpts.flatMap(([, , n]) => {
+          if (n === undefined) return [];
+          const t = n[1] === 'plain' ? n[0].replace(/[^a-zA-Z0-9 ]/g, '').trim() || 'x' : n[0];
+          const v = t.trim().toLowerCase();
+          return v === '' ? [] : [v];
+        });
+        expect(any.variable('to.name')).toEqual(names);
+      }),
+      fuzzParams(300),
+    );
+  });
+
+  it('repeating a snippet 8 times more costs at most ~linear time more', async () => {
+    // A snippet repeated k and 8k times at one place; quadratic work would take ~64 times as long.
+    const best = async (raw: Buffer): Promise<number> => Math.min(await analyseChecked(raw), await analyseChecked(raw));
+    // Every snippet at every place (a plain loop: 90 cases, all of them every run).
+    for (const s of SCALING_SNIPPETS) {
+      for (const where of SCALING_PLACES) {
+        const small = await best(scalingMessage(s, where, 2_000));
+        const large = await best(scalingMessage(s, where, 16_000));
+        expect(large, `${where}: ${JSON.stringify(s)} x2000 ${small.toFixed(1)} ms, x16000 ${large.toFixed(1)} ms`).toBeLessThan(Math.max(200, 24 * small));
+      }
+    }
+  });
+});
