@@ -28,6 +28,40 @@ function unfoldValue(v: string): string {
   return v.replace(/\r?\n(?=[ \t])/g, '');
 }
 
+/**
+ * Replaces each RFC 5322 comment `( … )` outside a quoted string by one space, as mail-parser's
+ * Content-Type reader skips them: comments nest, a backslash escapes the next character in a comment
+ * or a quoted string, and a comment never closed runs to the end of the value. Inside a quoted string
+ * `(` and `)` are plain characters (`filename="report (final).pdf"`, RFC 2046 boundaries may contain
+ * them). One pass; a value without `(` is returned as it is.
+ */
+function stripComments(v: string): string {
+  if (!v.includes('(')) return v;
+  let out = '';
+  let from = 0; // start of the text not yet copied to out
+  let quoted = false;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (quoted) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) quoted = false;
+    } else if (c === 34) {
+      quoted = true;
+    } else if (c === 40 /* ( */) {
+      out += v.slice(from, i) + ' ';
+      let depth = 1;
+      for (i++; i < v.length && depth > 0; i++) {
+        const d = v.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 40) depth++;
+        else if (d === 41 /* ) */) depth--;
+      }
+      from = i--;
+    }
+  }
+  return from >= v.length ? out : out + v.slice(from);
+}
+
 interface RawParams {
   type: string;
   subtype: string | undefined;
@@ -37,7 +71,7 @@ interface RawParams {
 /** Splits `type/subtype; a=b; c="d"` (latin1 text); undefined when there is no type. */
 function splitContentType(value: string): RawParams | undefined {
   const cut = value.length > MAX_CONTENT_TYPE_CHARS ? value.slice(0, MAX_CONTENT_TYPE_CHARS) : value;
-  const s = unfoldValue(cut).replace(/\([^()]*\)/g, ' ');
+  const s = stripComments(unfoldValue(cut));
   const n = s.length;
   let i = 0;
   while (i < n && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;

@@ -189,6 +189,38 @@ describe('Content-Type attributes', () => {
       expect(parseContentType(`text/plain; x=${quoted}`)?.attributes.get('x'), quoted).toBe(value);
   });
 
+  it('keeps parentheses inside quoted values: only comments outside quotes are skipped (mail-parser)', () => {
+    // Found by test/message/fuzz.test.ts: the comments were cut out of quoted strings too, so a file name
+    // lost its "(final)" and a boundary such as Sun/iPlanet's "Boundary_(ID_…)" (4 corpus messages)
+    // never matched its delimiters, leaving the whole multipart one unsplit part.
+    expect(parseContentType('attachment; filename="report (final).pdf"')?.attributes.get('filename')).toBe('report (final).pdf');
+    expect(parseContentType('multipart/mixed; boundary="Boundary_(ID_xjiotMI3LbV/zJ0Zs39NiA)"')?.attributes.get('boundary')).toBe('Boundary_(ID_xjiotMI3LbV/zJ0Zs39NiA)');
+    expect(parseContentType('text/plain; x="a\\"(b)"')?.attributes.get('x')).toBe('a"(b)');
+    // Outside quotes comments still go, nested ones whole, and one never closed runs to the end.
+    const ct = parseContentType('text/plain (a comment); charset=us-ascii (Plain (nested) text); format=flowed');
+    expect([ct?.type, ct?.subtype, [...ct!.attributes]]).toEqual(['text', 'plain', [['charset', 'us-ascii'], ['format', 'flowed']]]);
+    expect([...parseContentType('multipart/mixed; boundary=b(c; late=1')!.attributes]).toEqual([['boundary', 'b']]);
+  });
+
+  it('splits a multipart whose boundary has parentheses', () => {
+    const m = tree([
+      'Content-Type: multipart/mixed; boundary="Boundary_(ID_x)"',
+      '',
+      '--Boundary_(ID_x)',
+      'Content-Type: text/plain; charset=us-ascii',
+      '',
+      'first part',
+      '--Boundary_(ID_x)',
+      'Content-Type: image/gif; name="spacer(1).gif"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      'R0lGODlhAQABAAAAACw=',
+      '--Boundary_(ID_x)--',
+      '',
+    ]);
+    expect(m.parts.map((p) => [p.kind, p.text ?? p.attachmentName])).toEqual([['multipart', undefined], ['text', 'first part'], ['inline-binary', 'spacer(1).gif']]);
+  });
+
   it(`reads the first ${MAX_CONTENT_TYPE_CHARS} characters of a hostile value (3 MB of "(" or of backslashes)`, () => {
     const parens = parseContentType(`multipart/mixed; boundary="b"; junk=${'('.repeat(3 << 20)}; late="never"`);
     expect([parens?.type, parens?.subtype, parens?.attributes.get('boundary'), parens?.attributes.has('late')]).toEqual(['multipart', 'mixed', 'b', false]);
