@@ -36,12 +36,44 @@ const CHARSETS: ReadonlyArray<readonly [Charset, string]> = [
   [{ label: 'utf-16be', encode: (s) => UTF16(s, true), binary: true }, UNICODE],
 ];
 
-type Leaf = { kind: 'leaf'; type: string; charset: number; cte: string; disposition: string | undefined; filename: string | undefined; text: string; eol: string };
-type Multi = { kind: 'multi'; subtype: string; children: Node[]; preamble: string; epilogue: string };
+type Leaf = { kind: 'leaf'; type: string; charset: number; cte: string; disposition: string | undefined; filename: string | undefined; text: string; style: number };
+type Multi = { kind: 'multi'; subtype: string; children: Node[]; preamble: string; epilogue: string; boundary: string; padding: string; style: number };
 type Nested = { kind: 'rfc822'; type: string; subject: string; body: Node };
 export type Node = Leaf | Multi | Nested;
 
-const textArb = (alphabet: string): fc.Arbitrary<string> => fc.string({ unit: fc.constantFrom(...alphabet), minLength: 1, maxLength: 200 });
+/** Texts of a charset's characters, with line breaks (`\n`, written as the message's line end in unencoded bodies). */
+/**
+ * File names as written (a `utf-8''` one as an RFC 2231 `filename*`, the others quoted) and the name the
+ * parse must give. Non-ASCII names are written as UTF-8 bytes.
+ */
+export const FILENAMES: Readonly<Record<string, string>> = {
+  'a.txt': 'a.txt',
+  'résumé.pdf': 'résumé.pdf',
+  'report (final).pdf': 'report (final).pdf',
+  'a;b=c.txt': 'a;b=c.txt',
+  '=?utf-8?B?0YTQsNC50LsuZG9j?=': 'файл.doc',
+  'a b.zip': 'a b.zip',
+  "utf-8''%E2%82%AC%20%281%29.txt": '€ (1).txt',
+  ['x'.repeat(300) + '.txt']: 'x'.repeat(300) + '.txt',
+};
+
+/**
+ * Ways to write a Content-Type or Content-Disposition header, all valid (RFC 2045, RFC 5322 CFWS):
+ * `(name, type, params)` → the header line(s), params given as `; a=b` strings.
+ */
+const STYLES: ReadonlyArray<(name: string, type: string, params: string[], eol: string) => string> = [
+  (n, t, ps) => `${n}: ${t}${ps.join('')}`,
+  (n, t, ps) => `${n.toLowerCase()}:${t}${ps.join('')}`,
+  (n, t, ps, eol) => `${n}: ${t}${ps.map((p) => `;${eol}\t${p.slice(2)}`).join('')}`,
+  (n, t, ps) => `${n}: ${t} (a comment; x=y)${ps.map((p) => p.replace('=', ' = ')).join(' ')}`,
+  (n, t, ps) => `${n.toUpperCase()}:   ${t}  ${ps.join('  ')}  `,
+];
+
+/** Boundary characters (RFC 2046 bchars), `-` left out so that no boundary holds another's `--` delimiter. */
+const BCHARS = "0123456789abcXYZ'()+_,./:=? ";
+
+const textArb = (alphabet: string): fc.Arbitrary<string> =>
+  fc.string({ unit: fc.oneof({ weight: 20, arbitrary: fc.constantFrom(...alphabet) }, { weight: 1, arbitrary: fc.constant('\n') }), minLength: 1, maxLength: 200 }).filter((t) => t.trim() !== '');
 
 const leafArb: fc.Arbitrary<Leaf> = fc
   .record({
@@ -49,11 +81,10 @@ const leafArb: fc.Arbitrary<Leaf> = fc
     charset: fc.integer({ min: 0, max: CHARSETS.length - 1 }),
     cte: fc.constantFrom('7bit', '8bit', 'binary', 'base64', 'quoted-printable', 'BASE64', 'Quoted-Printable', ''),
     disposition: fc.option(fc.constantFrom('inline', 'attachment', 'ATTACHMENT', 'inline; x=1'), { nil: undefined }),
-    filename: fc.option(fc.constantFrom('a.txt', 'résumé.pdf', 'evil.exe', '=?utf-8?B?0YTQsNC50LsuZG9j?=', 'a b.zip', "utf-8''%E2%82%AC.txt", 'x'.repeat(300) + '.txt', ''), { nil: undefined }),
-    seed: fc.nat(),
+    filename: fc.option(fc.constantFrom(...Object.keys(FILENAMES)), { nil: undefined }),
+    style: fc.nat({ max: STYLES.length - 1 }),
   })
-  .chain((r) => textArb(CHARSETS[r.charset]![1]).map((text) => ({ ...r, kind: 'leaf' as const, text, eol: '' })))
-  .map(({ seed: _seed, ...leaf }) => leaf);
+  .chain((r) => textArb(CHARSETS[r.charset]![1]).map((text) => ({ ...r, kind: 'leaf' as const, text })));
 
 /** Message trees up to a few levels deep. */
 export const mimeTreeArb: fc.Arbitrary<Node> = fc.letrec<{ node: Node; multi: Multi; nested: Nested }>((tie) => ({
@@ -64,6 +95,9 @@ export const mimeTreeArb: fc.Arbitrary<Node> = fc.letrec<{ node: Node; multi: Mu
     children: fc.array(tie('node'), { minLength: 0, maxLength: 4 }),
     preamble: fc.constantFrom('', 'This is a multi-part message in MIME format.', '--not-a-boundary'),
     epilogue: fc.constantFrom('', 'epilogue text', '\r\n\r\n'),
+    boundary: fc.string({ unit: fc.constantFrom(...BCHARS), maxLength: 40 }),
+    padding: fc.constantFrom('', ' ', '\t', '  \t'),
+    style: fc.nat({ max: STYLES.length - 1 }),
   }),
   nested: fc.record({
     kind: fc.constant('rfc822' as const),
@@ -90,10 +124,12 @@ export function encodeQuotedPrintable(b: Buffer, eol: string): string {
 
 const base64Lines = (b: Buffer, eol: string): string => (b.toString('base64').match(/.{1,76}/g) ?? []).join(eol);
 
-/** A generated message: its bytes, and the text/plain texts the parse must find (one per such part). */
+/** A generated message: its bytes, the text/plain texts the parse must find (one per such part), and file names. */
 export interface GeneratedMessage {
   raw: Buffer;
   texts: string[];
+  /** The attachment names of parts with a file name, decoded, in document order. */
+  names: string[];
 }
 
 /**
@@ -104,31 +140,41 @@ export interface GeneratedMessage {
 export function serialize(root: Node, eol: string, topHeaders: readonly string[]): GeneratedMessage {
   let nextBoundary = 0;
   const texts: string[] = [];
+  const names: string[] = [];
   const part = (n: Node, nestedDepth: number): { headers: string[]; body: string } => {
     switch (n.kind) {
       case 'leaf': {
         const cs = CHARSETS[n.charset]!;
-        const bytes = cs[0].encode(n.text);
         let cte = n.cte.toLowerCase();
         // A body whose bytes include CR, LF or NUL must be encoded to stay one part.
         if (cs[0].binary && cte !== 'base64' && cte !== 'quoted-printable') cte = 'base64';
+        const encoded = cte === 'base64' || cte === 'quoted-printable';
+        // Unencoded, a line break is the message's own; encoded, it is a byte of the text.
+        const text = encoded ? n.text : n.text.replace(/\n/g, eol);
+        const bytes = cs[0].encode(text);
         const body = cte === 'base64' ? base64Lines(bytes, eol) : cte === 'quoted-printable' ? encodeQuotedPrintable(bytes, eol) : bytes.toString('latin1');
-        const name = n.filename === undefined ? '' : n.filename.startsWith("utf-8''") ? `; filename*=${n.filename}` : `; filename="${n.filename}"`;
-        const headers = [`Content-Type: ${n.type}; charset="${cs[0].label}"`];
+        const style = STYLES[n.style]!;
+        const headers = [style('Content-Type', n.type, [`; charset="${cs[0].label}"`], eol)];
         if (cte !== '') headers.push(`Content-Transfer-Encoding: ${cte === n.cte.toLowerCase() ? n.cte : cte}`);
-        if (n.disposition !== undefined || name !== '') headers.push(`Content-Disposition: ${n.disposition ?? 'attachment'}${name}`);
-        if (n.type.toLowerCase() === 'text/plain' && nestedDepth <= 1) texts.push(n.text);
+        if (n.disposition !== undefined || n.filename !== undefined) {
+          const f = n.filename;
+          const param = f === undefined ? [] : f.startsWith("utf-8''") ? [`; filename*=${f}`] : [`; filename="${Buffer.from(f, 'utf8').toString('latin1')}"`];
+          headers.push(style('Content-Disposition', n.disposition ?? 'attachment', param, eol));
+          if (f !== undefined) names.push(FILENAMES[f]!);
+        }
+        if (n.type.toLowerCase() === 'text/plain' && nestedDepth <= 1) texts.push(text);
         return { headers, body };
       }
       case 'multi': {
-        const b = `=_b${nextBoundary++}_${n.children.length}`;
+        // A unique prefix (`=_7.` is no prefix of `=_71.`), then the generated characters; never a trailing space.
+        const b = `=_${nextBoundary++}.${n.boundary}`.trimEnd();
         const lines = [n.preamble];
         for (const c of n.children) {
           const p = part(c, nestedDepth);
-          lines.push(`--${b}`, ...p.headers, '', p.body);
+          lines.push(`--${b}${n.padding}`, ...p.headers, '', p.body);
         }
-        lines.push(`--${b}--`, n.epilogue);
-        return { headers: [`Content-Type: multipart/${n.subtype}; boundary="${b}"`], body: lines.join(eol) };
+        lines.push(`--${b}--${n.padding}`, n.epilogue);
+        return { headers: [STYLES[n.style]!('Content-Type', `multipart/${n.subtype}`, [`; boundary="${b}"`], eol)], body: lines.join(eol) };
       }
       case 'rfc822': {
         const p = part(n.body, nestedDepth + 1);
@@ -139,7 +185,7 @@ export function serialize(root: Node, eol: string, topHeaders: readonly string[]
   };
   const p = part(root, 0);
   const raw = [...topHeaders, 'MIME-Version: 1.0', ...p.headers, '', p.body, ''].join(eol);
-  return { raw: Buffer.from(raw, 'latin1'), texts };
+  return { raw: Buffer.from(raw, 'latin1'), texts, names };
 }
 
 /** Generated messages, with odd top-level headers and one of the line ends. */

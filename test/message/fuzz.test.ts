@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
+import { analyzeMessage, messageContextOf, type MimeMessage } from '../../src/message/index.js';
 import { fuzzParams } from '../helpers/fuzz.js';
 import { applyMutations, mutationSample, mutationsArb, SCALING_PLACES, SCALING_SNIPPETS, scalingMessage } from '../helpers/mail-mutations.js';
 import { assertAnalysis } from '../helpers/message-invariants.js';
@@ -29,6 +29,11 @@ function encodedWord(text: string, enc: string, cs: string): string {
   let q = '';
   for (const b of bytes) q += b === 32 ? '_' : /[a-zA-Z0-9]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `=${b.toString(16).toUpperCase().padStart(2, '0')}`;
   return `=?${cs}?${enc}?${q}?=`;
+}
+
+/** The attachment names of every part, nested messages' parts included. */
+function attachmentNames(m: MimeMessage): string[] {
+  return m.parts.flatMap((p) => [...(p.attachmentName === undefined ? [] : [p.attachmentName]), ...(p.nested === undefined ? [] : attachmentNames(p.nested))]);
 }
 
 /** Analyses raw bytes, checks every invariant; returns the elapsed milliseconds. */
@@ -61,13 +66,14 @@ describe('message analysis fuzz', () => {
     );
   });
 
-  it('generated MIME trees: every invariant, and text/plain text comes back in the text parts', async () => {
+  it('generated MIME trees: every invariant; text/plain text comes back in the text parts, file names in the parts', async () => {
     await fc.assert(
-      fc.asyncProperty(generatedMessageArb, async ({ raw, texts }) => {
+      fc.asyncProperty(generatedMessageArb, async ({ raw, texts, names }) => {
         const m = await analyzeMessage(raw);
         assertAnalysis(m, raw.length);
         const contents = messageContextOf(m).body.parts.map((p) => p.content);
         for (const t of texts) expect(contents.some((c) => c.includes(t)), `text ${JSON.stringify(t)} in ${JSON.stringify(contents)}`).toBe(true);
+        expect(attachmentNames(messageContextOf(m).view.message).sort()).toEqual([...names].sort());
       }),
       fuzzParams(300),
     );
