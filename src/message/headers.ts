@@ -4,6 +4,7 @@
  */
 import { addressParser } from 'postal-mime';
 import { MemoSlot } from '../util/index.js';
+import { parseContentType as parseContentTypeValue } from './content-type.js';
 import { decodeWords } from './rfc2047.js';
 
 export interface RawHeader {
@@ -248,22 +249,19 @@ export function dateToRfc3339(raw: string): string {
   return `${date}${tz < 0 ? '-' : '+'}${pad(Math.trunc(a / 100))}:${pad(a % 100)}`;
 }
 
-/** Content-Type/Content-Disposition: `type/subtype` and `name=value` attributes. */
+/**
+ * Content-Type/Content-Disposition as the Header scope reads them (mail-parser's ContentType value):
+ * `type/subtype` (or `type`) lower-cased, and `name=value` attributes, unquoted, RFC 2231/2047-decoded.
+ * The parse is the MIME tree's (content-type.ts), so comments, quoted `;` and parentheses read the same
+ * in both; `raw` is the header value as text, given to it as the UTF-8 bytes it works on. A value with
+ * no type gives `""` and no attributes.
+ */
 export function parseContentType(raw: string): { value: string; attributes: string[] } {
-  const u = unfold(raw).slice(0, 16_384);
-  const parts = u.split(';');
-  const value = (parts[0] ?? '').trim().toLowerCase();
+  const ct = parseContentTypeValue(Buffer.from(raw, 'utf8').toString('latin1'));
+  if (ct === undefined) return { value: '', attributes: [] };
   const attributes: string[] = [];
-  for (let i = 1; i < parts.length && attributes.length < 256; i++) {
-    const p = parts[i]!;
-    const eq = p.indexOf('=');
-    if (eq < 0) continue;
-    const k = p.slice(0, eq).trim().toLowerCase();
-    let v = p.slice(eq + 1).trim();
-    if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
-    if (k.length > 0) attributes.push(`${k}=${v}`);
-  }
-  return { value, attributes };
+  for (const [k, v] of ct.attributes) attributes.push(`${k}=${v}`);
+  return { value: ct.subtype ? `${ct.type}/${ct.subtype}` : ct.type, attributes };
 }
 
 /**

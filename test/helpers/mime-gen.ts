@@ -130,6 +130,8 @@ export interface GeneratedMessage {
   texts: string[];
   /** The attachment names of parts with a file name, decoded, in document order. */
   names: string[];
+  /** The top-level Content-Type as the Header scope must read it: `type/subtype` lower-cased, `name=value` attributes. */
+  contentType: { value: string; attributes: string[] };
 }
 
 /**
@@ -184,8 +186,14 @@ export function serialize(root: Node, eol: string, topHeaders: readonly string[]
     }
   };
   const p = part(root, 0);
+  const contentType =
+    root.kind === 'leaf'
+      ? { value: root.type.toLowerCase(), attributes: [`charset=${CHARSETS[root.charset]![0].label}`] }
+      : root.kind === 'multi'
+        ? { value: `multipart/${root.subtype.toLowerCase()}`, attributes: [`boundary=${`=_0.${root.boundary}`.trimEnd()}`] }
+        : { value: root.type.toLowerCase(), attributes: [] };
   const raw = [...topHeaders, 'MIME-Version: 1.0', ...p.headers, '', p.body, ''].join(eol);
-  return { raw: Buffer.from(raw, 'latin1'), texts, names };
+  return { raw: Buffer.from(raw, 'latin1'), texts, names, contentType };
 }
 
 /** Generated messages, with odd top-level headers and one of the line ends. */

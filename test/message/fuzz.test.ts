@@ -66,14 +66,16 @@ describe('message analysis fuzz', () => {
     );
   });
 
-  it('generated MIME trees: every invariant; text/plain text comes back in the text parts, file names in the parts', async () => {
+  it('generated MIME trees: every invariant; text/plain text comes back in the text parts, file names in the parts, the Content-Type in the Header scope', async () => {
     await fc.assert(
-      fc.asyncProperty(generatedMessageArb, async ({ raw, texts, names }) => {
+      fc.asyncProperty(generatedMessageArb, async ({ raw, texts, names, contentType }) => {
         const m = await analyzeMessage(raw);
         assertAnalysis(m, raw.length);
         const contents = messageContextOf(m).body.parts.map((p) => p.content);
         for (const t of texts) expect(contents.some((c) => c.includes(t)), `text ${JSON.stringify(t)} in ${JSON.stringify(contents)}`).toBe(true);
         expect(attachmentNames(messageContextOf(m).view.message).sort()).toEqual([...names].sort());
+        const ct = m.elements('Header').find((h) => h.variable('name_lower') === 'content-type')!;
+        expect([ct.variable('value'), ct.variable('attributes')]).toEqual([contentType.value, contentType.attributes]);
       }),
       fuzzParams(300),
     );

@@ -1,7 +1,8 @@
 /**
  * The Header scope's `value` of address headers and unstructured text (Subject, Comments) reads
  * them as the generic variables do (mail-parser's address parser and unstructured text), so a rule
- * on `value` and a rule on `to.name`/`subject` see the same names and text.
+ * on `value` and a rule on `to.name`/`subject` see the same names and text; Content-Type and
+ * Content-Disposition read as the MIME tree parses them.
  */
 import { describe, expect, it } from 'vitest';
 import { analyzeMessage, messageContextOf, type AnalyzedMessage } from '../../src/message/index.js';
@@ -47,5 +48,22 @@ describe('Header scope value agrees with the generic variables', () => {
     expect(header(m, 'Subject')).toEqual({ value: 'Sale ', lower: 'sale ' });
     expect(header(m, 'Comments')).toEqual({ value: 'a b', lower: 'a b' });
     expect(generic(m, 'subject')).toBe('sale'); // the generic variable is trimmed
+  });
+});
+
+describe('Header scope Content-Type agrees with the MIME tree', () => {
+  const ct = async (value: string): Promise<unknown[]> => {
+    const h = (await msg([`Content-Type: ${value}`])).elements('Header').find((e) => e.variable('name') === 'Content-Type')!;
+    return [h.variable('value'), h.variable('value_lower'), h.variable('attributes')];
+  };
+
+  it('skips comments, keeps quoted ";" and parentheses, decodes RFC 2231 and RFC 2047 (mail-parser ContentType)', async () => {
+    // Found by test/message/fuzz.test.ts (generated MIME, Content-Type with a comment): the Header scope split
+    // the value at every ";" on its own, so the comment stayed in `value` and quoted values were cut.
+    expect(await ct('text/x-unknown (a comment; x=y); charset = "utf-8"')).toEqual(['text/x-unknown', 'text/x-unknown', ['charset=utf-8']]);
+    expect(await ct('Application/PDF; name="a;b=c (1).pdf"')).toEqual(['application/pdf', 'application/pdf', ['name=a;b=c (1).pdf']]);
+    expect(await ct("application/pdf; name*=utf-8''%E2%82%AC.pdf; x=\"=?utf-8?B?w6k=?=\"")).toEqual(['application/pdf', 'application/pdf', ['x=é', 'name=€.pdf']]);
+    expect(await ct('text; charset=us-ascii')).toEqual(['text', 'text', ['charset=us-ascii']]);
+    expect(await ct('; charset=us-ascii')).toEqual(['', '', []]);
   });
 });
