@@ -36,7 +36,7 @@ const CHARSETS: ReadonlyArray<readonly [Charset, string]> = [
   [{ label: 'utf-16be', encode: (s) => UTF16(s, true), binary: true }, UNICODE],
 ];
 
-type Leaf = { kind: 'leaf'; type: string; charset: number; cte: string; disposition: string | undefined; filename: string | undefined; text: string; style: number };
+type Leaf = { kind: 'leaf'; type: string; charset: number; cte: string; disposition: string | undefined; filename: string | undefined; text: string; style: number; urls: string[] };
 type Multi = { kind: 'multi'; subtype: string; children: Node[]; preamble: string; epilogue: string; boundary: string; padding: string; style: number };
 type Nested = { kind: 'rfc822'; type: string; subject: string; body: Node };
 export type Node = Leaf | Multi | Nested;
@@ -72,6 +72,16 @@ const STYLES: ReadonlyArray<(name: string, type: string, params: string[], eol: 
 /** Boundary characters (RFC 2046 bchars), `-` left out so that no boundary holds another's `--` delimiter. */
 const BCHARS = "0123456789abcXYZ'()+_,./:=? ";
 
+/** URLs of unreserved characters (the Url scope's `url` is their lower-case form, `url_original` as written). */
+const urlArb: fc.Arbitrary<string> = fc
+  .tuple(
+    fc.constantFrom('http', 'https'),
+    fc.constantFrom('www.example.com', 'x-y.example.org', 'a.b.example.co.uk', '203.0.113.9', 'example.net:8080'),
+    fc.array(fc.string({ unit: fc.constantFrom(...'abcXYZ019-_~.'), minLength: 1, maxLength: 8 }).filter((s) => !s.endsWith('.')), { maxLength: 3 }),
+    fc.option(fc.constantFrom('?a=1', '?q=x&r=y', '#frag'), { nil: '' }),
+  )
+  .map(([scheme, host, path, rest]) => `${scheme}://${host}/${path.join('/')}${rest}`);
+
 const textArb = (alphabet: string): fc.Arbitrary<string> =>
   fc.string({ unit: fc.oneof({ weight: 20, arbitrary: fc.constantFrom(...alphabet) }, { weight: 1, arbitrary: fc.constant('\n') }), minLength: 1, maxLength: 200 }).filter((t) => t.trim() !== '');
 
@@ -83,6 +93,7 @@ const leafArb: fc.Arbitrary<Leaf> = fc
     disposition: fc.option(fc.constantFrom('inline', 'attachment', 'ATTACHMENT', 'inline; x=1'), { nil: undefined }),
     filename: fc.option(fc.constantFrom(...Object.keys(FILENAMES)), { nil: undefined }),
     style: fc.nat({ max: STYLES.length - 1 }),
+    urls: fc.array(urlArb, { maxLength: 3 }),
   })
   .chain((r) => textArb(CHARSETS[r.charset]![1]).map((text) => ({ ...r, kind: 'leaf' as const, text })));
 
@@ -130,6 +141,8 @@ export interface GeneratedMessage {
   texts: string[];
   /** The attachment names of parts with a file name, decoded, in document order. */
   names: string[];
+  /** URLs written into those text/plain parts, which the Url scope must give. */
+  urls: string[];
   /** The top-level Content-Type as the Header scope must read it: `type/subtype` lower-cased, `name=value` attributes. */
   contentType: { value: string; attributes: string[] };
 }
@@ -143,6 +156,7 @@ export function serialize(root: Node, eol: string, topHeaders: readonly string[]
   let nextBoundary = 0;
   const texts: string[] = [];
   const names: string[] = [];
+  const urls: string[] = [];
   const part = (n: Node, nestedDepth: number): { headers: string[]; body: string } => {
     switch (n.kind) {
       case 'leaf': {
@@ -152,7 +166,9 @@ export function serialize(root: Node, eol: string, topHeaders: readonly string[]
         if (cs[0].binary && cte !== 'base64' && cte !== 'quoted-printable') cte = 'base64';
         const encoded = cte === 'base64' || cte === 'quoted-printable';
         // Unencoded, a line break is the message's own; encoded, it is a byte of the text.
-        const text = encoded ? n.text : n.text.replace(/\n/g, eol);
+        // URLs go after the text, each after a space.
+        const withUrls = n.text + n.urls.map((u) => ` ${u}`).join('');
+        const text = encoded ? withUrls : withUrls.replace(/\n/g, eol);
         const bytes = cs[0].encode(text);
         const body = cte === 'base64' ? base64Lines(bytes, eol) : cte === 'quoted-printable' ? encodeQuotedPrintable(bytes, eol) : bytes.toString('latin1');
         const style = STYLES[n.style]!;
@@ -164,7 +180,10 @@ export function serialize(root: Node, eol: string, topHeaders: readonly string[]
           headers.push(style('Content-Disposition', n.disposition ?? 'attachment', param, eol));
           if (f !== undefined) names.push(FILENAMES[f]!);
         }
-        if (n.type.toLowerCase() === 'text/plain' && nestedDepth <= 1) texts.push(text);
+        if (n.type.toLowerCase() === 'text/plain' && nestedDepth <= 1) {
+          texts.push(text);
+          urls.push(...n.urls);
+        }
         return { headers, body };
       }
       case 'multi': {
@@ -193,7 +212,7 @@ export function serialize(root: Node, eol: string, topHeaders: readonly string[]
         ? { value: `multipart/${root.subtype.toLowerCase()}`, attributes: [`boundary=${`=_0.${root.boundary}`.trimEnd()}`] }
         : { value: root.type.toLowerCase(), attributes: [] };
   const raw = [...topHeaders, 'MIME-Version: 1.0', ...p.headers, '', p.body, ''].join(eol);
-  return { raw: Buffer.from(raw, 'latin1'), texts, names, contentType };
+  return { raw: Buffer.from(raw, 'latin1'), texts, names, urls, contentType };
 }
 
 /** Generated messages, with odd top-level headers and one of the line ends. */

@@ -66,14 +66,16 @@ describe('message analysis fuzz', () => {
     );
   });
 
-  it('generated MIME trees: every invariant; text/plain text comes back in the text parts, file names in the parts, the Content-Type in the Header scope', async () => {
+  it('generated MIME trees: every invariant; text/plain text comes back in the text parts and its URLs in the Url scope, file names in the parts, the Content-Type in the Header scope', async () => {
     await fc.assert(
-      fc.asyncProperty(generatedMessageArb, async ({ raw, texts, names, contentType }) => {
+      fc.asyncProperty(generatedMessageArb, async ({ raw, texts, names, urls, contentType }) => {
         const m = await analyzeMessage(raw);
         assertAnalysis(m, raw.length);
         const contents = messageContextOf(m).body.parts.map((p) => p.content);
         for (const t of texts) expect(contents.some((c) => c.includes(t)), `text ${JSON.stringify(t)} in ${JSON.stringify(contents)}`).toBe(true);
         expect(attachmentNames(messageContextOf(m).view.message).sort()).toEqual([...names].sort());
+        const found = new Set(m.elements('Url').map((u) => u.variable('url_original')));
+        for (const u of urls) expect(found.has(u), `${u} in ${JSON.stringify([...found])}`).toBe(true);
         const ct = m.elements('Header').find((h) => h.variable('name_lower') === 'content-type')!;
         expect([ct.variable('value'), ct.variable('attributes')]).toEqual([contentType.value, contentType.attributes]);
       }),
@@ -119,6 +121,38 @@ describe('message analysis fuzz', () => {
           return v === '' ? [] : [v];
         });
         expect(any.variable('to.name')).toEqual(names);
+      }),
+      fuzzParams(300),
+    );
+  });
+
+  it('Received chains: every from-IP comes back in the Ip scope, every by-host in the Domain scope', async () => {
+    const octet = fc.integer({ min: 1, max: 254 });
+    const ip = fc.oneof(
+      fc.tuple(fc.constantFrom(8, 23, 45, 66, 91, 104, 185, 203), octet, octet, octet).map((o) => o.join('.')),
+      fc.tuple(fc.integer({ min: 1, max: 0xfffe }), fc.integer({ min: 1, max: 0xfffe })).map(([a, b]) => `2001:db8:${a.toString(16)}::${b.toString(16)}`),
+    );
+    const host = fc.tuple(fc.constantFrom('mx', 'mail', 'smtp-out', 'relay7', 'a-b'), fc.constantFrom('example.com', 'example.org', 'example.co.uk', 'example.net')).map(([l, d]) => `${l}.${d}`);
+    const bracket = (a: string): string => (a.includes(':') ? `[IPv6:${a}]` : `[${a}]`);
+    const hop = fc.tuple(fc.nat({ max: 3 }), ip, host, host, fc.constantFrom(' ', '\r\n  ', '\r\n\t')).map(([form, addr, helo, by, fold]) => {
+      const date = 'Mon, 1 Jan 2024 00:00:00 +0000';
+      const line = [
+        `from ${helo} (${helo} ${bracket(addr)})${fold}by ${by} (Postfix) with ESMTPS id ABC123 for <b@example.org>; ${date}`,
+        `from ${bracket(addr)} (port=4455 helo=${helo})${fold}by ${by} with esmtpa (Exim 4.96) (envelope-from <a@example.com>) id 1abc; ${date}`,
+        `from ${helo} (${bracket(addr)})${fold}by ${by}; ${date}`,
+        `from unknown (HELO ${helo}) (${addr})${fold}by ${by} with SMTP; ${date}`,
+      ][form]!;
+      return { line: `Received: ${line}`, addr, by };
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(hop, { minLength: 1, maxLength: 6 }), async (hops) => {
+        const raw = Buffer.from([...hops.map((h) => h.line), 'From: a@example.com', 'Subject: s', '', 'body', ''].join('\r\n'));
+        const m = await analyzeMessage(raw);
+        assertAnalysis(m, raw.length);
+        const ips = m.elements('Ip').filter((e) => e.location === 'received').map((e) => e.variable('value'));
+        expect(ips).toEqual([...new Set(hops.map((h) => h.addr))]);
+        const domains = new Set(m.elements('Domain').filter((e) => e.location === 'received').map((e) => e.variable('value')));
+        for (const h of hops) expect(domains.has(h.by), h.by).toBe(true);
       }),
       fuzzParams(300),
     );
