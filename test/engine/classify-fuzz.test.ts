@@ -2,7 +2,8 @@
  * Property-based fuzzing of a full classify (README "Library": `classify` never throws for a bad message):
  * Stalwart's public rule set (../shared/data; the built-in default rules when it is missing) with every
  * built-in analysis module and DNS off, over mutated real mail and generated MIME trees. Invariants: classify
- * resolves, with a finite score, a duplicate-free tag list, a known action, and no rule or module error;
+ * resolves, with a finite score, a duplicate-free tag list, a known action, and no error at all (no rule or module
+ * failed, none was skipped for the 5 s time budget: these messages are under 200 KB);
  * and afterwards the engine still classifies an unmutated message exactly as it did before the fuzz.
  * Campaign: SPAMRULE_FUZZ_RUNS=5000 SPAMRULE_FUZZ_SEED=n (test/helpers/fuzz.ts).
  */
@@ -34,9 +35,6 @@ afterAll(() => engine.close());
 /** What a verdict must stay for the same message: everything but the timings. */
 const stable = (r: ClassifyResult): unknown => ({ ...r, timings: undefined });
 
-/** A classify that ran out of its time budget may list what it skipped; nothing else may fail. */
-const overBudget = (e: ClassifyResult['errors'][number]): boolean => /time budget/i.test(e.message);
-
 describe('classify fuzz', () => {
   const before = new Map<number, unknown>();
 
@@ -54,7 +52,7 @@ describe('classify fuzz', () => {
   it('mutated real mail: classify resolves with a well-formed verdict', async () => {
     await fc.assert(
       fc.asyncProperty(fc.nat({ max: SAMPLE.length - 1 }), mutationsArb, async (i, ms) => {
-        assertVerdict(await engine.classify(applyMutations(SAMPLE[i]!.raw, ms)), overBudget);
+        assertVerdict(await engine.classify(applyMutations(SAMPLE[i]!.raw, ms)));
       }),
       fuzzParams(150),
     );
@@ -63,7 +61,7 @@ describe('classify fuzz', () => {
   it('generated MIME trees: classify resolves with a well-formed verdict', async () => {
     await fc.assert(
       fc.asyncProperty(generatedMessageArb, async ({ raw }) => {
-        assertVerdict(await engine.classify(raw), overBudget);
+        assertVerdict(await engine.classify(raw));
       }),
       fuzzParams(150),
     );

@@ -82,6 +82,8 @@ const urlArb: fc.Arbitrary<string> = fc
   )
   .map(([scheme, host, path, rest]) => `${scheme}://${host}/${path.join('/')}${rest}`);
 
+const escapeHtml = (t: string): string => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
 const textArb = (alphabet: string): fc.Arbitrary<string> =>
   fc.string({ unit: fc.oneof({ weight: 20, arbitrary: fc.constantFrom(...alphabet) }, { weight: 1, arbitrary: fc.constant('\n') }), minLength: 1, maxLength: 200 }).filter((t) => t.trim() !== '');
 
@@ -141,7 +143,9 @@ export interface GeneratedMessage {
   texts: string[];
   /** The attachment names of parts with a file name, decoded, in document order. */
   names: string[];
-  /** URLs written into those text/plain parts, which the Url scope must give. */
+  /** Texts written (escaped) into `text/html` parts, which their extracted text must hold, white space aside. */
+  htmlTexts: string[];
+  /** URLs written into those text/plain parts and as links into the HTML ones, which the Url scope must give. */
   urls: string[];
   /** The top-level Content-Type as the Header scope must read it: `type/subtype` lower-cased, `name=value` attributes. */
   contentType: { value: string; attributes: string[] };
@@ -157,17 +161,22 @@ export function serialize(root: Node, eol: string, topHeaders: readonly string[]
   const texts: string[] = [];
   const names: string[] = [];
   const urls: string[] = [];
+  const htmlTexts: string[] = [];
   const part = (n: Node, nestedDepth: number): { headers: string[]; body: string } => {
     switch (n.kind) {
       case 'leaf': {
         const cs = CHARSETS[n.charset]!;
         let cte = n.cte.toLowerCase();
-        // A body whose bytes include CR, LF or NUL must be encoded to stay one part.
-        if (cs[0].binary && cte !== 'base64' && cte !== 'quoted-printable') cte = 'base64';
+        // A body whose bytes include CR, LF or NUL must be base64 to stay one part (quoted-printable would
+        // keep the line break that ends the message as CR LF bytes, a stray UTF-16 unit, as mail-parser does).
+        if (cs[0].binary) cte = 'base64';
         const encoded = cte === 'base64' || cte === 'quoted-printable';
         // Unencoded, a line break is the message's own; encoded, it is a byte of the text.
-        // URLs go after the text, each after a space.
-        const withUrls = n.text + n.urls.map((u) => ` ${u}`).join('');
+        const html = n.type === 'text/html';
+        // URLs go after the text, each after a space (HTML: as links; the text escaped).
+        const withUrls = html
+          ? `<html><head><title>t</title></head><body><p>${escapeHtml(n.text)}</p>${n.urls.map((u) => `<a href="${u}">link</a>`).join('')}</body></html>`
+          : n.text + n.urls.map((u) => ` ${u}`).join('');
         const text = encoded ? withUrls : withUrls.replace(/\n/g, eol);
         const bytes = cs[0].encode(text);
         const body = cte === 'base64' ? base64Lines(bytes, eol) : cte === 'quoted-printable' ? encodeQuotedPrintable(bytes, eol) : bytes.toString('latin1');
@@ -182,6 +191,10 @@ export function serialize(root: Node, eol: string, topHeaders: readonly string[]
         }
         if (n.type.toLowerCase() === 'text/plain' && nestedDepth <= 1) {
           texts.push(text);
+          urls.push(...n.urls);
+        }
+        if (html && nestedDepth <= 1) {
+          htmlTexts.push(n.text);
           urls.push(...n.urls);
         }
         return { headers, body };
@@ -212,7 +225,7 @@ export function serialize(root: Node, eol: string, topHeaders: readonly string[]
         ? { value: `multipart/${root.subtype.toLowerCase()}`, attributes: [`boundary=${`=_0.${root.boundary}`.trimEnd()}`] }
         : { value: root.type.toLowerCase(), attributes: [] };
   const raw = [...topHeaders, 'MIME-Version: 1.0', ...p.headers, '', p.body, ''].join(eol);
-  return { raw: Buffer.from(raw, 'latin1'), texts, names, urls, contentType };
+  return { raw: Buffer.from(raw, 'latin1'), texts, htmlTexts, names, urls, contentType };
 }
 
 /** Generated messages, with odd top-level headers and one of the line ends. */

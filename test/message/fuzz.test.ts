@@ -66,14 +66,17 @@ describe('message analysis fuzz', () => {
     );
   });
 
-  it('generated MIME trees: every invariant; text/plain text comes back in the text parts and its URLs in the Url scope, file names in the parts, the Content-Type in the Header scope', async () => {
+  it('generated MIME trees: every invariant; text/plain and text/html text comes back in the text parts and their URLs in the Url scope, file names in the parts, the Content-Type in the Header scope', async () => {
     await fc.assert(
-      fc.asyncProperty(generatedMessageArb, async ({ raw, texts, names, urls, contentType }) => {
+      fc.asyncProperty(generatedMessageArb, async ({ raw, texts, htmlTexts, names, urls, contentType }) => {
         const m = await analyzeMessage(raw);
         assertAnalysis(m, raw.length);
         const contents = messageContextOf(m).body.parts.map((p) => p.content);
         for (const t of texts) expect(contents.some((c) => c.includes(t)), `text ${JSON.stringify(t)} in ${JSON.stringify(contents)}`).toBe(true);
         expect(attachmentNames(messageContextOf(m).view.message).sort()).toEqual([...names].sort());
+        const spaced = (t: string): string => t.replace(/[ \t\r\n]+/g, ' ').trim();
+        const htmlText = messageContextOf(m).body.parts.filter((p) => p.isHtml).map((p) => spaced(p.text));
+        for (const t of htmlTexts) expect(htmlText.some((h) => h.includes(spaced(t))), `html text ${JSON.stringify(t)} in ${JSON.stringify(htmlText)}`).toBe(true);
         const found = new Set(m.elements('Url').map((u) => u.variable('url_original')));
         for (const u of urls) expect(found.has(u), `${u} in ${JSON.stringify([...found])}`).toBe(true);
         const ct = m.elements('Header').find((h) => h.variable('name_lower') === 'content-type')!;
