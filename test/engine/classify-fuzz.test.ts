@@ -5,7 +5,8 @@
  * resolves, with a finite score, a duplicate-free tag list, a known action, and no error at all (no rule or module
  * failed, none was skipped for the 5 s time budget: these messages are under 200 KB);
  * and afterwards the engine still classifies an unmutated message exactly as it did before the fuzz.
- * Campaign: SPAMRULE_FUZZ_RUNS=5000 SPAMRULE_FUZZ_SEED=n (test/helpers/fuzz.ts).
+ * Campaign (test/helpers/fuzz.ts; a campaign outgrows the 60 s test timeout):
+ *   SPAMRULE_FUZZ_RUNS=4000 SPAMRULE_FUZZ_SEED=n npx vitest run test/engine/classify-fuzz.test.ts --testTimeout=1800000
  */
 import fc from 'fast-check';
 import { mkdtempSync } from 'node:fs';
@@ -79,7 +80,7 @@ describe('classify fuzz', () => {
       for (const where of SCALING_PLACES) {
         const small = await best(scalingMessage(s, where, 2_000));
         const large = await best(scalingMessage(s, where, 16_000));
-        expect(large, `${where}: ${JSON.stringify(s)} x2000 ${small.toFixed(1)} ms, x16000 ${large.toFixed(1)} ms`).toBeLessThan(Math.max(300, 24 * small));
+        expect(large, `${where}: ${JSON.stringify(s)} x2000 ${small.toFixed(1)} ms, x16000 ${large.toFixed(1)} ms`).toBeLessThan(Math.max(800, 24 * small));
       }
     }
   });

@@ -1,10 +1,14 @@
 /**
  * Property-based fuzzing of message analysis (analyzeMessage: header split, MIME tree, charsets, HTML
  * tokens, text parts, addresses, Received chains; docs/message-analysis.md "Limits"): mutated real mail
- * (the SpamAssassin corpus) and generated MIME trees. Invariants: analyzeMessage never rejects and never
- * falls back to "analysis failed", every variable of every element of every scope reads as a well-formed
- * Value, the time taken stays linear in the input, and text written into a text/plain part comes back in
- * the text parts. Campaign: SPAMRULE_FUZZ_RUNS=5000 SPAMRULE_FUZZ_SEED=n (test/helpers/fuzz.ts).
+ * (the SpamAssassin corpus), generated MIME trees, mutated generated trees. Invariants: analyzeMessage never
+ * rejects and never falls back to "analysis failed", every variable of every element of every scope reads as
+ * a well-formed Value, and the time taken stays linear in the input. Semantic checks on generated input: the
+ * text of text/plain and text/html parts comes back in the text parts, their URLs in the Url scope, file
+ * names as attachment names, the Content-Type in the Header scope, encoded-word subjects and address lists
+ * decoded, Received from-IPs and by-hosts in the Ip and Domain scopes.
+ * Campaign (test/helpers/fuzz.ts; a campaign outgrows the 60 s test timeout):
+ *   SPAMRULE_FUZZ_RUNS=5000 SPAMRULE_FUZZ_SEED=n npx vitest run test/message/fuzz.test.ts --testTimeout=1800000
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -86,6 +90,16 @@ describe('message analysis fuzz', () => {
     );
   });
 
+  it('mutated generated MIME trees: every invariant, in bounded time', async () => {
+    await fc.assert(
+      fc.asyncProperty(generatedMessageArb, mutationsArb, async ({ raw }, ms) => {
+        const mutated = applyMutations(raw, ms);
+        expect(await analyseChecked(mutated)).toBeLessThan(1_000 + mutated.length / 200);
+      }),
+      fuzzParams(200),
+    );
+  });
+
   it('encoded-word subjects decode to the text written, however the words are split and folded', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(wordText, fc.constantFrom('B', 'Q', 'b', 'q'), fc.constantFrom('utf-8', 'UTF-8', 'iso-8859-1', 'windows-1252')), { minLength: 1, maxLength: 6 }), fc.constantFrom(' ', '\r\n ', '\r\n\t', '  ', '\n '), fc.constantFrom('\r\n', '\n'), async (words, sep, eol) => {
@@ -162,14 +176,15 @@ describe('message analysis fuzz', () => {
   });
 
   it('repeating a snippet 8 times more costs at most ~linear time more', async () => {
-    // A snippet repeated k and 8k times at one place; quadratic work would take ~64 times as long.
+    // A snippet repeated k and 8k times at one place; quadratic work would take ~64 times as long. The
+    // floor keeps a busy machine from failing it: the slowest case takes ~80 ms on a quiet one.
     const best = async (raw: Buffer): Promise<number> => Math.min(await analyseChecked(raw), await analyseChecked(raw));
     // Every snippet at every place (a plain loop: 90 cases, all of them every run).
     for (const s of SCALING_SNIPPETS) {
       for (const where of SCALING_PLACES) {
         const small = await best(scalingMessage(s, where, 2_000));
         const large = await best(scalingMessage(s, where, 16_000));
-        expect(large, `${where}: ${JSON.stringify(s)} x2000 ${small.toFixed(1)} ms, x16000 ${large.toFixed(1)} ms`).toBeLessThan(Math.max(200, 24 * small));
+        expect(large, `${where}: ${JSON.stringify(s)} x2000 ${small.toFixed(1)} ms, x16000 ${large.toFixed(1)} ms`).toBeLessThan(Math.max(500, 24 * small));
       }
     }
   });
