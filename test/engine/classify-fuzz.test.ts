@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RULES, DEFAULT_TAGS, engineOptionsFromBundle, loadRuleFile, SpamEngine, type ClassifyResult } from '../../src/engine/index.js';
+import type { DkimResult, DmarcPolicy, DmarcResult, IprevResult, SessionInput, SpfResult } from '../../src/analysis/types.js';
 import { fuzzParams } from '../helpers/fuzz.js';
 import { applyMutations, mutationSample, mutationsArb, SCALING_PLACES, SCALING_SNIPPETS, scalingMessage } from '../helpers/mail-mutations.js';
 import { assertVerdict } from '../helpers/message-invariants.js';
@@ -32,6 +33,35 @@ const engine = new SpamEngine(
     : { rules: DEFAULT_RULES, tags: DEFAULT_TAGS },
 );
 afterAll(() => engine.close());
+
+const spf = fc.constantFrom<SpfResult>('pass', 'fail', 'softfail', 'neutral', 'none', 'temperror', 'permerror');
+const dkimResult = fc.constantFrom<DkimResult>('pass', 'fail', 'permerror', 'temperror', 'neutral', 'none');
+const domain = fc.constantFrom('example.com', 'gmail.com', 'sub.example.co.uk', 'xn--caf-dma.example', 'localhost', 'a-b.example.org');
+const address = fc.oneof(fc.constant(''), fc.tuple(fc.constantFrom('a', 'bounce+x', 'Info', 'x.y', '\u00e9'), domain).map(([l, d]) => `${l}@${d}`), fc.constant('user@[192.0.2.1]'));
+
+/** Valid SMTP sessions (every field optional), as an MTA would describe them. */
+const sessionArb: fc.Arbitrary<SessionInput> = fc.record(
+  {
+    remoteIp: fc.constantFrom('203.0.113.7', '127.0.0.1', '10.1.2.3', '2001:db8::1', '::1', '192.0.2.255', '::ffff:198.51.100.4'),
+    localIp: fc.constantFrom('127.0.0.1', '192.0.2.1'),
+    hostname: fc.constantFrom('mx.example.org', 'localhost'),
+    heloDomain: fc.constantFrom('', 'mail.example.com', '[192.0.2.1]', 'localhost', 'x', 'gmail.com', 'EXAMPLE.COM', '203.0.113.7'),
+    mailFrom: address,
+    smtputf8: fc.boolean(),
+    eightBitMime: fc.boolean(),
+    rcptTo: fc.array(address.filter((a) => a !== ''), { maxLength: 4 }),
+    tls: fc.constantFrom<string | false>('TLSv1.3', 'TLSv1.2', false),
+    iprev: fc.record({ result: fc.constantFrom<IprevResult>('pass', 'fail', 'temperror', 'permerror', 'none'), ptr: fc.array(fc.constantFrom('mail.example.com.', 'host-1-2-3-4.dyn.example.net', 'localhost'), { maxLength: 2 }) }),
+    spf: fc.record({ mailFrom: spf, ehlo: spf }, { requiredKeys: [] }),
+    dkim: fc.array(fc.record({ result: dkimResult, domain }), { maxLength: 3 }),
+    arc: fc.record({ result: dkimResult }),
+    dmarc: fc.record({ result: fc.constantFrom<DmarcResult>('pass', 'fail', 'temperror', 'permerror', 'none'), policy: fc.constantFrom<DmarcPolicy>('none', 'quarantine', 'reject', 'unspecified') }, { requiredKeys: [] }),
+    asn: fc.nat({ max: 4_000_000 }),
+    country: fc.constantFrom('US', 'DE', 'CN', 'RU'),
+    now: fc.constantFrom(Date.UTC(2024, 0, 1), Date.UTC(2002, 8, 1), '2030-06-01T00:00:00Z'),
+  },
+  { requiredKeys: [] },
+);
 
 /** What a verdict must stay for the same message: everything but the timings. */
 const stable = (r: ClassifyResult): unknown => ({ ...r, timings: undefined });
@@ -56,6 +86,15 @@ describe('classify fuzz', () => {
         assertVerdict(await engine.classify(applyMutations(SAMPLE[i]!.raw, ms)));
       }),
       fuzzParams(150),
+    );
+  });
+
+  it('mutated real mail with a generated SMTP session: classify resolves with a well-formed verdict', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: SAMPLE.length - 1 }), mutationsArb, sessionArb, async (i, ms, session) => {
+        assertVerdict(await engine.classify(applyMutations(SAMPLE[i]!.raw, ms), { session }));
+      }),
+      fuzzParams(100),
     );
   });
 
