@@ -23,14 +23,17 @@ export interface AuthResultsHeader {
   results: AuthResult[];
 }
 
-/** Splits `s` into tokens: words, quoted strings (unquoted), `(comments)`, `=`, `;`, `/`. */
+/** Splits `s` into tokens: words, quoted strings (unquoted), `(comments)`, `=`, `;`, `/`; a stray `)` is skipped. */
 function lex(s: string): { t: string; kind: 'word' | 'comment' | 'punct' }[] {
   const out: { t: string; kind: 'word' | 'comment' | 'punct' }[] = [];
   let i = 0;
   const n = Math.min(s.length, 65_536); // an A-R header is short; bound hostile ones
   while (i < n) {
     const c = s[i]!;
-    if (c === ' ' || c === '\t' || c === '\r' || c === '\n') i++;
+    // A `)` that closes no comment is skipped like white space: every branch below must consume at least one
+    // character, and the word branch stops at `)`, so a stray one would otherwise be read as an empty word
+    // forever (a sender's header looping the classify until the heap ran out).
+    if (c === ' ' || c === '\t' || c === '\r' || c === '\n' || c === ')') i++;
     else if (c === '(') {
       let depth = 1;
       let j = i + 1;

@@ -149,6 +149,17 @@ describe('Authentication-Results (RFC 8601)', () => {
     expect(parseAuthenticationResults('  ')).toBeUndefined();
   });
 
+  it('a ")" that closes no comment is skipped (it looped the lexer until the heap ran out)', async () => {
+    // Found by test/engine/classify-fuzz.test.ts (a message with bare-CR line ends, so that the header ran on
+    // over the Received headers below it). Any A-R header did, trusted or not, once an authserv-id was trusted.
+    expect(parseAuthenticationResults(' mx.example.org; spf=pass )')?.results.map((r) => `${r.method}=${r.result}`)).toEqual(['spf=pass']);
+    expect(parseAuthenticationResults(') mx.example.org; spf=fail) smtp.mailfrom=a@example.org; dkim=pass ) header.d=example.org')?.results.map((r) => [r.method, r.result, r.props]))
+      .toEqual([['spf', 'fail', { 'smtp.mailfrom': 'a@example.org' }], ['dkim', 'pass', { 'header.d': 'example.org' }]]);
+    const engine = new SpamEngine({ authResults: { trustedAuthservIds: ['mx.example.net'] } });
+    const r = await engine.classify('Authentication-Results: evil.example; spf=pass )\r\n' + MSG, {});
+    expect(r.errors).toEqual([]);
+  });
+
   it('classify takes results from the topmost header of a trusted authserv-id only', async () => {
     const forged = 'Authentication-Results: evil.example; spf=pass smtp.mailfrom=example.org; dmarc=pass\r\n';
     const own = 'Authentication-Results: mx.example.net; spf=fail smtp.mailfrom=example.org; dkim=pass header.d=example.org; dmarc=fail (p=reject) header.from=example.org\r\n';

@@ -13,7 +13,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RULES, DEFAULT_TAGS, engineOptionsFromBundle, loadRuleFile, SpamEngine, type ClassifyResult } from '../../src/engine/index.js';
+import { DEFAULT_RULES, DEFAULT_TAGS, engineOptionsFromBundle, loadRuleFile, SpamEngine, type ClassifyResult, type EngineOptions } from '../../src/engine/index.js';
 import type { DkimResult, DmarcPolicy, DmarcResult, IprevResult, SessionInput, SpfResult } from '../../src/analysis/types.js';
 import { fuzzParams } from '../helpers/fuzz.js';
 import { applyMutations, mutationSample, mutationsArb, SCALING_PLACES, SCALING_SNIPPETS, scalingMessage } from '../helpers/mail-mutations.js';
@@ -23,16 +23,29 @@ import { hasSharedData, sharedPath } from '../helpers/shared-data.js';
 
 const SAMPLE = mutationSample();
 
-const engine = new SpamEngine(
-  hasSharedData
-    ? { ...engineOptionsFromBundle(loadRuleFile(sharedPath('stalwart-spam-filter', 'spam-filter-rules.json')), {
-        // No remote list is downloaded here (an empty cache, not ~/.cache): they answer nothing, silently.
-        listCacheDir: mkdtempSync(join(tmpdir(), 'classify-fuzz-')),
-        warn: () => {},
-      }), thresholds: { scoreSpam: 5 } }
-    : { rules: DEFAULT_RULES, tags: DEFAULT_TAGS },
-);
-afterAll(() => engine.close());
+/** An engine with the public rule set (the built-in default rules without the shared data), `extra` options on top. */
+function makeEngine(extra: Partial<EngineOptions> = {}): SpamEngine {
+  return new SpamEngine({
+    ...(hasSharedData
+      ? {
+          ...engineOptionsFromBundle(loadRuleFile(sharedPath('stalwart-spam-filter', 'spam-filter-rules.json')), {
+            // No remote list is downloaded here (an empty cache, not ~/.cache): they answer nothing, silently.
+            listCacheDir: mkdtempSync(join(tmpdir(), 'classify-fuzz-')),
+            warn: () => {},
+          }),
+          thresholds: { scoreSpam: 5 },
+        }
+      : { rules: DEFAULT_RULES, tags: DEFAULT_TAGS }),
+    ...extra,
+  });
+}
+const engine = makeEngine();
+/** Stored mail: the session read from the message's own Received, Return-Path and Authentication-Results. */
+const fromHeaders = makeEngine({ trustReceived: true, authResults: { trustedAuthservIds: ['mx.example.org', 'spamassassin.taint.org', 'example.com'] } });
+afterAll(async () => {
+  await engine.close();
+  await fromHeaders.close();
+});
 
 const spf = fc.constantFrom<SpfResult>('pass', 'fail', 'softfail', 'neutral', 'none', 'temperror', 'permerror');
 const dkimResult = fc.constantFrom<DkimResult>('pass', 'fail', 'permerror', 'temperror', 'neutral', 'none');
@@ -93,6 +106,22 @@ describe('classify fuzz', () => {
     await fc.assert(
       fc.asyncProperty(fc.nat({ max: SAMPLE.length - 1 }), mutationsArb, sessionArb, async (i, ms, session) => {
         assertVerdict(await engine.classify(applyMutations(SAMPLE[i]!.raw, ms), { session }));
+      }),
+      fuzzParams(100),
+    );
+  });
+
+  it('mutated real mail, its session read from its own headers: classify resolves with a well-formed verdict', async () => {
+    const authResults = fc.constantFrom(
+      'Authentication-Results: mx.example.org; spf=pass smtp.mailfrom=a@example.com; dkim=pass header.d=example.com; dmarc=pass header.from=example.com',
+      'Authentication-Results: mx.example.org; spf=fail (reason) smtp.mailfrom=<>; dkim=fail; dmarc=fail (p=reject) header.from=',
+      'Authentication-Results: example.com; none',
+      'Authentication-Results: mx.example.org; arc=pass; iprev=pass policy.iprev=203.0.113.7 (mail.example.com)',
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: SAMPLE.length - 1 }), authResults, mutationsArb, async (i, ar, ms) => {
+        const raw = applyMutations(Buffer.concat([Buffer.from(ar + '\r\n'), SAMPLE[i]!.raw]), ms);
+        assertVerdict(await fromHeaders.classify(raw));
       }),
       fuzzParams(100),
     );
