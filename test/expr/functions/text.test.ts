@@ -33,6 +33,19 @@ describe('trim, case', () => {
     expect(call('trim', new Float(1))).toBe('1.0');
     expect(call('trim', [' a ', 1, [' b']])).toEqual(['a', '1', 'b']); // an element is to_string'ed itself
   });
+  it('trim_end is linear in a long white-space run followed by text (fuzz: has_digits(trim_end(body)))', () => {
+    // The campaign's input: U+3000 runs, then `xa `. The old `[…]+$` regex retried the run at each of
+    // its positions: 80,000 spaces took 2.7 s, 400,000 took 78 s.
+    const body = '\u3000'.repeat(400_000) + 'xa \u3000 ';
+    const t0 = performance.now();
+    expect(call('trim_end', body)).toBe('\u3000'.repeat(400_000) + 'xa');
+    expect(call('trim', ' '.repeat(400_000) + 'x' + ' '.repeat(400_000) + 'y')).toBe('x' + ' '.repeat(400_000) + 'y');
+    expect(call('email_part', 'a@' + ' '.repeat(400_000) + 'b.c', 'domain')).toBe('b.c');
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(call('trim_end', ' \t\n\u000b\f\r\u0085\u00a0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000')).toBe('');
+    expect(call('trim_end', 'x\ufeff \u200b')).toBe('x\ufeff \u200b'); // U+FEFF and U+200B are not White_Space
+    expect(call('trim_end', '')).toBe('');
+  });
   it('maps case element-wise with full Unicode mappings', () => {
     expect(call('to_uppercase', 'straße')).toBe('STRASSE');
     expect(call('to_lowercase', 'ΟΔΟΣ')).toBe('οδος');
