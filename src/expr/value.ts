@@ -146,7 +146,13 @@ export function toDisplay(v: Value): string {
 }
 
 const INT_RE = /^[+-]?[0-9]+$/;
-const FLOAT_RE = /^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)$/i;
+/**
+ * Rust's f64 grammar. Each character has one way to match: the mantissa is digits with an optional
+ * fraction, or a fraction alone. (Written `[0-9]+\.?[0-9]*` the digits could be shared between the two
+ * runs in n ways, and V8 tried each before failing, so `'0' × 40,000 + 'x'` — a header compared with
+ * a number — took 0.9 s, quadratic in the digits.)
+ */
+const FLOAT_RE = /^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)$/i;
 
 /** Rust `str::parse::<i64>()`; `undefined` on failure (including overflow). */
 export function parseI64(s: string): number | undefined {

@@ -1,0 +1,52 @@
+/**
+ * Regressions of the hostile-evaluation fuzz campaign (fuzz-hostile.test.ts): operations on
+ * sender-controlled text that took time quadratic in it. Each case is the campaign's input, sized
+ * so that the quadratic code took tens of seconds and the linear one takes milliseconds; the time
+ * bound is far above the latter, for a shared machine.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileExpression, Float, interpretExpression, parseNumber, type EvalContext, type Value } from '../../src/expr/index.js';
+
+const ctx = (vars: Record<string, Value>): EvalContext => ({ variable: (n) => vars[n] ?? '', global: () => 0 });
+
+/** Evaluates with the compiler and the interpreter, asserting the time, and returns the value. */
+function timed(src: string, vars: Record<string, Value>): Value {
+  const t0 = performance.now();
+  const v = compileExpression(src).evalSync(ctx(vars));
+  expect(interpretExpression(src).evalSync(ctx(vars))).toEqual(v);
+  expect(performance.now() - t0, src).toBeLessThan(2000);
+  return v;
+}
+
+describe('numeric conversion of long digit runs (fuzz: body - \'a\' over "0"×190310 + …)', () => {
+  // The f64 grammar's `[0-9]+\.?[0-9]*` let the digits split between two runs in n ways: 40,000
+  // zeros and an `x` took 0.9 s, the campaign's 190,310 took 52 s.
+  const digits = '0'.repeat(400_000) + 'x';
+
+  it('parse_number rejects digits followed by a letter in linear time', () => {
+    expect(timed("body - 'a'", { body: digits })).toBe(0);
+    expect(timed('value > 5', { value: digits })).toBe(0);
+    expect(timed('value == 0', { value: digits })).toBe(1); // a non-number parses as 0 (§2.4)
+    expect(timed('-value', { value: '1'.repeat(400_000) + '.5e' })).toBe(0);
+  });
+
+  it('keeps the f64 grammar: optional fraction, fraction alone, exponent, inf/nan', () => {
+    const f = (s: string): unknown => {
+      const n = parseNumber(s);
+      return n instanceof Float ? n.value : n === 0 && s !== '0' ? 'int 0' : n;
+    };
+    expect(f('5.')).toBe(5);
+    expect(f('.5')).toBe(0.5);
+    expect(f('1.5e3')).toBe(1500);
+    expect(f('1e3')).toBe(1000);
+    expect(f('+1.5')).toBe(1.5);
+    expect(f('-.5E-1')).toBe(-0.05);
+    expect(f('Infinity')).toBe(Infinity);
+    expect(f('NaN')).toBeNaN();
+    expect(f('.')).toBe('int 0');
+    expect(f('1.2.3')).toBe('int 0');
+    expect(f('1e')).toBe('int 0');
+    expect(f('e5')).toBe('int 0');
+    expect(f('0'.repeat(100_000) + '1.25')).toBe(1.25);
+  });
+});
