@@ -50,3 +50,29 @@ describe('numeric conversion of long digit runs (fuzz: body - \'a\' over "0"×19
     expect(f('0'.repeat(100_000) + '1.25')).toBe(1.25);
   });
 });
+
+describe('searching a long separator from the right (fuzz: rsplit(body, subject) over "\\n"×353495)', () => {
+  // V8's lastIndexOf compares backwards naively, in time text × separator: the campaign's subject (the
+  // body's first half and a "!") took 18 s; rsplit and rsplit_once now search the mirrored text forwards.
+  const body = '\n'.repeat(353_495);
+  const subject = body.slice(0, body.length >> 1) + '!';
+
+  it('rsplit and rsplit_once take linear time', () => {
+    expect(timed('rsplit(body, subject)', { body, subject })).toEqual([body]);
+    expect(timed('rsplit_once(body, subject)', { body, subject })).toBe('');
+    const hit = body + '!' + body;
+    expect(timed('count(rsplit(body, subject))', { body: hit, subject: body + '!' })).toBe(2);
+    expect(timed('rsplit_once(body, subject)[0] == value', { body: hit, subject, value: body.slice(subject.length - 1) })).toBe(1);
+  });
+
+  it('keeps the parts and their order: rightmost match first, overlapping separators as Rust', () => {
+    const f = (s: string, sep: string): Value => timed('rsplit(body, subject)', { body: s, subject: sep });
+    expect(f('aaa', 'aa')).toEqual(['', 'a']);
+    expect(f('aaaa', 'aa')).toEqual(['', '', '']);
+    expect(f('a..b...c', '..')).toEqual(['c', 'b.', 'a']);
+    expect(f('x😀y😀', '😀')).toEqual(['', 'y', 'x']); // a surrogate pair is a two-unit separator
+    expect(f('ab😀cd😀', 'd😀')).toEqual(['', 'ab😀c']);
+    expect(timed('rsplit_once(body, subject)', { body: 'a=>b=>c', subject: '=>' })).toEqual(['a=>b', 'c']);
+    expect(timed('rsplit_once(body, subject)', { body: 'aaa', subject: 'aa' })).toEqual(['a', '']);
+  });
+});
