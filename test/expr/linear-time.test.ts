@@ -1,9 +1,11 @@
 /**
  * Regressions of the hostile-evaluation fuzz campaign (fuzz-hostile.test.ts): operations on
- * sender-controlled text that took time quadratic in it. Each case is the campaign's input, sized
- * so that the quadratic code took tens of seconds and the linear one takes milliseconds; the time
- * bound is far above the latter, for a shared machine.
+ * sender-controlled text that took time quadratic in it, or memory many times its size. Each case
+ * is the campaign's input, sized so that the quadratic code took tens of seconds and the linear one
+ * takes milliseconds; the time bound is far above the latter, for a shared machine.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { compileExpression, Float, interpretExpression, parseNumber, type EvalContext, type Value } from '../../src/expr/index.js';
 
@@ -74,5 +76,31 @@ describe('searching a long separator from the right (fuzz: rsplit(body, subject)
     expect(f('ab😀cd😀', 'd😀')).toEqual(['', 'ab😀c']);
     expect(timed('rsplit_once(body, subject)', { body: 'a=>b=>c', subject: '=>' })).toEqual(['a=>b', 'c']);
     expect(timed('rsplit_once(body, subject)', { body: 'aaa', subject: 'aa' })).toEqual(['a', '']);
+  });
+});
+
+describe('counting functions over a text at the size limit (count_spaces of 32 Mi spaces)', () => {
+  it('count in bounded memory: a 200 MB heap is enough for a 32 Mi-character text', async () => {
+    // `match` over the whole text built an array of every match (8 bytes each) and ran out of this heap.
+    const script = `
+      import { compileExpression } from './src/expr/index.ts';
+      let body = ' '.repeat(1 << 20);
+      for (let i = 0; i < 5; i++) body = body + body;
+      const ctx = { variable: () => body, global: () => 0 };
+      console.log(JSON.stringify(['count_spaces(body)', 'count_lowercase(body)'].map((s) => compileExpression(s).evalSync(ctx))));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--max-old-space-size=200', '--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: process.cwd(),
+    });
+    expect(JSON.parse(stdout)).toEqual([32 * 1024 * 1024, 0]);
+  }, 60_000);
+
+  it('counts a code point across the chunk boundary once, whole', () => {
+    // U+1D400 (Alphabetic, Uppercase) is a surrogate pair; put one across every boundary near 65,536.
+    for (const at of [65_534, 65_535, 65_536, 131_071]) {
+      const body = 'a'.repeat(at) + '\u{1d400}' + 'B\u3000';
+      expect(timed('count_uppercase(body)', { body })).toBe(2);
+      expect(timed('count_lowercase(body)', { body })).toBe(at);
+      expect(timed('count_spaces(body)', { body })).toBe(1);
+    }
   });
 });
