@@ -104,3 +104,31 @@ describe('counting functions over a text at the size limit (count_spaces of 32 M
     }
   });
 });
+
+describe('IP parsing of a huge non-address (is_ip_addr of "a:" × 16 Mi)', () => {
+  it('refuses it in bounded memory: a 200 MB heap is enough', async () => {
+    // The IPv6 reader split the whole text at every `:` (and kept a number per group) before seeing
+    // that there were far more than 8 groups: 32 Mi characters ran out of this heap.
+    const script = `
+      import { compileExpression } from './src/expr/index.ts';
+      let body = 'a:'.repeat(1 << 19);
+      for (let i = 0; i < 5; i++) body = body + body;
+      const ctx = { variable: () => body, global: () => 0 };
+      const srcs = ['is_ip_addr(body)', 'is_ipv6_addr(body)', 'ip_reverse_name(body)', "is_ip_in_cidr('::1', body + '::/64')"];
+      console.log(JSON.stringify(srcs.map((s) => compileExpression(s).evalSync(ctx))));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--max-old-space-size=200', '--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: process.cwd(),
+    });
+    expect(JSON.parse(stdout)).toEqual([0, 0, '', 0]);
+  }, 60_000);
+
+  it('still accepts the longest address text (45 characters) and refuses one character more', () => {
+    const longest = '0000:0000:0000:0000:0000:0000:255.255.255.255';
+    expect(longest).toHaveLength(45);
+    expect(timed('is_ipv6_addr(value)', { value: longest })).toBe(1);
+    expect(timed('ip_reverse_name(value)', { value: longest })).toBe(`f.f.f.f.f.f.f.f.${'0.'.repeat(23)}0`); // by nibbles
+    expect(timed('is_ipv6_addr(value)', { value: longest + '5' })).toBe(0);
+    expect(timed('is_ipv6_addr(value)', { value: '0' + longest })).toBe(0);
+    expect(timed("is_ip_in_cidr(value, '::ffff:0:0/96')", { value: '0000:0000:0000:0000:0000:ffff:10.0.0.1' })).toBe(1);
+  });
+});

@@ -43,11 +43,18 @@ function readGroups(s: string, limit: number): number[] | undefined {
   return out.length <= limit ? out : undefined;
 }
 
+/** Longest IPv6 address text Rust accepts: `0000:0000:0000:0000:0000:0000:255.255.255.255`. */
+const MAX_IPV6_LENGTH = 45;
+
 /**
  * Rust `Ipv6Addr::from_str`: 1–4 hex digits per group, at most one `::` standing for at least
  * one zero group, an optional trailing dotted quad; no brackets, zone ids or whitespace.
  */
 export function parseIpv6(s: string): number[] | undefined {
+  // No address is longer (6 groups of 4 digits, 6 colons, a dotted quad of 15): refusing longer text
+  // first keeps `split(':')` from building an array of a huge `a:a:a:…` (32 Mi characters of it
+  // ran out of a 200 MB heap).
+  if (s.length > MAX_IPV6_LENGTH) return undefined;
   const dbl = s.indexOf('::');
   if (dbl < 0) {
     const g = readGroups(s, 8);
