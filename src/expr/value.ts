@@ -157,9 +157,21 @@ const FLOAT_RE = /^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|
 /** Rust `str::parse::<i64>()`; `undefined` on failure (including overflow). */
 export function parseI64(s: string): number | undefined {
   if (!INT_RE.test(s)) return undefined;
-  const b = BigInt(s);
+  const neg = s.charCodeAt(0) === 45; /* - */
+  const digits = significant(s.charCodeAt(0) <= 45 ? s.slice(1) : s); // after a `+` or `-`
+  // More than 19 significant digits is out of range whatever they are; BigInt only sees at most 19
+  // (its parse is superlinear: 4 Mi digits of a header compared with a number took 2.4 s).
+  if (digits.length > 19) return undefined;
+  const b = BigInt(neg ? '-' + digits : digits);
   if (b > 9223372036854775807n || b < -9223372036854775808n) return undefined;
   return saturate(Number(b));
+}
+
+/** ASCII digits without their leading zeros (`'007'` → `'7'`, `'000'` → `'0'`). */
+function significant(digits: string): string {
+  let i = 0;
+  while (i < digits.length - 1 && digits.charCodeAt(i) === 48) i++;
+  return i === 0 ? digits : digits.slice(i);
 }
 
 /** Rust `str::parse::<f64>()`; `undefined` on failure. */
@@ -277,9 +289,11 @@ export function toUsize(v: Value): number {
   }
   if (typeof v === 'string') {
     if (!/^\+?[0-9]+$/.test(v)) return 0;
+    const digits = significant(v.charCodeAt(0) === 43 /* + */ ? v.slice(1) : v);
     // `parse::<usize>` fails on overflow (a 64-bit usize), and a failed parse is index 0 (§2.9).
-    if (v.length > 19 && BigInt(v) > USIZE_MAX) return 0;
-    return Number(v);
+    // Compared by length first: BigInt's parse of millions of digits is superlinear (see parseI64).
+    if (digits.length > 20 || (digits.length === 20 && BigInt(digits) > USIZE_MAX)) return 0;
+    return Number(digits);
   }
   return 0;
 }
