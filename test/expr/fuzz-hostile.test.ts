@@ -19,7 +19,7 @@ import { fuzzParams } from '../helpers/fuzz.js';
 const EVAL_BUDGET_MS = 8000;
 
 /** Building blocks of hostile inputs (sender-controlled text: body, subject, header values). */
-const PIECES = [' ', 'a', 'x', '\t', '\u3000', '.', ',', '@', '\r\n', '\n', 'é', '😀', 'ß', '\ufb03', '0', 'aa', ' x'];
+const PIECES = [' ', 'a', 'x', '\t', '\u3000', '.', ',', '@', '\r\n', '\n', 'é', '😀', 'ß', '\ufb03', '0', '9', 'aa', ' x', 'a:', '1.'];
 
 /** A huge input, shown in a failure report by its recipe (`"\u3000"×400000 + "xa "×2`) rather than its text. */
 interface Big {
@@ -62,7 +62,9 @@ const SHAPES = [
   'rsplit(B, subject)', 'rsplit_once(B, subject)', 'split(B, subject)', 'split_once(B, subject)', 'split_n(B, subject, 3)',
   'contains(B, subject)', 'contains_ignore_case(B, subject)', 'strip_prefix(B, subject)', 'strip_suffix(B, subject)',
   'starts_with(B, subject)', 'ends_with(B, subject)', 'is_intersect(B, subject)', 'B == subject', 'eq_ignore_case(B, subject)',
-  'B - subject', 'B < subject',
+  'B - subject', 'B < subject', "is_ip_in_cidr(B, subject)",
+  // Numeric conversions of a huge String (parse_number, to_usize).
+  'B > 5', '-B', 'B * 2', '[1, 2][B]', "split_n(B, ',', subject)", "substring(B, subject, 5)",
 ];
 
 const shape = fc.constantFrom(...SHAPES);
