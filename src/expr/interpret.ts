@@ -2,7 +2,8 @@
  * Reference interpreter: walks the grammar's syntax tree on every evaluation, looking names and
  * functions up as it goes. It exists as the
  * baseline the closure compiler is measured against (`bench/`) and as an independent check that
- * the compiler gives identical results (`test/expr/interpret.test.ts`). Not for production use.
+ * the compiler gives identical results (`test/expr/compile.test.ts`; on generated expressions
+ * `test/expr/fuzz.test.ts`). Not for production use.
  */
 import { readIndex, readMetric, readSystem, runMatches, type Captures } from './compile.js';
 import { BINARY_OPS, opNeg, opNot } from './ops.js';
