@@ -2,8 +2,8 @@
  * mail-parser's lenient RFC 5322 date parser (its `parse_date` behaviour), which Stalwart's date
  * analysis relies on: it accepts what most mailers write (no weekday, two-digit years, comments,
  * folding) and reads numbers by position rather than validating the grammar, so its quirks decide
- * which dates count as "invalid". Kept separate from `dateToRfc3339` (headers.ts), which the
- * Header scope uses for `value`.
+ * which dates count as "invalid". The Header scope's `value` of a Date header is this parse too
+ * (`dateToRfc3339`, headers.ts), as mail-parser's header value is.
  */
 
 /** A parsed date-time as mail-parser holds it (fields unvalidated: month 0 or day 99 can occur). */

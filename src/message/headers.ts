@@ -5,6 +5,7 @@
 import { addressParser } from 'postal-mime';
 import { MemoSlot } from '../util/index.js';
 import { parseContentType as parseContentTypeValue } from './content-type.js';
+import { parseMailDate } from './date.js';
 import { decodeWords } from './rfc2047.js';
 
 export interface RawHeader {
@@ -215,38 +216,23 @@ export function decodeText(raw: string): string {
   return decodeWords(unfold(raw)).trim();
 }
 
-const MONTHS: Record<string, number> = { jan: 1, feb: 2, mar: 3, apr: 4, may: 5, jun: 6, jul: 7, aug: 8, sep: 9, oct: 10, nov: 11, dec: 12 };
-const ZONES: Record<string, number> = { ut: 0, utc: 0, gmt: 0, z: 0, est: -500, edt: -400, cst: -600, cdt: -500, mst: -700, mdt: -600, pst: -800, pdt: -700 };
-const DATE_RE = /(\d{1,2})\s+([A-Za-z]{3})[A-Za-z]*\.?\s+(\d{2,4})\s+(\d{1,2}):(\d{1,2})(?::(\d{1,2}))?\s*([+-]\d{4}|[A-Za-z]{1,5})?/;
+/**
+ * A Date header as the Header scope reads it: mail-parser parses it with its lenient `parse_date`
+ * (`parseMailDate`, the date module's parser too) and formats it with `DateTime::to_rfc3339`: the fields as
+ * read, unvalidated and zero-padded, the header's own offset (`-` west of Greenwich), `Z` for a zero offset. A
+ * zone name (`EST`) gives no offset, and a date that stops before its seconds does not parse. `""` when it does
+ * not parse (mail-parser's Empty value).
+ */
+export function dateToRfc3339(raw: string): string {
+  const d = parseMailDate(raw);
+  if (d === undefined) return '';
+  const date = `${pad(d.year, 4)}-${pad(d.month)}-${pad(d.day)}T${pad(d.hour)}:${pad(d.minute)}:${pad(d.second)}`;
+  if (d.tzHour === 0 && d.tzMinute === 0) return date + 'Z';
+  return `${date}${d.tzBeforeGmt ? '-' : '+'}${pad(d.tzHour)}:${pad(d.tzMinute)}`;
+}
 
 function pad(n: number, w = 2): string {
   return String(n).padStart(w, '0');
-}
-
-/**
- * RFC 5322 date → RFC 3339 as mail-parser's `DateTime::to_rfc3339` (the header's own offset kept,
- * `Z` for +0000). `""` when it does not parse.
- */
-export function dateToRfc3339(raw: string): string {
-  const m = DATE_RE.exec(unfold(raw).slice(0, 256));
-  if (m === null) return '';
-  const day = Number(m[1]);
-  const mon = m[2]!.toLowerCase();
-  const month = Object.hasOwn(MONTHS, mon) ? MONTHS[mon] : undefined;
-  let year = Number(m[3]);
-  if (m[3]!.length <= 2) year += year < 50 ? 2000 : 1900;
-  else if (m[3]!.length === 3) year += 1900;
-  const hh = Number(m[4]);
-  const mm = Number(m[5]);
-  const ss = m[6] === undefined ? 0 : Number(m[6]);
-  if (month === undefined || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60) return '';
-  let tz = 0;
-  const z = m[7];
-  if (z !== undefined) tz = /^[+-]/.test(z) ? Number(z) : (Object.hasOwn(ZONES, z.toLowerCase()) ? ZONES[z.toLowerCase()]! : 0);
-  const date = `${pad(year, 4)}-${pad(month)}-${pad(day)}T${pad(hh)}:${pad(mm)}:${pad(ss)}`;
-  if (tz === 0) return date + 'Z';
-  const a = Math.abs(tz);
-  return `${date}${tz < 0 ? '-' : '+'}${pad(Math.trunc(a / 100))}:${pad(a % 100)}`;
 }
 
 /**

@@ -192,9 +192,14 @@ describe('headers', () => {
     ]);
   });
 
-  it('formats dates as RFC 3339 with the original offset', () => {
-    expect(['Mon, 2 Jan 06 15:04:05 -0700', '2 Jan 2006 15:04 EST', 'Sun, 31 Dec 2023 23:59:59 +0000 (UTC)', 'garbage'].map(dateToRfc3339))
-      .toEqual(['2006-01-02T15:04:05-07:00', '2006-01-02T15:04:00-05:00', '2023-12-31T23:59:59Z', '']);
+  it('formats dates as mail-parser parses and formats them (parse_date, DateTime::to_rfc3339)', () => {
+    expect(['Mon, 2 Jan 06 15:04:05 -0700', 'Sun, 31 Dec 2023 23:59:59 +0000 (UTC)', 'garbage', '\r\n\t21 Nov 1997 09:55:06 +0530\r\n'].map(dateToRfc3339))
+      .toEqual(['2006-01-02T15:04:05-07:00', '2023-12-31T23:59:59Z', '', '1997-11-21T09:55:06+05:30']);
+    // A zone name gives no offset; a date that stops before its seconds does not parse (mail-parser's Empty).
+    expect(['2 Jan 2006 15:04:05 EST', '2 Jan 2006 15:04 EST'].map(dateToRfc3339)).toEqual(['2006-01-02T15:04:05Z', '']);
+    // Fields are read by position and not validated, as mail-parser keeps them (a full month name is no month).
+    expect(dateToRfc3339('21 November 1997 09:55:06 +0530')).toBe('1997-00-21T09:55:06+05:30');
+    expect(dateToRfc3339('99 Jan 2024 25:61:61 -0000')).toBe('2024-01-99T25:61:61Z');
   });
 
   it('parses Content-Type attributes', () => {
