@@ -63,7 +63,7 @@ export { listStepBreakers, type StepBreakerStatus } from './analysis/step-breake
 export { ruleSetSpecFromBundle, type RuleSetSpec } from './server/ruleset.js';
 // Stalwart's statistical classifier (docs/classifier.md): samples and model in a lookup store, PROB_* tags.
 export {
-  SpamClassifier, ClassifierStore, openClassifier, liveClassifier, sqliteModelConfig, train, probTag,
+  SpamClassifier, ClassifierStore, DamagedRecordError, openClassifier, liveClassifier, sqliteModelConfig, train, probTag,
   type ClassifierVerdict, type EngineClassifier, type SpamClassifierOptions, type ClassifierSettings, type TrainReport,
 } from './classifier/index.js';
 

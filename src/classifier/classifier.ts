@@ -170,7 +170,8 @@ export class SpamClassifier implements EngineClassifier {
 
   /**
    * Loads the store's current model when it is newer than the one in use; resolves true when it
-   * switched. Rejects when the store fails (the model in use stays).
+   * switched. Rejects when the store fails, and with a `DamagedRecordError` naming the record when the
+   * stored model is damaged (the model in use stays either way).
    */
   async reload(): Promise<boolean> {
     const gen = await this.store.currentGeneration();

@@ -9,7 +9,7 @@ import { SpamClassifier, type SpamClassifierOptions } from './classifier.js';
 export { SpamClassifier, probTag, type ClassifierInput, type ClassifierVerdict, type EngineClassifier, type ProbTag, type SpamClassifierOptions } from './classifier.js';
 export { buildTokens, trainFacts, type TokenFacts, type TrustCheck } from './features.js';
 export { ClassifierModel, DEFAULT_FTRL, FtrlTrainer, vectorize, type Features, type FtrlParameters } from './model.js';
-export { ClassifierStore, MAX_SAMPLE_BYTES, sampleHash, type CommitResult, type PendingSample, type Sample, type SampleMeta, type SampleState } from './store.js';
+export { ClassifierStore, DamagedRecordError, MAX_SAMPLE_BYTES, sampleHash, type CommitResult, type PendingSample, type Sample, type SampleMeta, type SampleState } from './store.js';
 export { compareTokens, tokenJson, type TokenMap } from './tokens.js';
 export { DEFAULT_SETTINGS, epochsFor, MAX_PENDING, PENDING_LIMIT_MS, sampleFeatures, trainRun, type ClassifierSettings, type TrainOptions, type TrainReport } from './train.js';
 export { trainInWorker } from './worker.js';

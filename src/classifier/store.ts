@@ -11,7 +11,7 @@
  * - `classifier:learned:<hash>[:<account>]`: the id of the latest sample of that message (`learnedSample`),
  *   written after its meta; samples stored before this key existed have none;
  * - `classifier:gen:<n>:trainer`, `classifier:gen:<n>:model`: trainer state and model of generation n
- *   (deflated binary, base64);
+ *   (deflated binary with a SHA-256 trailer, base64; record.ts: a damaged one is refused at load);
  * - `classifier:current`: the generation in use. A training run writes its generation first and flips
  *   this key last, so readers switch to a complete model at once, and a run that fails part way leaves
  *   the previous model in use. Overlapping runs never move it back to an older complete generation
@@ -23,9 +23,11 @@
  * later run once complete (`TrainerState.pending`, src/classifier/train.ts).
  */
 import { createHash } from 'node:crypto';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { LookupStore } from '../lookup/types.js';
 import { ClassifierModel, FtrlTrainer, type FtrlParameters } from './model.js';
+import { DamagedRecordError, finiteField, intField, MAX_BITS, pack, reservoirField, unpack } from './record.js';
+
+export { DamagedRecordError } from './record.js';
 
 /** Bytes of a message kept as a sample at most: a longer message is stored (and trained) truncated. */
 export const MAX_SAMPLE_BYTES = 8 * 1024 * 1024;
@@ -117,19 +119,6 @@ function learnedKey(hash: string, account: number | undefined): string {
 
 export function sampleHash(raw: Uint8Array): string {
   return createHash('sha256').update(raw).digest('hex');
-}
-
-function pack(parts: ArrayBufferView[], header: object): string {
-  const h = Buffer.from(JSON.stringify(header));
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(h.length);
-  return deflateRawSync(Buffer.concat([len, h, ...parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength))])).toString('base64');
-}
-
-function unpack(s: string): { header: Record<string, unknown>; body: Buffer } {
-  const b = inflateRawSync(Buffer.from(s, 'base64'));
-  const n = b.readUInt32BE(0);
-  return { header: JSON.parse(b.subarray(4, 4 + n).toString()) as Record<string, unknown>, body: b.subarray(4 + n) };
 }
 
 /** Sparse (index, value) pairs of a float array: most weights are zero. */
@@ -254,25 +243,40 @@ export class ClassifierStore {
     return g;
   }
 
+  /**
+   * The model of generation `gen`, or of the current one; undefined when there is none (or it was blanked).
+   * @throws DamagedRecordError when the stored record is damaged (see record.ts); rejects when the store fails.
+   */
   async loadModel(gen?: number): Promise<ClassifierModel | undefined> {
     const g = gen ?? (await this.currentGeneration());
     if (g === 0) return undefined;
-    const v = await this.store.keyGet(`classifier:gen:${g}:model`);
+    const key = `classifier:gen:${g}:model`;
+    const v = await this.store.keyGet(key);
     if (typeof v !== 'string' || v === '') return undefined;
-    const { header, body } = unpack(v);
-    const bits = Number(header.bits);
-    const count = Number(header.count);
+    const { header, body } = unpack(key, v);
+    const bits = intField(key, header, 'bits', 1, MAX_BITS);
+    const count = intField(key, header, 'count', 0, 2 ** bits);
+    if (body.length !== count * 8) throw new DamagedRecordError(key, `${body.length} bytes of weights for ${count}`);
+    const bias = finiteField(key, header, 'bias');
+    const trainedAt = finiteField(key, header, 'trainedAt');
     const idx = copyOut(Uint32Array, body, 0, count * 4);
     const vals = copyOut(Float32Array, body, count * 4, count * 4);
-    const w = new Float32Array(1 << bits);
-    for (let k = 0; k < count; k++) w[idx[k]!] = vals[k]!;
-    return new ClassifierModel(bits, w, Number(header.bias), Number(header.trainedAt));
+    const w = new Float32Array(2 ** bits);
+    for (let k = 0; k < count; k++) {
+      const i = idx[k]!;
+      const x = vals[k]!;
+      // A NaN or infinite weight would make every prediction that reads it NaN (PROB_SPAM_UNCERTAIN).
+      if (i >= w.length || !Number.isFinite(x)) throw new DamagedRecordError(key, `weight ${k}: index ${i}, value ${x}`);
+      w[i] = x;
+    }
+    return new ClassifierModel(bits, w, bias, trainedAt);
   }
 
   /**
    * The trainer state of generation `gen`, or of the current one. Without `gen`, a blank trainer (the
    * generation was blanked while `current` named it for a moment, `commitGeneration`) is read again from
    * the generation `current` names next, if that changed.
+   * @throws DamagedRecordError when the stored record is damaged (see record.ts); rejects when the store fails.
    */
   async loadTrainer(gen?: number): Promise<TrainerState | undefined> {
     if (gen !== undefined) return this.loadTrainerOf(gen);
@@ -288,24 +292,49 @@ export class ClassifierStore {
 
   private async loadTrainerOf(g: number): Promise<TrainerState | undefined> {
     if (g === 0) return undefined;
-    const v = await this.store.keyGet(`classifier:gen:${g}:trainer`);
+    const key = `classifier:gen:${g}:trainer`;
+    const v = await this.store.keyGet(key);
     if (typeof v !== 'string' || v === '') return undefined;
-    const { header, body } = unpack(v);
-    const params = header.params as FtrlParameters;
-    const count = Number(header.count);
+    const { header, body } = unpack(key, v);
+    const p = header.params as Record<string, unknown> | null;
+    if (p === null || typeof p !== 'object') throw new DamagedRecordError(key, 'params is not an object');
+    const params: FtrlParameters = {
+      numFeatures: intField(key, p, 'numFeatures', 1, MAX_BITS),
+      alpha: finiteField(key, p, 'alpha'),
+      beta: finiteField(key, p, 'beta'),
+      l1Ratio: finiteField(key, p, 'l1Ratio'),
+      l2Ratio: finiteField(key, p, 'l2Ratio'),
+    };
+    const size = 2 ** params.numFeatures;
+    const count = intField(key, header, 'count', 0, size);
+    if (body.length !== count * 16) throw new DamagedRecordError(key, `${body.length} bytes of state for ${count} coordinates`);
+    const zb = finiteField(key, header, 'zb');
+    const nb = finiteField(key, header, 'nb', 0);
+    const lastId = intField(key, header, 'lastId', 0, Number.MAX_SAFE_INTEGER);
+    const ham = reservoirField(key, header, 'ham');
+    const spam = reservoirField(key, header, 'spam');
     const idx = copyOut(Uint32Array, body, 0, count * 4);
     const zs = copyOut(Float32Array, body, count * 4, count * 4);
     const ns = copyOut(Float64Array, body, count * 8, count * 8);
     const trainer = new FtrlTrainer(params);
     for (let k = 0; k < count; k++) {
-      trainer.z[idx[k]!] = zs[k]!;
-      trainer.n[idx[k]!] = ns[k]!;
+      const i = idx[k]!;
+      // Non-finite state would train NaN weights into every later generation.
+      if (i >= size || !Number.isFinite(zs[k]!) || !(ns[k]! >= 0 && ns[k]! < Infinity)) {
+        throw new DamagedRecordError(key, `coordinate ${k}: index ${i}, z ${zs[k]}, n ${ns[k]}`);
+      }
+      trainer.z[i] = zs[k]!;
+      trainer.n[i] = ns[k]!;
     }
-    trainer.zb = Number(header.zb);
-    trainer.nb = Number(header.nb);
+    trainer.zb = zb;
+    trainer.nb = nb;
     // `pending`: [[id, since], ...]; absent in trainers stored by earlier versions.
-    const pending = Array.isArray(header.pending) ? (header.pending as [number, number][]).map(([id, since]) => ({ id: Number(id), since: Number(since) })) : [];
-    return { trainer, ham: header.ham as Reservoir, spam: header.spam as Reservoir, lastId: Number(header.lastId), pending };
+    const raw = header.pending;
+    if (raw !== undefined && !(Array.isArray(raw) && raw.every((e) => Array.isArray(e) && Number.isSafeInteger(e[0]) && Number.isFinite(e[1])))) {
+      throw new DamagedRecordError(key, 'pending is not a list of [id, since]');
+    }
+    const pending = ((raw ?? []) as [number, number][]).map(([id, since]) => ({ id, since }));
+    return { trainer, ham, spam, lastId, pending };
   }
 
   /**
