@@ -21,7 +21,10 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClassifierStore, DEFAULT_SETTINGS, openClassifier, sampleFeatures, SpamClassifier, sqliteModelConfig, trainRun, type Features } from '../../src/classifier/index.js';
 import { MemoryStore } from '../../src/lookup/index.js';
-import { fuzzParams } from '../helpers/fuzz.js';
+import { fuzzParams, runs } from '../helpers/fuzz.js';
+
+/** A test's timeout: 60 s, or `ms` per run when a campaign (SPAMRULE_FUZZ_RUNS) asks for more runs than `n`. */
+const timeoutFor = (n: number, ms: number): number => Math.max(60_000, runs(n) * ms);
 import { hamMessage, spamMessage } from './helpers.js';
 
 const settings = { minHamSamples: 4, minSpamSamples: 4, ftrl: { ...DEFAULT_SETTINGS.ftrl, numFeatures: 16 } };
@@ -214,7 +217,7 @@ describe('a damaged model or trainer record in the SQLite store', () => {
       }),
       fuzzParams(150),
     );
-  }, 60_000);
+  }, timeoutFor(150, 100));
 
   it('a damaged trainer makes a training run reject, and nothing new becomes current', async () => {
     const store = c.store.store;
@@ -236,7 +239,7 @@ describe('a damaged model or trainer record in the SQLite store', () => {
       }),
       fuzzParams(100),
     );
-  }, 60_000);
+  }, timeoutFor(100, 100));
 });
 
 /** Hostile training samples: empty, binary, huge, not mail, random. */
@@ -286,5 +289,5 @@ describe('training on hostile samples', () => {
       ),
       fuzzParams(40),
     );
-  }, 60_000);
+  }, timeoutFor(40, 1000));
 });

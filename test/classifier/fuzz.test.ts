@@ -20,7 +20,10 @@ import { buildTokens, trainFacts, type TokenMap } from '../../src/classifier/ind
 import { internBoundary, truncate16 } from '../../src/classifier/tokens.js';
 import { T, TypedTokens, typesTokenize, urlScanners } from '../../src/classifier/tokenizer.js';
 import { analyzeMessage, messageContextOf } from '../../src/message/index.js';
-import { fuzzParams } from '../helpers/fuzz.js';
+import { fuzzParams, runs } from '../helpers/fuzz.js';
+
+/** A test's timeout: 60 s, or `ms` per run when a campaign (SPAMRULE_FUZZ_RUNS) asks for more runs than `n`. */
+const timeoutFor = (n: number, ms: number): number => Math.max(60_000, runs(n) * ms);
 
 /** Pieces that exercise the tokenizer's branches: composite triggers, scripts, invisible characters. */
 const PIECES = [
@@ -145,7 +148,7 @@ describe('token builder on hostile mail', () => {
       }),
       fuzzParams(150),
     );
-  }, 60_000);
+  }, timeoutFor(150, 100));
 
   it('takes time linear in the input: a hostile text repeated to ~200 KB builds within 3 s', async () => {
     await fc.assert(
@@ -160,7 +163,7 @@ describe('token builder on hostile mail', () => {
       }),
       fuzzParams(15),
     );
-  }, 60_000);
+  }, timeoutFor(15, 1000));
 });
 
 describe('stemming of huge words', () => {
