@@ -18,7 +18,10 @@ import { InternTable } from '../../src/classifier/intern-table.js';
 import { MAX_VALUE } from '../../src/classifier/slot-table.js';
 import { internBoundary, TokCounter } from '../../src/classifier/tokens.js';
 import { foldedWordHash, wordHash, WordMemo } from '../../src/classifier/word-memo.js';
-import { fuzzParams } from '../helpers/fuzz.js';
+import { fuzzParams, runs } from '../helpers/fuzz.js';
+
+/** A test's timeout: 60 s, or `ms` per run when a campaign (SPAMRULE_FUZZ_RUNS) asks for more runs than `n`. */
+const timeoutFor = (n: number, ms: number): number => Math.max(60_000, runs(n) * ms);
 
 /** Characters of keys: ASCII letters in both cases, Latin-1, above 255, a lone surrogate. */
 const keyChar = fc.constantFrom('a', 'b', 'A', 'B', 'z', 'Z', '0', 'é', 'É', 'ÿ', 'Ā', '中', '\ud800', '\udfff', '😀');
@@ -64,7 +67,7 @@ describe('InternTable against a Map', () => {
       }),
       fuzzParams(300),
     );
-  });
+  }, timeoutFor(300, 50));
 
   it('finds every value again after many colliding insertions and growths', () => {
     fc.assert(
@@ -76,7 +79,7 @@ describe('InternTable against a Map', () => {
       }),
       fuzzParams(40),
     );
-  });
+  }, timeoutFor(40, 50));
 });
 
 const foldAscii = (w: string): string => w.replace(/[A-Z]/g, (c) => c.toLowerCase());
@@ -118,7 +121,7 @@ describe('WordMemo against a Map', () => {
       }),
       fuzzParams(300),
     );
-  });
+  }, timeoutFor(300, 50));
 });
 
 describe('TokCounter against a Map', () => {
@@ -145,5 +148,5 @@ describe('TokCounter against a Map', () => {
       }),
       fuzzParams(100),
     );
-  });
+  }, timeoutFor(100, 50));
 });

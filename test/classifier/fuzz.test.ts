@@ -84,7 +84,7 @@ describe('typed-token cursor on hostile text', () => {
       }),
       fuzzParams(400),
     );
-  });
+  }, timeoutFor(400, 30));
 
   it('URL scanners give the lengths of the patterns they replace', () => {
     const AUTH_RE = /(?:\[[0-9A-Fa-f:.]{2,45}\]|[\p{Alphabetic}0-9.\-_~!$&'()*+,;=:%@]{0,512})/uy;
@@ -106,7 +106,7 @@ describe('typed-token cursor on hostile text', () => {
       }),
       fuzzParams(400),
     );
-  });
+  }, timeoutFor(400, 30));
 });
 
 /** A message whose subject and body (plain text, HTML or both) carry the generated texts. */
@@ -180,7 +180,7 @@ describe('stemming of huge words', () => {
       }),
       fuzzParams(300),
     );
-  });
+  }, timeoutFor(300, 30));
 
   it('a German word of 200,000 letters with ß ("Straße" repeated) tokenizes in linear time, as its start', async () => {
     // Was 5.5 s (7 s in the stemmer alone; 50 s at 800,000 letters): the stemmer took quadratic time.
