@@ -83,8 +83,10 @@ const damageArb: fc.Arbitrary<Damage> = fc.oneof(
  */
 function damage(blob: string, d: Damage, kind: 'model' | 'trainer'): string | undefined {
   switch (d.k) {
-    case 'truncate':
-      return blob.slice(0, d.at % blob.length);
+    case 'truncate': {
+      const cut = blob.slice(0, d.at % blob.length);
+      return cut === '' ? undefined : cut; // empty: a blanked generation, not damage
+    }
     case 'flip': {
       const b = Buffer.from(blob, 'base64');
       const i = d.at % b.length;
