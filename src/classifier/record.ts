@@ -31,7 +31,11 @@ export function pack(parts: ArrayBufferView[], header: object): string {
 
 /** The error of a record that is not what {@link pack} writes (damaged, truncated, foreign or newer). */
 export class DamagedRecordError extends Error {
-  constructor(key: string, why: string) {
+  constructor(
+    /** The record's key in the store (`classifier:gen:N:model`, …). */
+    readonly key: string,
+    why: string,
+  ) {
     super(`${key} is damaged (${why}): the model store is damaged; the model in use stays`);
     this.name = 'DamagedRecordError';
   }
