@@ -7,6 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { AddressPolicy } from './address-policy.js';
 import { pinnedLookup, resolveAllowed, systemHostResolver, type HostResolver, type PinnedAddress } from './pinned.js';
 
@@ -27,7 +28,9 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
  * A GET-only `fetch`: `init.headers`, `init.signal` (an abort or timeout rejects with the signal's reason,
  * as `fetch` does) and `init.redirect` (`follow`, the default; `manual` returns the 3xx response; `error`
  * rejects) are honoured, the method and body are not. Redirects to schemes other than http and https are
- * refused. Rejects with `AddressRefusedError` when a host's addresses are refused or it does not resolve,
+ * refused. A body the server sent with a `Content-Encoding` of gzip, deflate or br is decoded, as `fetch` decodes it
+ * (a server or a bucket that stores lists compressed sends them so whatever the request asks); other codings are
+ * passed on as they came. Rejects with `AddressRefusedError` when a host's addresses are refused or it does not resolve,
  * with an `Error` `fetch failed: CODE` when the connection fails.
  */
 export function guardedFetch(opts: GuardedFetchOptions): typeof fetch {
@@ -98,5 +101,35 @@ function toResponse(res: IncomingMessage): Response {
     res.destroy();
     return new Response(null, { status, statusText: res.statusMessage ?? '', headers });
   }
-  return new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status, statusText: res.statusMessage ?? '', headers });
+  return new Response(Readable.toWeb(decoded(res)) as ReadableStream<Uint8Array>, { status, statusText: res.statusMessage ?? '', headers });
+}
+
+/** Content codings decoded at most: a longer chain only multiplies the work a server can ask for (undici caps it too). */
+const MAX_CODINGS = 5;
+
+/**
+ * `res`'s body with its `Content-Encoding` undone, last coding first (RFC 9110 §8.4): gzip (x-gzip), deflate
+ * (zlib-wrapped, RFC 9110 §8.4.1.2) and br, as the built-in `fetch` does; the body as it came when a
+ * coding is another one or there are more than {@link MAX_CODINGS}. A corrupt coding makes the stream fail.
+ * The decoded size is the caller's to cap (downloadList counts the bytes it reads from this stream).
+ */
+function decoded(res: IncomingMessage): Readable {
+  const header = res.headers['content-encoding'];
+  if (header === undefined) return res;
+  const codings = header
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0 || codings.length > MAX_CODINGS || !codings.every((c) => ['gzip', 'x-gzip', 'deflate', 'br'].includes(c))) return res;
+  let out: Readable = res;
+  for (const c of codings.reverse()) {
+    const z = c === 'br' ? createBrotliDecompress() : c === 'deflate' ? createInflate() : createGunzip();
+    const from = out;
+    from.on('error', (e) => z.destroy(e));
+    out = from.pipe(z);
+  }
+  // Closing the decoded stream (a size cap, an abort) closes the connection too.
+  out.once('close', () => res.destroy());
+  return out;
 }

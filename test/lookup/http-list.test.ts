@@ -9,7 +9,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downloadList, HttpListStore, ListDownloadError, parseListBody } from '../../src/lookup/http-list.js';
 import { buildLookupMap } from '../../src/lookup/index.js';
@@ -121,6 +121,26 @@ describe('download', () => {
     await expect(p).rejects.toBeInstanceOf(ListDownloadError);
     await expect(p).rejects.toThrow(message);
     expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+
+  // Found by test/lookup/fuzz-http-list.test.ts: a server that stores its lists compressed sends them with
+  // Content-Encoding whatever the request asks; the built-in fetch decoded them, the address-checking one did not.
+  it('a body sent with Content-Encoding gzip, deflate or br is decoded, as fetch does (the list isGzipped or not)', async () => {
+    const list = 'a.example\nb.example\n';
+    routes.set('/ce-gzip', (res) => res.setHeader('content-encoding', 'gzip').end(gzipSync(list)));
+    routes.set('/ce-deflate', (res) => res.setHeader('content-encoding', 'deflate').end(deflateSync(list)));
+    routes.set('/ce-br', (res) => res.setHeader('content-encoding', 'br').end(brotliCompressSync(list)));
+    routes.set('/ce-both.gz', (res) => res.setHeader('content-encoding', 'x-gzip, br').end(brotliCompressSync(gzipSync(gzipSync(list)))));
+    routes.set('/ce-corrupt', (res) => res.setHeader('content-encoding', 'gzip').end('a.example\n'));
+    routes.set('/ce-unknown', (res) => res.setHeader('content-encoding', 'zstd-x').end(list));
+    routes.set('/ce-bomb', (res) => res.setHeader('content-encoding', 'gzip').end(gzipSync(Buffer.alloc(10_000_000, 0x61))));
+    for (const path of ['/ce-gzip', '/ce-deflate', '/ce-br', '/ce-unknown']) {
+      expect([...(await downloadList({ namespace: 'ce', url: `${base}${path}` }, local)).keys], path).toEqual(['a.example', 'b.example']);
+    }
+    expect([...(await downloadList({ namespace: 'ce', url: `${base}/ce-both.gz`, isGzipped: true }, local)).keys]).toEqual(['a.example', 'b.example']);
+    await expect(downloadList({ namespace: 'ce', url: `${base}/ce-corrupt` }, local)).rejects.toThrow(/list ce: download failed: .*header/);
+    // The size cap counts decoded bytes.
+    await expect(downloadList({ namespace: 'ce', url: `${base}/ce-bomb`, maxSize: 100_000 }, local)).rejects.toThrow(/over the 100000-byte cap/);
   });
 
   it('a 100 MB list finishes in seconds, capped at maxEntries', async () => {
