@@ -215,6 +215,17 @@ describe('pyzor module without a usable answer: no tag, a warning, the rest runs
       expect(r.tags).toContain('SEEN');
     });
 
+    // Found by test/analysis/fuzz-peers-steps.test.ts: the excerpt was JSON.stringify'd only, which leaves C1
+    // controls (U+0085, U+009B: a terminal's CSI), DEL and U+2028 as they came, into a warning that reaches logs.
+    it('what the server wrote shows in the warning with every control character escaped', async () => {
+      reply = () => ['Diag: \u00e4x\u009b31mi\u0085\u007f\u2028\u001b\r\n'];
+      const r = await engine().classify(freshMessage());
+      expect(pyzorWarnings(r.warnings)).toEqual([
+        expect.stringMatching(/: reply without Code, Count, WL-Count: "Diag: \u00e4x\\u009b31mi\\u0085\\u007f\\u2028\\u001b\\r\\n"; PYZOR not checked$/),
+      ]);
+      expect(r.warnings.join('')).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
+    });
+
     it('an answer to another request (another Thread) is not taken; the right one is', async () => {
       reply = (req) => [
         `Code: 200\nDiag: OK\nThread: ${(Number(thread(req)) + 1) % 65536}\nCount: 0\nWL-Count: 0\n`,

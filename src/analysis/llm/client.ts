@@ -9,6 +9,7 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { maskUrlPassword } from '../../lookup/secret.js';
+import { escapeControls, quotedExcerpt } from '../../util/escape-controls.js';
 import { llmRequestHeaders, type ResolvedLlmSettings } from './settings.js';
 
 /** Bytes of a reply body read at most (1 MiB): a completion of one line is a few hundred. */
@@ -37,19 +38,8 @@ export function completionRequest(prompt: string, s: Pick<ResolvedLlmSettings, '
   );
 }
 
-/**
- * `s` with every control character (C0, DEL, C1) and line or paragraph separator written as a `\uXXXX`
- * escape: what the endpoint sends (a status line's reason, a reply, a certificate's names in a TLS error)
- * reaches logs and terminals in error messages, where it must not start a line or a terminal escape.
- */
-function escapeControls(s: string): string {
-  return s.replace(/[\p{Cc}\u2028\u2029]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
 /** A reply's text for an error message: at most 200 characters, JSON-quoted, control characters escaped. */
-function excerpt(s: string): string {
-  return escapeControls(JSON.stringify(s.length > 200 ? `${s.slice(0, 200)}…` : s));
-}
+const excerpt = (s: string): string => quotedExcerpt(s);
 
 /**
  * The endpoint as error messages show it: the password of its userinfo masked and its query and fragment

@@ -8,6 +8,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { quotedExcerpt } from '../../util/escape-controls.js';
 
 /** Pyzor protocol version the request declares (pyzor's `proto_version`). */
 export const PYZOR_PROTOCOL_VERSION = '2.1';
@@ -93,10 +94,11 @@ function bad(line: string): never {
   throw new PyzorError(`reply with an invalid line: ${excerpt(line)}`);
 }
 
-/** A reply's text for an error message: at most 200 characters, control characters escaped. */
-function excerpt(s: string): string {
-  return JSON.stringify(s.length > 200 ? `${s.slice(0, 200)}…` : s);
-}
+/**
+ * A reply's text for an error message: at most 200 characters, JSON-quoted, every control character escaped (C1
+ * and DEL too, which JSON.stringify leaves: the message becomes a warning that reaches logs and terminals).
+ */
+const excerpt = (s: string): string => quotedExcerpt(s);
 
 /** The `Thread` line of a reply, if any. */
 function threadOf(text: string): string | undefined {
