@@ -35,6 +35,11 @@ export class TestDnsServer {
   readonly received: string[] = [];
   /** The UDP source ports the queries for each name (lowercased) came from, in order. */
   readonly sourcePorts = new Map<string, number[]>();
+  /**
+   * Hostile answers (test/analysis/fuzz-peers-dns.test.ts): called for every query before the zone; a Buffer is
+   * sent as the whole reply, as is (any bytes), `'drop'` answers nothing, `undefined` falls through to the zone.
+   */
+  raw: ((query: Buffer, name: string, qtype: number) => Buffer | 'drop' | undefined) | undefined;
   private socket: Socket | undefined;
 
   constructor(zone: Record<string, ZoneEntry> = {}) {
@@ -84,6 +89,9 @@ export class TestDnsServer {
     this.received.push(`${typeName ?? qtype} ${name}`);
     this.sourcePorts.set(name, [...(this.sourcePorts.get(name) ?? []), port]);
 
+    const raw = this.raw?.(msg, name, qtype);
+    if (raw === 'drop') return undefined;
+    if (raw !== undefined) return raw;
     const behaviour = this.behaviourFor.get(name) ?? this.mode;
     if (behaviour === 'drop') return undefined;
     if (behaviour === 'servfail') return header(msg, 2, 0, question);
