@@ -63,15 +63,21 @@ export function defaultListCacheDir(): string {
   return join(base, 'spamrule', 'lists');
 }
 
-/** Parses one CSV line into its key column (Stalwart's quoting rules); `undefined` for an empty key. */
+/**
+ * Parses one CSV line into its key column (Stalwart's quoting rules); `undefined` for an empty key. The line is
+ * read by characters (code points), as Stalwart's Rust reads `char`s: a key that grows past `maxEntrySize` UTF-8
+ * bytes ends with the whole character that crossed the bound, never with half of a surrogate pair (which is no
+ * character, and which the on-disk cache, written as UTF-8, would turn into U+FFFD).
+ */
 function csvKey(line: string, indexKey: number, sep: string, maxEntrySize: number): string | undefined {
   let col = 0;
   let quoted = false;
   let key = '';
   let bytes = 0;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
-    const escaped = i > 0 && line[i - 1] === '\\';
+  let prev = '';
+  for (const c of line) {
+    const escaped = prev === '\\';
+    prev = c;
     if (c === '"' && !escaped) quoted = !quoted;
     else if (c === '\\' && !escaped) continue;
     else if (c === sep && !quoted) {

@@ -95,6 +95,21 @@ describe('parsing', () => {
     expect([...keys]).toEqual(['x,y', 'z']);
     expect(parseListBody('a\nb\nc\n', { namespace: 'n', url: 'x', maxEntries: 2 })).toEqual({ keys: new Set(['a', 'b']), capped: true });
   });
+  // Found while extending test/lookup/fuzz-http-list.test.ts to CSV lists (its property fails without the fix, e.g.
+  // on the key '\ufe60\u2dd0\ud822' of a generated line): the key was read by UTF-16 code units, so a key crossing
+  // maxEntrySize inside an emoji kept half of its surrogate pair ('abcdefg\ud83d'), no character at all, which the
+  // on-disk cache (UTF-8) wrote as U+FFFD: the list served from the cache was not the one downloaded.
+  it('Csv: a key over maxEntrySize keeps the whole character that crossed it (Stalwart reads chars), and stays so in the cache', async () => {
+    const cfg = { namespace: 'csv-cut', url: `${base}/csv-cut`, format: { '@type': 'Csv' as const }, maxEntrySize: 8 };
+    const body = 'abcdefg\u{1F600}x,1\nab\u{1F600}\\"q,2\n\u{1F600}\u{1F600}\u{1F600},3\n';
+    expect([...parseListBody(body, cfg).keys]).toEqual(['abcdefg\u{1F600}', 'ab\u{1F600}"q', '\u{1F600}\u{1F600}\u{1F600}']);
+    routes.set('/csv-cut', (res) => res.end(body));
+    const dir = tmp();
+    await new HttpListStore(cfg, { cacheDir: dir, ...local }).update();
+    const cached = new HttpListStore(cfg, { cacheDir: dir });
+    expect(cached.hasSync('abcdefg\u{1F600}')).toBe(true);
+    expect(cached.status().entries).toBe(3);
+  });
 });
 
 describe('download', () => {
