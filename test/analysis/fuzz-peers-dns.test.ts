@@ -6,7 +6,9 @@
  * garbage, truncated datagrams, the TC bit, a wrong ID, a compression-pointer loop, section counts that lie.
  * Invariants:
  * - the system resolver answers every query, never rejects, within `timeoutMs`, with an answer of the documented
- *   shape (`ok` with at least one record of the type's form, `nxdomain`, or `error` with a text);
+ *   shape (`ok` with at least one record of the type's form, `nxdomain`, or `error` with a text); with its cache and
+ *   one shared channel too, where a repeated query (another case) gets the first answer again, whatever the first
+ *   caller did to its records;
  * - a full classify (Stalwart's public rules with their DNSBLs, `--verify` so SPF/DKIM/DMARC/iprev ask too)
  *   resolves with a well-formed verdict within the message's DNS deadline plus the rules' time, and a query the
  *   server left unanswered shows as the documented `dns:` warning.
@@ -110,6 +112,27 @@ describe('hostile DNS answers', () => {
         expect(took).toBeLessThan(TIMEOUT_MS + 150);
       }),
       fuzzParams(150),
+    );
+  });
+
+  it('a caching resolver on one shared channel: the same shapes, and a cached answer is the one first given', async () => {
+    await fc.assert(
+      fc.asyncProperty(policyArb, queryArb, fc.boolean(), async (p, [name, type], mutate) => {
+        policy = p;
+        const r = new SystemResolver({ servers: [address], timeoutMs: TIMEOUT_MS, tries: 1, socketPerQuery: false, cacheSize: 100, cacheBytes: 64 * 1024 });
+        const first = await r.query(name, type);
+        assertAnswer(first, type);
+        const snapshot = structuredClone(first);
+        // A caller changing its records must not change what the next caller gets.
+        if (mutate && first.status === 'ok') (first.records as unknown[]).push('changed');
+        const t0 = performance.now();
+        const second = await r.query(name.toUpperCase(), type);
+        expect(performance.now() - t0).toBeLessThan(TIMEOUT_MS + 150);
+        assertAnswer(second, type);
+        if (snapshot.status !== 'error') expect(second).toEqual(snapshot);
+        r.cancel();
+      }),
+      fuzzParams(100),
     );
   });
 
