@@ -6,7 +6,8 @@
  * the step off: the rest of the classification is identical (tags but the step's own, warnings but the step's own,
  * and, when the step set no tag, score and action); the step's tag is set exactly when the reply, read as the docs
  * say, gives it; a reply that gives no answer leaves a `pyzor:`/`llm:` warning; nothing the peer sent reaches a
- * warning or a header with a control character or line break in it.
+ * warning or a header with a control character or line break in it. The LLM step also under other settings (Text
+ * models, another separator of which the first character counts, other field positions).
  * Campaign: SPAMRULE_FUZZ_RUNS=2000 SPAMRULE_FUZZ_SEED=n npx vitest run test/analysis/fuzz-peers-steps.test.ts --testTimeout=1800000
  */
 import fc from 'fast-check';
@@ -259,5 +260,63 @@ describe('hostile LLM replies', () => {
       }),
       fuzzParams(100),
     );
+  });
+});
+
+/** Other settings a site may give: Text models, another separator (its first character counts), other positions. */
+const LLM_VARIANTS = [
+  { modelType: 'Text' as const, separator: ',', responsePosCategory: 0, responsePosConfidence: 1, responsePosExplanation: 2 },
+  { modelType: 'Chat' as const, separator: '|', responsePosCategory: 1, responsePosConfidence: 0, responsePosExplanation: 2 },
+  { modelType: 'Chat' as const, separator: '\u{1F600}x', responsePosCategory: 2, responsePosConfidence: null, responsePosExplanation: 0 },
+  { modelType: 'Text' as const, separator: ';;', responsePosCategory: 0, responsePosConfidence: 2, responsePosExplanation: null },
+];
+
+/** The tag `text` gives under `v` (docs/analysis.md, llm): fields split on the separator's first character, trimmed, uppercased. */
+function llmVariantReference(text: string, v: (typeof LLM_VARIANTS)[number]): string | undefined {
+  const f = text.split(String.fromCodePoint(v.separator.codePointAt(0)!)).map((x) => x.trim().toUpperCase());
+  const cat = f[v.responsePosCategory];
+  if (cat === undefined || !['UNSOLICITED', 'COMMERCIAL', 'HARMFUL', 'LEGITIMATE'].includes(cat)) return undefined;
+  const conf = v.responsePosConfidence === null ? undefined : f[v.responsePosConfidence];
+  return conf !== undefined && ['HIGH', 'MEDIUM', 'LOW'].includes(conf) ? `LLM_${cat}_${conf}` : `LLM_${cat}`;
+}
+
+describe('hostile LLM replies under other settings', () => {
+  let server: LlmServer;
+  const engines = new Map<number, SpamEngine>();
+  const off = base();
+  beforeAll(async () => {
+    server = await startLlmServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  const likelyField = fc.oneof({ weight: 2, arbitrary: fc.constantFrom('Harmful', ' legitimate ', 'Medium', 'LOW', 'Commercial') }, { weight: 1, arbitrary: field });
+  const sepField = fc.oneof(field, fc.constantFrom('|', ',', ';', '\u{1F600}', '\ud83d', 'x'));
+  const text = fc.array(sepField, { minLength: 1, maxLength: 8 }).map((f) => f.join(''));
+
+  it('Text models, other separators and positions: the tag as the reply says, the rest as with the step off', async () => {
+    const tagged = new Set<number>();
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: LLM_VARIANTS.length - 1 }), fc.array(likelyField, { minLength: 1, maxLength: 5 }), text, fc.constantFrom('whole', 'first', 'raw'), fc.constantFrom(...MESSAGES), async (i, fields, raw, join, msg) => {
+        const v = LLM_VARIANTS[i]!;
+        // Fields joined by the configured separator (the whole string, of which only the first character counts, or
+        // that character), or any text.
+        const content = join === 'raw' ? raw : fields.join(join === 'whole' ? v.separator : String.fromCodePoint(v.separator.codePointAt(0)!));
+        let on = engines.get(i);
+        if (on === undefined) {
+          const path = v.modelType === 'Text' ? '/v1/completions' : '/v1/chat/completions';
+          engines.set(i, (on = base({ analysis: { llm: { url: server.url(path), model: 'm', timeoutMs: TIMEOUT_MS, breaker: { enabled: false }, ...v } } })));
+        }
+        server.reply = () => undefined;
+        server.answer = content;
+        const withStep = await on.classify(msg);
+        const without = await off.classify(msg);
+        compare(withStep, without, 'llm:', (t) => t.startsWith('LLM_'), content === '' ? undefined : llmVariantReference(content, v), content !== '');
+        if (withStep.tags.some((t) => t.startsWith('LLM_'))) tagged.add(i);
+      }),
+      fuzzParams(200),
+    );
+    // Every variant recognised some reply: the property checked tags, not only their absence.
+    expect(tagged.size).toBe(LLM_VARIANTS.length);
   });
 });
