@@ -152,7 +152,7 @@ describe('hostile DNS answers', () => {
           if (dropped > 0) expect(res.warnings.some((w) => w.startsWith('dns: ') && w.includes('got no answer'))).toBe(true);
           for (const w of res.warnings) expect(w).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
         }),
-        fuzzParams(25),
+        fuzzParams(20),
       );
     } finally {
       await engine.close();
