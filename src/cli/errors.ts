@@ -23,8 +23,13 @@ export function optionError(command: string, e: unknown): string {
     what = `option '${m[1]}' needs a value`;
   else if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && (m = /^Option '(?:-\w, )?(-[^ ']+)' does not take an argument/.exec(message)))
     what = `option '${m[1]}' takes no value`;
+  else if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && (m = /^Option '(?:-\w, )?(-[^ ']+)' argument is ambiguous/.exec(message)))
+    // `--max-size --workers 2` or `--rules -x`: Node's three lines suggest `--max-size=-XYZ`, when the
+    // usual cause is a value left out. Our negative numbers are joined already (joinNegativeValues).
+    what = `option '${m[1]}' needs a value; one that starts with '-' is written ${m[1]}=-…`;
   else if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' && (m = /^Unexpected argument '([^']*)'/.exec(message))) what = `unexpected argument '${m[1]}'`;
-  else what = (message.split(/\.(?: |$)/)[0] ?? message).replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase());
+  // Any other message: its first sentence of its first line, so that the error stays one line.
+  else what = (message.split(/\.(?:\s|$)|\n/)[0] ?? message).replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase());
   return `spamrule ${command}: ${what} (see spamrule ${command} --help)\n`;
 }
 

@@ -75,6 +75,10 @@ describe('one-line option errors', () => {
     [conformance, 'conformance', ['--nope', 'x.json'], "spamrule conformance: unknown option '--nope' (see spamrule conformance --help)\n"],
     [token, 'token', ['list', '--nope'], "spamrule token: unknown option '--nope' (see spamrule token --help)\n"],
     [learn, 'learn', ['--model', 'm.sqlite', '--nope'], "spamrule learn: unknown option '--nope' (see spamrule learn --help)\n"],
+    // A value left out before the next option: Node's three lines ("argument is ambiguous … use '--max-size=-XYZ'"),
+    // found by test/cli/fuzz-args.test.ts, are one line that says what is missing.
+    [serve, 'serve', ['--max-size', '--time-budget', '5'], "spamrule serve: option '--max-size' needs a value; one that starts with '-' is written --max-size=-… (see spamrule serve --help)\n"],
+    [evalCmd, 'eval', ['1', '--vars', '-x'], "spamrule eval: option '--vars' needs a value; one that starts with '-' is written --vars=-… (see spamrule eval --help)\n"],
   ])('%#: spamrule %s %j prints one line, not the help, and exits 2', async (run, _cmd, argv, line) => {
     const r = await capture(() => run(argv));
     expect(r.result).toBe(2);
