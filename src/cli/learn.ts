@@ -5,6 +5,7 @@
  */
 import { expandInputs, readMessages } from './inputs.js';
 import { openError } from './errors.js';
+import { numberArg } from '../util/index.js';
 
 const HELP = `usage: spamrule learn (--model FILE | --db PATH | --pg URL | --redis URL) [options]
                       [--spam PATH...] [--ham PATH...]
@@ -101,7 +102,7 @@ function parse(argv: string[]): LearnArgs | string {
       }
       case '--min-samples':
       case '--seed': {
-        const v = Number(value());
+        const v = numberArg(value());
         if (!Number.isInteger(v) || v < 0) return `${w} needs a non-negative integer`;
         if (w === '--seed') a.seed = v;
         else a.minSamples = v;

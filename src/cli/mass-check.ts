@@ -7,7 +7,7 @@
  */
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseCliArgs } from '../util/index.js';
+import { numberArg, parseCliArgs } from '../util/index.js';
 import type { SpamEngine } from '../engine/engine.js';
 import type { ClassifyResult } from '../engine/types.js';
 import { isGlob } from '../lookup/glob.js';
@@ -123,7 +123,7 @@ export async function run(argv: string[]): Promise<number> {
   if (split.spam.length === 0 && split.ham.length === 0) return usage('nothing to check: give --spam and --ham PATHs');
   const sort = (v.sort ?? 'rank') as SortKey;
   if (!SORT_KEYS.includes(sort)) return usage(`--sort expects one of ${SORT_KEYS.join(', ')}, got "${v.sort}"`);
-  const minHits = v['min-hits'] === undefined ? 1 : Number(v['min-hits']);
+  const minHits = v['min-hits'] === undefined ? 1 : numberArg(v['min-hits']);
   if (!Number.isInteger(minHits) || minHits < 0) return usage(`--min-hits expects a whole number of messages (0 or more), got "${v['min-hits']}"`);
 
   let flags: SessionFlags;

@@ -3,6 +3,7 @@
  * set of `--db`/`--server`) into a ready {@link SpamEngine}.
  */
 import { readFileSync } from 'node:fs';
+import { numberArg } from '../util/index.js';
 import {
   DEFAULT_RULES,
   DEFAULT_TAGS,
@@ -158,7 +159,7 @@ export function readLists(specs: readonly string[] = []): Map<string, StaticEntr
 
 function num(flag: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  const n = Number(v);
+  const n = numberArg(v);
   if (!Number.isFinite(n)) throw new Error(`--${flag} expects a number, got "${v}"`);
   return n;
 }

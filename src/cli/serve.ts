@@ -7,7 +7,7 @@
  * rule files and the config file again and hands the new rule set to the workers, as rspamd and
  * spamd do; the listeners stay up.
  */
-import { parseCliArgs } from '../util/index.js';
+import { numberArg, parseCliArgs } from '../util/index.js';
 import { availableParallelism } from 'node:os';
 import type { JmapServer } from '../jmap/index.js';
 import type { RuleSetSpec } from '../server/ruleset.js';
@@ -97,7 +97,7 @@ class UsageError extends Error {}
 
 function int(flag: string, v: string | undefined, min = 0): number | undefined {
   if (v === undefined) return undefined;
-  const n = Number(v);
+  const n = numberArg(v);
   if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} expects an integer ≥ ${min}, got "${v}"`);
   return n;
 }

@@ -31,6 +31,17 @@ export function joinNegativeValues(args: readonly string[], options: ParseArgsCo
 }
 
 /**
+ * The number an option's value spells (`Number(text)`), or NaN for a blank value. `Number('')` and
+ * `Number('  ')` are 0, so without this a value left empty (`--scan-timeout "$TIMEOUT"` with the
+ * variable unset) was taken as 0, which for most of our flags means "no limit" or "score 0",
+ * instead of being refused as the "expects a number" message it deserves. `undefined` (a flag
+ * given last, with no value after it) is NaN too.
+ */
+export function numberArg(text: string | undefined): number {
+  return text === undefined || text.trim() === '' ? NaN : Number(text);
+}
+
+/**
  * `util.parseArgs(config)` after {@link joinNegativeValues} on `config.args` (default: the process's
  * arguments after the script, as parseArgs takes them).
  * @throws what parseArgs throws (TypeError with a `code` of `ERR_PARSE_ARGS_*`) for unknown options,

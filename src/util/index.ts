@@ -11,4 +11,4 @@ export { MAX_TAG_LENGTH, quoteTag, tagNameProblem } from './tag-name.js';
 export { VERSION } from './version.js';
 export { WaitClock } from './wait-clock.js';
 export { BreakerState, type Admission, type BreakerTiming, type OpenBreaker } from './breaker.js';
-export { joinNegativeValues, parseCliArgs } from './args.js';
+export { joinNegativeValues, numberArg, parseCliArgs } from './args.js';
