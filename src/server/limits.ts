@@ -107,15 +107,34 @@ export function defaultLimits(workers: number): ServerLimits {
 }
 
 /**
+ * The longest delay a Node timer takes, in ms (2^31 − 1, about 24.8 days). A longer one, as a
+ * `setTimeout`, `socket.setTimeout` or `AbortSignal.timeout` delay, fires after 1 ms (with a
+ * TimeoutOverflowWarning), and one over 2^32 − 1 or not whole makes `AbortSignal.timeout` throw.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The limits that become timer delays, each checked against {@link MAX_TIMER_MS}. */
+const TIMER_LIMITS = ['scanTimeoutMs', 'idleTimeoutMs', 'milterIdleTimeoutMs', 'headTimeoutMs', 'requestTimeoutMs', 'milterMessageTimeoutMs', 'shutdownGraceMs'] as const;
+
+/**
  * The limits in effect: the defaults for `workers`, `given` over them. A buffer budget not given
  * follows `maxSize` ({@link defaultBufferBudget}); the learn size is at most `maxSize`. Throws `RangeError` for a budget below maxSize
- * (a message of the largest size could never be received) or a per-peer cap below 1.
+ * (a message of the largest size could never be received), a per-peer cap below 1, or a timeout (`…Ms`) that is not
+ * whole milliseconds or that no timer can wait (over {@link MAX_TIMER_MS}: it would fire at once).
  */
 export function resolveLimits(workers: number, given: Partial<ServerLimits> = {}): ServerLimits {
   const defined = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) as Partial<ServerLimits>;
   const l: ServerLimits = { ...defaultLimits(workers), ...defined };
   if (defined.maxBufferedBytes === undefined) l.maxBufferedBytes = defaultBufferBudget(l.maxSize);
   l.maxLearnSize = Math.min(l.maxLearnSize, l.maxSize);
+  for (const key of TIMER_LIMITS) {
+    const ms = l[key];
+    // Idle timeouts have no "0 = none" (a socket timeout of 0 is none in Node, but the docs promise a close).
+    const min = key === 'idleTimeoutMs' || key === 'milterIdleTimeoutMs' ? 1 : 0;
+    if (!Number.isInteger(ms) || ms < min || ms > MAX_TIMER_MS) {
+      throw new RangeError(`limits.${key} must be whole milliseconds from ${min} to ${MAX_TIMER_MS} (about 24.8 days), not ${ms}`);
+    }
+  }
   if (!Number.isInteger(l.maxConnectionsPerPeer) || l.maxConnectionsPerPeer < 1) throw new RangeError(`limits.maxConnectionsPerPeer must be a positive integer, not ${l.maxConnectionsPerPeer}`);
   if (l.maxBufferedBytes < l.maxSize) throw new RangeError(`limits.maxBufferedBytes (${l.maxBufferedBytes} bytes) must be at least limits.maxSize (${l.maxSize} bytes)`);
   return l;

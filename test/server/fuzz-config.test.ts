@@ -1,0 +1,58 @@
+/**
+ * `spamrule serve --config FILE`: fuzzing found these; each case is the shrunk input.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run as serve } from '../../src/cli/serve.js';
+import { MAX_TIMER_MS, resolveLimits } from '../../src/server/limits.js';
+import { capture } from '../helpers/capture.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'spamrule-fuzz-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let n = 0;
+/** Writes `data` (an object as JSON, or text as it is) to a new config file; returns its path. */
+function configFile(data: unknown, ext = 'json'): string {
+  const file = join(dir, `c${n++}.${ext}`);
+  writeFileSync(file, typeof data === 'string' ? data : JSON.stringify(data));
+  return file;
+}
+
+/** `spamrule serve` on a config file with an rspamd listener on a free port: must fail before listening. */
+async function serveFails(config: string, ...flags: string[]): Promise<string> {
+  const r = await capture(() => serve(['--config', config, '--rspamd', '127.0.0.1:0', ...flags]));
+  expect(r.result, r.stderr).toBe(2);
+  return r.stderr;
+}
+
+describe('timeouts no timer can wait are refused', () => {
+  // Node fires a timer of more than 2^31 - 1 ms after 1 ms: `scanTimeoutMs: 3000000000` (about 35 days,
+  // "practically none") made every scan time out at once; 1.5 made AbortSignal.timeout throw on every scan.
+  it('limits.scanTimeoutMs 3000000000 in the file, and --scan-timeout 3000000000', async () => {
+    expect(await serveFails(configFile({ limits: { scanTimeoutMs: 3_000_000_000 } }))).toMatch(
+      /^spamrule serve: limits\.scanTimeoutMs must be whole milliseconds from 0 to 2147483647 \(about 24\.8 days\), not 3000000000\n$/,
+    );
+    expect(await serveFails(configFile({}), '--scan-timeout', '3000000000')).toContain('limits.scanTimeoutMs must be whole milliseconds');
+  });
+
+  it.each([
+    ['idleTimeoutMs', 2 ** 31],
+    ['milterIdleTimeoutMs', 1e300],
+    ['headTimeoutMs', 1.5],
+    ['requestTimeoutMs', 2 ** 32],
+    ['milterMessageTimeoutMs', 4e9],
+    ['shutdownGraceMs', 3e9],
+    ['scanTimeoutMs', 0.5],
+  ])('limits.%s %d', async (key, value) => {
+    expect(await serveFails(configFile({ limits: { [key]: value } }))).toContain(`limits.${key} must be whole milliseconds`);
+    expect(() => resolveLimits(1, { [key]: value })).toThrow(RangeError);
+  });
+
+  it('the largest timer and 0 (none) are taken', () => {
+    const l = resolveLimits(1, { scanTimeoutMs: MAX_TIMER_MS, headTimeoutMs: 0, idleTimeoutMs: MAX_TIMER_MS });
+    expect([l.scanTimeoutMs, l.headTimeoutMs, l.idleTimeoutMs]).toEqual([MAX_TIMER_MS, 0, MAX_TIMER_MS]);
+    expect(() => resolveLimits(1, { idleTimeoutMs: 0 })).toThrow(/limits\.idleTimeoutMs must be whole milliseconds from 1/);
+  });
+});
