@@ -233,16 +233,22 @@ export class ScanGate {
   }
 }
 
-/** Parses `50M`, `512k`, `1g` or a plain byte count. Throws `Error` for anything else. */
+/**
+ * Parses `50M`, `512k`, `1g` or a plain byte count into whole bytes (at least 1). Throws `Error` for
+ * anything else, and for a size under one byte: `"0"`, `"0.5"` or `0.5` would be a `maxSize` of 0, with
+ * which no message is ever scanned (the number 0 was refused already, the string "0" was not).
+ */
 export function parseSize(s: string | number): number {
   if (typeof s === 'number') {
-    if (!Number.isFinite(s) || s <= 0) throw new Error(`expected a positive size, got ${s}`);
+    if (!Number.isFinite(s) || s < 1) throw new Error(`expected a positive size, got ${s}`);
     return Math.floor(s);
   }
   const m = /^\s*(\d+(?:\.\d+)?)\s*([kmg]?)i?b?\s*$/i.exec(s);
   if (!m) throw new Error(`expected a size such as 50M, 512k or 1048576, got "${s}"`);
   const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
-  return Math.floor(Number(m[1]) * mult);
+  const n = Math.floor(Number(m[1]) * mult);
+  if (n < 1) throw new Error(`expected a positive size, got "${s}"`);
+  return n;
 }
 
 /**

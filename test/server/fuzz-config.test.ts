@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run as serve } from '../../src/cli/serve.js';
-import { MAX_TIMER_MS, resolveLimits } from '../../src/server/limits.js';
+import { MAX_TIMER_MS, parseSize, resolveLimits } from '../../src/server/limits.js';
 import { capture } from '../helpers/capture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'spamrule-fuzz-config-'));
@@ -54,5 +54,22 @@ describe('timeouts no timer can wait are refused', () => {
     const l = resolveLimits(1, { scanTimeoutMs: MAX_TIMER_MS, headTimeoutMs: 0, idleTimeoutMs: MAX_TIMER_MS });
     expect([l.scanTimeoutMs, l.headTimeoutMs, l.idleTimeoutMs]).toEqual([MAX_TIMER_MS, 0, MAX_TIMER_MS]);
     expect(() => resolveLimits(1, { idleTimeoutMs: 0 })).toThrow(/limits\.idleTimeoutMs must be whole milliseconds from 1/);
+  });
+});
+
+describe('sizes under one byte are refused', () => {
+  // The number 0 was refused but the string "0" (and 0.5, "0.1") became a maxSize of 0 bytes: the server
+  // started and passed every message on unscanned as "over maxSize".
+  it.each([['0'], ['0.1'], ['0k'], [0.5]])('limits.maxSize %j', async (size) => {
+    expect(await serveFails(configFile({ limits: { maxSize: size } }))).toMatch(/^spamrule serve: --max-size \(limits\.maxSize\): expected a positive size, got "?0/);
+    expect(() => parseSize(size)).toThrow(/expected a positive size/);
+  });
+
+  it('--max-size 0', async () => {
+    expect(await serveFails(configFile({}), '--max-size', '0')).toContain('expected a positive size, got "0"');
+  });
+
+  it('one byte and fractions that round to one are taken', () => {
+    expect([parseSize('1'), parseSize(1.9), parseSize('0.001k')]).toEqual([1, 1, 1]);
   });
 });
