@@ -205,8 +205,8 @@ export function readServeConfig(file: string): ServeConfig {
   }
   const r = ServeConfigSchema.safeParse(data);
   if (!r.success) {
-    const first = r.error.issues[0]!;
-    throw new Error(`${file}: ${first.path.join('.') || '(top level)'}: ${first.message}`);
+    const first = explainIssue(r.error.issues[0]!);
+    throw new Error(`${file}: ${keyPath(first.path) || '(top level)'}: ${first.message}`);
   }
   const base = dirname(resolve(file));
   const rel = (p: string): string => (isAbsolute(p) ? p : resolve(base, p));
@@ -234,4 +234,34 @@ export function readServeConfig(file: string): ServeConfig {
   if (llmSecret?.['@type'] === 'File') llmSecret.filePath = rel(llmSecret.filePath);
   if (c.analysis?.dns?.startsWith('static:')) c.analysis.dns = `static:${rel(c.analysis.dns.slice(7))}`;
   return c;
+}
+
+/**
+ * A zod issue as the path and message an operator can act on. zod says only "Invalid input" at the
+ * union for a value no member takes (`rules: [1]`, `followRedirects: {maxHops: "x"}`, a record key
+ * that its pattern refuses), with each member's own issues inside: this picks the member that got
+ * furthest (an issue below the value, or other than a wrong type), else says which types would do.
+ */
+function explainIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
+  if (issue.code === 'invalid_key' && issue.issues.length > 0) {
+    return { path: issue.path, message: explainIssue(issue.issues[0]!).message };
+  }
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return { path: issue.path, message: issue.message };
+  const branches = issue.errors.filter((b) => b.length > 0).map((b) => ({ first: b[0]!, explained: explainIssue(b[0]!) }));
+  const further = branches.filter((b) => b.explained.path.length > 0 || b.first.code !== 'invalid_type');
+  if (further.length > 0) {
+    const best = further.reduce((a, b) => (b.explained.path.length > a.explained.path.length ? b : a));
+    return { path: [...issue.path, ...best.explained.path], message: best.explained.message };
+  }
+  const expected = [...new Set(branches.map((b) => (b.first.code === 'invalid_type' ? b.first.expected : undefined)).filter((e) => e !== undefined))];
+  const received = /received (.+)$/.exec(branches[0]?.first.message ?? '')?.[1];
+  if (expected.length === 0) return { path: issue.path, message: issue.message };
+  return { path: issue.path, message: `expected ${expected.join(' or ')}${received !== undefined ? `, received ${received}` : ''}` };
+}
+
+/** `analysis.pyzor`, `lists.0`, `lists["a=b"]`: a key that is not a plain name is quoted. */
+function keyPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((k, i) => (typeof k === 'number' ? `${i > 0 ? '.' : ''}${k}` : /^[\w@-]+$/.test(String(k)) ? `${i > 0 ? '.' : ''}${String(k)}` : `[${JSON.stringify(String(k))}]`))
+    .join('');
 }

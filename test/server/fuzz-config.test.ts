@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run as serve } from '../../src/cli/serve.js';
+import { readServeConfig } from '../../src/server/config.js';
 import { MAX_TIMER_MS, parseSize, resolveLimits } from '../../src/server/limits.js';
 import { capture } from '../helpers/capture.js';
 
@@ -71,5 +72,19 @@ describe('sizes under one byte are refused', () => {
 
   it('one byte and fractions that round to one are taken', () => {
     expect([parseSize('1'), parseSize(1.9), parseSize('0.001k')]).toEqual([1, 1, 1]);
+  });
+});
+
+describe('a value no member of a union takes is explained, not "Invalid input"', () => {
+  it.each([
+    [{ rules: [1] }, 'rules.0: Invalid input: expected string, received number'],
+    [{ rules: 5 }, 'rules: expected string or array, received number'],
+    [{ lists: { x: [1] } }, 'lists.x.0: Invalid input: expected string, received number'],
+    [{ analysis: { followRedirects: { maxHops: 'x' } } }, 'analysis.followRedirects.maxHops: Invalid input: expected number, received string'],
+    [{ analysis: { followRedirects: 'yes' } }, 'analysis.followRedirects: expected boolean or object, received string'],
+    [{ limits: { maxSize: true } }, 'limits.maxSize: expected number or string, received boolean'],
+  ])('%j', (data, message) => {
+    const file = configFile(data);
+    expect(() => readServeConfig(file)).toThrow(`${file}: ${message}`);
   });
 });
