@@ -40,6 +40,8 @@ const llm = z.custom<false | LlmSettings>().superRefine((v, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
 });
 const strings = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
+/** A list file's path (relative to the config file): not empty, which would name the config file's folder. */
+const listFile = z.string().min(1, 'expected the path of a list file');
 
 export const ServeConfigSchema = z
   .object({
@@ -55,8 +57,17 @@ export const ServeConfigSchema = z
     workers: z.number().int().positive().optional(),
     rules: strings.optional(),
     scores: strings.optional(),
-    /** `{ "trusted-domains": "lists/trusted.txt" }` or `["trusted-domains=lists/trusted.txt"]`. */
-    lists: z.union([z.record(z.string(), strings), z.array(z.string())]).optional(),
+    /**
+     * `{ "trusted-domains": "lists/trusted.txt" }` or `["trusted-domains=lists/trusted.txt"]`. Both become
+     * `NS=FILE` specs split at the first `=` (readLists), so a namespace is non-empty and has no `=`:
+     * `{"a=b": "f"}` was read as namespace `a`, file `b=f`.
+     */
+    lists: z
+      .union([
+        z.record(z.string().regex(/^[^=]+$/, 'a namespace is not empty and has no "="'), z.union([listFile, z.array(listFile)]).transform((v) => (Array.isArray(v) ? v : [v]))),
+        z.array(z.string().regex(/^[^=]+=./s, 'expected "NAMESPACE=FILE"')),
+      ])
+      .optional(),
     thresholds: z
       .object({ scoreSpam: z.number().optional(), scoreReject: z.number().optional(), scoreDiscard: z.number().optional() })
       .strict()

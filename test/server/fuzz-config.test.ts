@@ -75,6 +75,27 @@ describe('sizes under one byte are refused', () => {
   });
 });
 
+describe('lists: namespaces and files as they are written', () => {
+  // Both forms become NS=FILE specs split at the first "=": {"a=b": "f"} was namespace "a" with file "b=f",
+  // and {"": "f"} failed later as `--list expects NAMESPACE=FILE, got "=…"`, naming a flag never given.
+  it.each([
+    [{ 'a=b': 'f.txt' }, 'lists["a=b"]: a namespace is not empty and has no "="'],
+    [{ '': 'f.txt' }, 'lists[""]: a namespace is not empty and has no "="'],
+    [{ x: '' }, 'lists.x: expected the path of a list file'],
+    [{ x: ['a.txt', ''] }, 'lists.x.1: expected the path of a list file'],
+    [['x=a.txt', '=b.txt'], 'lists.1: expected "NAMESPACE=FILE"'],
+    [['x='], 'lists.0: expected "NAMESPACE=FILE"'],
+  ])('lists %j', (lists, message) => {
+    const file = configFile({ lists });
+    expect(() => readServeConfig(file)).toThrow(`${file}: ${message}`);
+  });
+
+  it('a file name may hold "=" (split at the first)', () => {
+    const file = configFile({ lists: { x: 'a=b.txt' } });
+    expect(readServeConfig(file).lists).toEqual([`x=${join(dir, 'a=b.txt')}`]);
+  });
+});
+
 describe('a value no member of a union takes is explained, not "Invalid input"', () => {
   it.each([
     [{ rules: [1] }, 'rules.0: Invalid input: expected string, received number'],
