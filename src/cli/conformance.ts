@@ -5,7 +5,7 @@
  * built here. `--diff` adds what is missing/extra and exits 1 when a case fails.
  */
 import { readFileSync } from 'node:fs';
-import { parseCliArgs } from '../util/index.js';
+import { parseCliArgs, parseJsonText } from '../util/index.js';
 import { parseSuite, runSuite } from '../conformance/index.js';
 import { optionError } from './errors.js';
 
@@ -107,7 +107,7 @@ function unmatchedFilters(path: string, files: readonly string[], ids: readonly 
   if (files.length === 0 && ids.length === 0) return undefined;
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
+    json = parseJsonText(readFileSync(path, 'utf8'));
   } catch (e) {
     throw new Error(`cannot read suite ${path}: ${(e as Error).message}`);
   }

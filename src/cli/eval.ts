@@ -4,7 +4,7 @@
  * `{"str": "x"}`, `{"parseError": "…"}`, …).
  */
 import { readFile } from 'node:fs/promises';
-import { parseCliArgs } from '../util/index.js';
+import { parseCliArgs, parseJsonText } from '../util/index.js';
 import { runVector, type ExprVector } from '../expr/index.js';
 import { optionError } from './errors.js';
 
@@ -31,7 +31,7 @@ function parseJsonObject(name: string, text: string | undefined): Record<string,
   if (text === undefined) return undefined;
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = parseJsonText(text);
   } catch (e) {
     throw new Error(`--${name} is not valid JSON (${(e as Error).message})`);
   }
@@ -90,7 +90,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     let vectors: unknown;
     try {
-      vectors = JSON.parse(await readFile(values.batch, 'utf8'));
+      vectors = parseJsonText(await readFile(values.batch, 'utf8'));
     } catch (e) {
       process.stderr.write(`spamrule eval: cannot read ${values.batch}: ${(e as Error).message}\n`);
       return 2;

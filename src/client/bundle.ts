@@ -6,6 +6,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseJsonText } from '../util/index.js';
 import { validateRegistryObject, type RegistryType } from '../engine/schema.js';
 import type { SpamRule } from './types.js';
 
@@ -106,7 +107,7 @@ export function readStalwartBundle(path: string): StalwartBundle {
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseJsonText(text);
   } catch (e) {
     throw new Error(`${path} is not valid JSON: ${(e as Error).message}`);
   }

@@ -3,7 +3,7 @@
  * assignments, and error display. Kept in the client so the three CLI modules stay thin.
  */
 import { parseArgs } from 'node:util';
-import { parseCliArgs } from '../util/index.js';
+import { parseCliArgs, parseJsonText } from '../util/index.js';
 import { JmapClient } from './client.js';
 import { JmapError } from './errors.js';
 import { optionError } from '../cli/errors.js';
@@ -160,7 +160,7 @@ export async function readJsonFile(path: string): Promise<unknown> {
     throw new Error(`cannot read ${path}: ${(e as Error).message}`);
   }
   try {
-    return JSON.parse(text);
+    return parseJsonText(text);
   } catch (e) {
     throw new Error(`${path} is not valid JSON: ${(e as Error).message}`);
   }

@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { parseJsonText } from '../util/index.js';
 import type { FileExtensionInput, LlmSettings, TestMode } from '../analysis/types.js';
 import { SpamEngine } from '../engine/engine.js';
 import { parseRuleBundle, type RuleBundle } from '../engine/load.js';
@@ -156,7 +157,7 @@ export async function runCase(engine: SpamEngine, suite: SuiteFile, c: SuiteCase
 export async function runSuite(path: string, opts: ConformanceOptions = {}): Promise<CaseOutcome[]> {
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
+    json = parseJsonText(readFileSync(path, 'utf8'));
   } catch (e) {
     throw new Error(`cannot read suite ${path}: ${(e as Error).message}`);
   }
@@ -166,7 +167,7 @@ export async function runSuite(path: string, opts: ConformanceOptions = {}): Pro
   const rulesFile = existsSync(given) && statSync(given).isDirectory() ? join(given, 'spam-filter-rules.json') : given;
   let rulesJson: Record<string, unknown>;
   try {
-    rulesJson = JSON.parse(readFileSync(rulesFile, 'utf8')) as Record<string, unknown>;
+    rulesJson = parseJsonText(readFileSync(rulesFile, 'utf8')) as Record<string, unknown>;
   } catch (e) {
     const hint = opts.rulesFile === undefined ? ' (give Stalwart\'s spam-filter-rules.json, or the folder holding it, with --rules)' : '';
     throw new Error(`cannot read rule set ${rulesFile}: ${(e as Error).message}${hint}`);

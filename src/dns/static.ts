@@ -3,6 +3,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { parseJsonText } from '../util/index.js';
 import { DnsConfigError } from './errors.js';
 import { DNS_TYPES, normalizeName, parseIpStrict, ptrQueryName } from './names.js';
 import type { DnsAnswer, DnsRecordMap, DnsType, MxRecord, Resolver } from './types.js';
@@ -113,7 +114,7 @@ export class StaticResolver implements Resolver {
   static fromFile(path: string, options?: StaticResolverOptions): StaticResolver {
     let data: unknown;
     try {
-      data = JSON.parse(readFileSync(path, 'utf8'));
+      data = parseJsonText(readFileSync(path, 'utf8'));
     } catch (e) {
       throw new DnsConfigError(`cannot read static DNS file ${path}: ${(e as Error).message}`, { cause: e });
     }

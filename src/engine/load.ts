@@ -4,6 +4,7 @@
  * static lookup lists (one key per line, `*` globs allowed).
  */
 import { readFileSync } from 'node:fs';
+import { parseJsonText } from '../util/index.js';
 import type { StaticEntry } from '../lookup/memory.js';
 import { parseScoresTxt } from './tags.js';
 import type { SpamRuleInput, SpamTagInput } from './types.js';
@@ -154,7 +155,7 @@ export function loadRuleFile(path: string, opts: ParseBundleOptions = {}): RuleB
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseJsonText(text);
   } catch (e) {
     throw new Error(`rules file ${path} is not valid JSON: ${(e as Error).message}`);
   }
@@ -172,7 +173,7 @@ export function loadScoresFile(path: string): SpamTagInput[] {
   const text = readFileSync(path, 'utf8');
   const t = text.trimStart();
   if (t.startsWith('[') || t.startsWith('{')) {
-    const json: unknown = JSON.parse(text);
+    const json: unknown = parseJsonText(text);
     if (!Array.isArray(json)) return parseRuleBundle(json, path).tags;
     // The same SpamTag schema as a bundle's (and JMAP's).
     const bundle: RuleBundle = { rules: [], tags: json as SpamTagInput[], lists: new Map(), dnsblServers: [], httpLookups: [], fileExtensions: [] };

@@ -9,6 +9,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { parseNetwork } from '../net/index.js';
+import { parseJsonText } from '../util/index.js';
 import { allowedHostProblem } from '../lookup/store-hosts.js';
 import { pyzorSettingsProblem, type PyzorSettings } from '../analysis/pyzor/settings.js';
 import { parseRegexCacheBytes, parseRegexWorkLimit } from './limits.js';
@@ -210,7 +211,7 @@ export function readServeConfig(file: string): ServeConfig {
   }
   let data: unknown;
   try {
-    data = file.toLowerCase().endsWith('.toml') ? parseToml(text) : JSON.parse(text);
+    data = file.toLowerCase().endsWith('.toml') ? parseToml(text) : parseJsonText(text);
   } catch (e) {
     throw new Error(`${file}: ${(e as Error).message}`);
   }

@@ -12,3 +12,4 @@ export { VERSION } from './version.js';
 export { WaitClock } from './wait-clock.js';
 export { BreakerState, type Admission, type BreakerTiming, type OpenBreaker } from './breaker.js';
 export { joinNegativeValues, numberArg, parseCliArgs } from './args.js';
+export { jsonErrorWhere, parseJsonText } from './json-text.js';

@@ -1,0 +1,59 @@
+/**
+ * The files operators write for the rule set: `--rules` JSON bundles, `--scores` scores.txt (or JSON),
+ * `--list NS=FILE` list files, and the JSON `serve --config` file. Regressions first (each names the
+ * input fuzzing found), then the properties.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run as evalCmd } from '../../src/cli/eval.js';
+import { readLists, readRuleSet, readScoresFile } from '../../src/cli/ruleset.js';
+import { readServeConfig } from '../../src/server/config.js';
+import { capture } from '../helpers/capture.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'spamrule-fuzz-files-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let n = 0;
+/** Writes `content` to a new file with extension `ext`; returns its path. */
+function file(content: string | Buffer, ext: string): string {
+  const f = join(dir, `f${n++}.${ext}`);
+  writeFileSync(f, content);
+  return f;
+}
+
+const RULE = { '@type': 'Any', name: 'R1', condition: { match: [{ if: 'true', then: "'T1'" }], else: 'false' } };
+
+describe('JSON files: one-line syntax errors that say where, and a leading BOM', () => {
+  // JSON.parse's message for an unexpected token quotes the text around it, line breaks included, and no
+  // position: `spamrule lint --rules scores.txt` printed `… Unexpected token 'T', "T1 = 2\n" is not valid JSON`
+  // over two lines; a file saved with a BOM (Windows editors) was refused as `Unexpected token '﻿'`.
+  it('a rules file that is not JSON: line and column, on one line', () => {
+    const f = file('T1 = 2\n', 'json');
+    expect(() => readRuleSet({ rules: [f] })).toThrow(new Error(`rules file ${f} is not valid JSON: line 1, column 1: unexpected token 'T'`));
+    const g = file('[\n  {"@type": "Any",\n   "name": x}\n]', 'json');
+    expect(() => readRuleSet({ rules: [g] })).toThrow(new Error(`rules file ${g} is not valid JSON: line 3, column 12: unexpected token 'x'`));
+  });
+
+  it('a scores JSON file, the serve config and an eval batch say the same', async () => {
+    const s = file('[{"@type": "Score", "tag": "T1", "score": 1},\n]', 'json');
+    expect(() => readScoresFile(s)).toThrow(new Error(`scores file ${s} is not valid JSON: line 2, column 1: unexpected token ']'`));
+    const c = file('{\n  "workers": 2,\n  "rspamd": 127.0.0.1:11333\n}', 'json');
+    expect(() => readServeConfig(c)).toThrow(new Error(`${c}: line 3, column 18: expected ',' or '}' after property value`));
+    const b = file('[{"id": "a",\r\n "expr": nope}]', 'json');
+    const r = await capture(() => evalCmd(['--batch', b]));
+    expect(r.result).toBe(2);
+    expect(r.stderr).toBe(`spamrule eval: cannot read ${b}: line 2, column 11: unexpected token 'o'\n`);
+  });
+
+  it('a leading byte order mark is skipped in every JSON file', () => {
+    const bom = '\ufeff';
+    expect(readRuleSet({ rules: [file(bom + JSON.stringify([RULE]), 'json')] }).rules).toHaveLength(1);
+    expect(readScoresFile(file(bom + JSON.stringify([{ '@type': 'Score', tag: 'T1', score: 3 }]), 'json'))).toEqual([{ '@type': 'Score', tag: 'T1', score: 3 }]);
+    expect(readServeConfig(file(bom + '{"workers": 3}', 'json')).workers).toBe(3);
+    // scores.txt and list files trimmed it already (String.prototype.trim takes U+FEFF as space).
+    expect(readScoresFile(file(`${bom}T1 = 4\r\n`, 'txt'))).toEqual([{ '@type': 'Score', tag: 'T1', score: 4 }]);
+    expect(readLists([`ns=${file(`${bom}example.org\r\n`, 'txt')}`]).get('ns')).toEqual([{ key: 'example.org' }]);
+  });
+});
