@@ -11,6 +11,7 @@
 import { createRequire } from 'node:module';
 import type { z as Zod } from 'zod';
 import { isObject, pointerSegment, unescapePointerSegment } from '../util/index.js';
+import { MAX_TAG_SCORE } from './tags.js';
 
 export interface Problem {
   /** JSON pointer relative to the object, e.g. `priority`, `condition/match/0/if`. */
@@ -92,7 +93,7 @@ function buildSchemas() {
       z.strictObject({
         '@type': z.literal('Score'),
         tag: tagName,
-        score: z.number(msg('expected a number')).refine((n) => Number.isFinite(n) && n >= -999999 && n <= 999999, msg('must be in -999999..999999')).default(0),
+        score: z.number(msg('expected a number')).refine((n) => Number.isFinite(n) && Math.abs(n) <= MAX_TAG_SCORE, msg(`must be in -${MAX_TAG_SCORE}..${MAX_TAG_SCORE}`)).default(0),
       }),
       z.strictObject({ '@type': z.literal('Reject'), tag: tagName }),
       z.strictObject({ '@type': z.literal('Discard'), tag: tagName }),

@@ -55,9 +55,13 @@ export class SpamTagTable {
   }
 }
 
+/** The largest score a SpamTag may have, either sign (the registry's `x:SpamTag` range, src/engine/schema.ts). */
+export const MAX_TAG_SCORE = 999_999;
+
 /**
  * Parses Stalwart's `lists/scores.txt` (`TAG = number|reject|discard`, `#` comments). Throws an
- * `Error` naming the line for a malformed entry.
+ * `Error` naming the line for a malformed entry, or a score outside ±{@link MAX_TAG_SCORE} (the JSON
+ * form and JMAP refuse it, so the text form must too: `T = 1e9` was taken).
  */
 export function parseScoresTxt(text: string): SpamTagInput[] {
   const out: SpamTagInput[] = [];
@@ -74,6 +78,7 @@ export function parseScoresTxt(text: string): SpamTagInput[] {
     else {
       const n = Number(v);
       if (v === '' || !Number.isFinite(n)) throw new Error(`scores line ${i + 1}: "${v}" is not a number, reject or discard`);
+      if (Math.abs(n) > MAX_TAG_SCORE) throw new Error(`scores line ${i + 1}: ${v} is outside -${MAX_TAG_SCORE}..${MAX_TAG_SCORE}, the range of a score`);
       out.push({ '@type': 'Score', tag, score: n });
     }
   });

@@ -57,3 +57,16 @@ describe('JSON files: one-line syntax errors that say where, and a leading BOM',
     expect(readLists([`ns=${file(`${bom}example.org\r\n`, 'txt')}`]).get('ns')).toEqual([{ key: 'example.org' }]);
   });
 });
+
+describe('scores.txt: the score range of the JSON form', () => {
+  // `T1 = 1e9` was taken from scores.txt although the same score in a JSON scores file (and over JMAP) is
+  // refused as outside -999999..999999.
+  it.each([['T1 = 1e9'], ['T1 = -1000000'], ['T1 = 999999.5']])('%s is refused, naming the line', (line) => {
+    const f = file(`# scores\nT0 = 1\n${line}\n`, 'txt');
+    expect(() => readScoresFile(f)).toThrow(new Error(`scores file ${f}: line 3: ${line.split('= ')[1]} is outside -999999..999999, the range of a score`));
+  });
+
+  it('the bounds themselves are taken', () => {
+    expect(readScoresFile(file('A = 999999\nB = -999999\n', 'txt')).map((t) => (t as { score: number }).score)).toEqual([999999, -999999]);
+  });
+});
