@@ -17,6 +17,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { createResolver, type DnsConfigError } from '../dns/index.js';
 import { compileRuleSet } from '../engine/rules.js';
+import { checkEngineOptions } from '../engine/options.js';
 import type { SpamRuleInput, ClassifyOptions, ClassifyResult, RuleLoadReport } from '../engine/types.js';
 import { LookupConfigError, parseLookupStoreConfig } from '../lookup/config.js';
 import { AddressPolicy } from '../net/index.js';
@@ -129,10 +130,14 @@ function snapshot(spec: RuleSetSpec): RuleSetSpec {
 /**
  * Checks, in the caller's thread, what each thread would otherwise only warn about at run time, so that
  * a mistake is refused where it is made rather than answered `""` by every lookup: the DNS spec and
- * the stores' configurations and the lists' allowed networks. Throws {@link DnsConfigError},
- * {@link LookupConfigError} or `TypeError` (an allowed network that is no address or CIDR range).
+ * the stores' configurations, the lists' allowed networks and the engine options. Throws {@link DnsConfigError},
+ * {@link LookupConfigError} or `TypeError` (an allowed network that is no address or CIDR range, an engine
+ * option `new SpamEngine` refuses: checkEngineOptions).
  */
 function checkSpec(spec: RuleSetSpec): void {
+  // The engine options each thread passes to `new SpamEngine`: refused there, they left every thread
+  // without an engine while the server ran (an unknown module in `analysis.disabledModules`, `--no-module`).
+  if (spec.engine !== undefined) checkEngineOptions(spec.engine);
   // The spec alone (kind, server addresses, the static file): the resolver made here is dropped.
   if (spec.dns !== undefined) createResolver(spec.dns);
   // Each list download would fail on it: throws TypeError naming the entry.

@@ -109,3 +109,18 @@ describe('a value no member of a union takes is explained, not "Invalid input"',
     expect(() => readServeConfig(file)).toThrow(`${file}: ${message}`);
   });
 });
+
+describe('engine options are checked before the workers start', () => {
+  // An unknown module in analysis.disabledModules (or --no-module) passed the config file and started the
+  // server; every worker's `new SpamEngine` then refused it. The pool now checks the options in the caller's thread.
+  it.each([
+    [['--config', 'CONFIG']],
+    [['--no-module', 'htlm']],
+  ])('%j', async (flags) => {
+    const config = configFile({ analysis: { disabledModules: ['htlm'] } });
+    const empty = configFile({});
+    const r = await capture(() => serve([...flags.map((f) => (f === 'CONFIG' ? config : f)), ...(flags[0] === '--config' ? [] : ['--config', empty]), '--rspamd', '127.0.0.1:0', '--workers', '1']));
+    expect(r.result).toBe(2);
+    expect(r.stderr).toBe('spamrule serve: SpamEngine: analysis.modules: unknown module "htlm" (did you mean "html"?)\n');
+  });
+});
