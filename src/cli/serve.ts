@@ -284,7 +284,8 @@ export async function run(argv: string[]): Promise<number> {
     return fail('analysis.followRedirects needs --dns system (or analysis.dns "system" or "static:FILE"): redirector hosts are resolved through it');
   }
   const level = c.log?.level ?? 'info';
-  if (!LOG_LEVELS.includes(level)) return fail(`--log-level expects ${LOG_LEVELS.join('|')}, got "${level}"`);
+  // Named as the operator wrote it: the flag, or the config file's key.
+  if (!LOG_LEVELS.includes(level)) return fail(`${v['log-level'] !== undefined ? '--log-level' : 'log.level'} expects ${LOG_LEVELS.join('|')}, got "${level}"`);
   let jmapListen;
   try {
     jmapListen = parseListen(c.listen ?? '127.0.0.1:8080');

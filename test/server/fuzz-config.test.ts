@@ -124,3 +124,11 @@ describe('engine options are checked before the workers start', () => {
     expect(r.stderr).toBe('spamrule serve: SpamEngine: analysis.modules: unknown module "htlm" (did you mean "html"?)\n');
   });
 });
+
+describe('a setting of the file is named as the file writes it', () => {
+  // `log.level = "loud"` in the file was refused as `--log-level expects …`, a flag the operator never gave.
+  it('log.level "loud"', async () => {
+    expect(await serveFails(configFile({ log: { level: 'loud' } }))).toBe('spamrule serve: log.level expects trace|debug|info|warn|error|fatal|silent, got "loud"\n');
+    expect(await serveFails(configFile({}), '--log-level', 'loud')).toBe('spamrule serve: --log-level expects trace|debug|info|warn|error|fatal|silent, got "loud"\n');
+  });
+});
