@@ -29,9 +29,12 @@ export interface RuleBundle {
   problems?: BundleProblem[];
 }
 
+type MemoryEntryType = 'MemoryLookupKey' | 'MemoryLookupKeyValue';
+
 /** An object of a bundle that does not validate against the shared schema (src/engine/schema.ts). */
 export interface BundleProblem {
-  type: RegistryType;
+  /** The object's type: a registry type, or a static list entry (`MemoryLookupKey`, `MemoryLookupKeyValue`). */
+  type: RegistryType | MemoryEntryType;
   /** Position in its list. */
   index: number;
   /** The object's `name`/`tag`/`namespace`/`extension`, when it has one. */
@@ -77,6 +80,7 @@ function validateBundle(bundle: RuleBundle): BundleProblem[] {
   check('SpamDnsblServer', bundle.dnsblServers);
   check('HttpLookup', bundle.httpLookups);
   check('SpamFileExtension', bundle.fileExtensions);
+  out.push(...(memoryProblems.get(bundle) ?? []));
   return out;
 }
 
@@ -121,18 +125,46 @@ function readBundle(json: unknown, source: string): RuleBundle {
   bundle.dnsblServers = list('SpamDnsblServer') as DnsblServerInput[];
   bundle.httpLookups = list('HttpLookup') as HttpLookupInput[];
   bundle.fileExtensions = list('SpamFileExtension') as FileExtensionInput[];
-  for (const k of list('MemoryLookupKey') as { namespace: string; key: string; isGlobPattern?: boolean }[]) {
-    addEntry(bundle.lists, k.namespace, { key: k.key, isGlobPattern: k.isGlobPattern ?? false });
-  }
-  for (const k of list('MemoryLookupKeyValue') as { namespace: string; key: string; value: string; isGlobPattern?: boolean }[]) {
-    addEntry(bundle.lists, k.namespace, { key: k.key, value: k.value, isGlobPattern: k.isGlobPattern ?? false });
+  for (const type of ['MemoryLookupKey', 'MemoryLookupKeyValue'] as const) {
+    list(type).forEach((k, index) => {
+      const problem = memoryEntryProblem(type, k);
+      if (problem !== undefined) {
+        const name = (k as { namespace?: unknown } | null)?.namespace;
+        memoryProblems.set(bundle, [...(memoryProblems.get(bundle) ?? []), { type, index, ...(typeof name === 'string' ? { name } : {}), ...problem }]);
+        return;
+      }
+      const e = k as { namespace: string; key: string; value?: string; isGlobPattern?: boolean | null };
+      addEntry(bundle.lists, e.namespace, { key: e.key, ...(type === 'MemoryLookupKeyValue' ? { value: e.value! } : {}), isGlobPattern: e.isGlobPattern ?? false });
+    });
   }
   if (
     bundle.rules.length === 0 && bundle.tags.length === 0 && bundle.lists.size === 0 && bundle.dnsblServers.length === 0 &&
-    bundle.httpLookups.length === 0 && bundle.fileExtensions.length === 0
+    bundle.httpLookups.length === 0 && bundle.fileExtensions.length === 0 && !memoryProblems.has(bundle)
   )
     throw new TypeError(`${source}: no SpamRule, SpamTag, MemoryLookupKey, SpamDnsblServer, HttpLookup or SpamFileExtension objects found`);
   return bundle;
+}
+
+/**
+ * Static list entries that do not validate, per bundle, left out of its lists (validateBundle reports
+ * them): the bundle's objects of the other types are kept as given, but an entry is not an object.
+ */
+const memoryProblems = new WeakMap<RuleBundle, BundleProblem[]>();
+
+/**
+ * What is wrong with a `MemoryLookupKey` (`{namespace, key, isGlobPattern?}`) or `MemoryLookupKeyValue`
+ * (also `value`) entry, as the path and message of a {@link BundleProblem}; undefined when nothing is.
+ * They were taken unchecked: `null` failed as "Cannot read properties of null", and an entry without a
+ * namespace went into a list named `undefined`.
+ */
+function memoryEntryProblem(type: MemoryEntryType, k: unknown): { path: string; message: string } | undefined {
+  if (k === null || typeof k !== 'object' || Array.isArray(k)) return { path: '', message: 'expected an object' };
+  const o = k as Record<string, unknown>;
+  if (typeof o.namespace !== 'string' || o.namespace === '') return { path: 'namespace', message: 'expected a non-empty string' };
+  if (typeof o.key !== 'string') return { path: 'key', message: 'expected a string' };
+  if (type === 'MemoryLookupKeyValue' && typeof o.value !== 'string') return { path: 'value', message: 'expected a string' };
+  if (o.isGlobPattern !== undefined && o.isGlobPattern !== null && typeof o.isGlobPattern !== 'boolean') return { path: 'isGlobPattern', message: 'expected true or false' };
+  return undefined;
 }
 
 function addEntry(lists: Map<string, StaticEntry[]>, ns: string, e: StaticEntry): void {

@@ -70,3 +70,26 @@ describe('scores.txt: the score range of the JSON form', () => {
     expect(readScoresFile(file('A = 999999\nB = -999999\n', 'txt')).map((t) => (t as { score: number }).score)).toEqual([999999, -999999]);
   });
 });
+
+describe('rules bundles: static list entries are checked', () => {
+  // MemoryLookupKey / MemoryLookupKeyValue entries were taken unchecked: `[null]` failed with Node's
+  // "Cannot read properties of null (reading 'namespace')" and no file named, an entry without a namespace
+  // went into a list called `undefined`, a number key or `isGlobPattern: "yes"` went in as given.
+  it.each([
+    [{ MemoryLookupKey: [null] }, 'MemoryLookupKey[0] expected an object'],
+    [{ MemoryLookupKey: [{ key: 'a' }] }, 'MemoryLookupKey[0] namespace: expected a non-empty string'],
+    [{ MemoryLookupKey: [{ namespace: 'n', key: 5 }] }, 'MemoryLookupKey[0] (n) key: expected a string'],
+    [{ MemoryLookupKey: [{ namespace: 'n', key: 'a', isGlobPattern: 'yes' }] }, 'MemoryLookupKey[0] (n) isGlobPattern: expected true or false'],
+    [{ MemoryLookupKeyValue: [{ namespace: 'n', key: 'k' }] }, 'MemoryLookupKeyValue[0] (n) value: expected a string'],
+  ])('%j', (bundle, problem) => {
+    const f = file(JSON.stringify(bundle), 'json');
+    expect(() => readRuleSet({ rules: [f] })).toThrow(`${f}: 1 invalid property: ${problem}`);
+  });
+
+  it('lint (lenient) reports them and keeps the good entries', () => {
+    const f = file(JSON.stringify({ SpamRule: [RULE], MemoryLookupKey: [{ namespace: 'n', key: 'a' }, null, { namespace: 'n', key: 'b', isGlobPattern: null }] }), 'json');
+    const set = readRuleSet({ rules: [f] }, { lenient: true });
+    expect(set.problems).toEqual([{ type: 'MemoryLookupKey', index: 1, path: '', message: 'expected an object', file: f }]);
+    expect(set.lists.get('n')).toEqual([{ key: 'a', isGlobPattern: false }, { key: 'b', isGlobPattern: false }]);
+  });
+});
