@@ -12,6 +12,7 @@
  * their own tests; `serve` is fuzzed without a listener, --db or --config, so it always stops before
  * listening (its flags are all checked before that).
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ import { run as massCheck } from '../../src/cli/mass-check.js';
 import { run as serve, OPTIONS as SERVE } from '../../src/cli/serve.js';
 import { capture } from '../helpers/capture.js';
 import { fuzzParams } from '../helpers/fuzz.js';
+import { REPO_ROOT } from '../helpers/shared-data.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'spamrule-fuzz-args-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -87,7 +89,7 @@ async function check(name: string, run: (a: string[]) => Promise<number>, args: 
   if (r.result === 2) {
     expect(r.stderr, ctx).toMatch(new RegExp(`^spamrule ${name}: \\S`));
     // One line for a usage error; a command that has nothing to do adds its usage after it.
-    const lines = ours.trimEnd().split('\n');
+    const lines = r.stderr.trimEnd().split('\n');
     // (A value with a line break, quoted back, may make more.)
     if (lines.length > 1 && !args.some((a) => a.includes('\n'))) expect(lines.slice(1, 3).join('\n'), ctx).toMatch(/^\n?usage: spamrule /);
   }
@@ -138,4 +140,19 @@ describe('blank numeric values are refused, not read as 0', () => {
     expect(r.result).toBe(2);
     expect(r.stderr).toContain(message);
   });
+});
+
+describe('a few command lines in a real process', () => {
+  // In-process runs cannot see what the entry point adds (its catch-all, the exit status it sets).
+  const badConfig = join(dir, 'bad-config.json');
+  writeFileSync(badConfig, '{"limits": {"maxSize": "0"},\n "rules": x}');
+  it.each([
+    [['lint', '--rules'], "spamrule lint: option '--rules' needs a value (see spamrule lint --help)\n"],
+    [['serve', '--config', badConfig, '--rspamd', '127.0.0.1:0'], `spamrule serve: ${badConfig}: line 2, column 11: unexpected token 'x'\n`],
+    [['classify', '--score-spam', '', missing], 'spamrule classify: --score-spam expects a number, got ""\n'],
+  ])('spamrule %j', (args, stderr) => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).toBe(stderr);
+    expect(r.status).toBe(2);
+  }, 40_000);
 });
