@@ -11,6 +11,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { MAX_TIMER_MS } from '../util/index.js';
 import { AddressPolicy, AddressRefusedError, pinnedLookup, resolveAllowed, type HostResolver, type PinnedAddress } from '../net/index.js';
 
 /** Stalwart's user agent for redirect requests. */
@@ -126,6 +127,8 @@ export function followRedirectsProblem(v: unknown): string | undefined {
     const n = o[k];
     if (n !== undefined && (typeof n !== 'number' || !Number.isFinite(n) || n <= 0)) return `${k} must be a positive number, got ${JSON.stringify(n)}`;
   }
+  // At most what a timer can wait: a longer timeout fired after 1 ms (MAX_TIMER_MS).
+  if (typeof o.timeoutMs === 'number' && o.timeoutMs > MAX_TIMER_MS) return `timeoutMs must be at most ${MAX_TIMER_MS}, got ${o.timeoutMs}`;
   if (o.allowedNetworks !== undefined) {
     if (!Array.isArray(o.allowedNetworks)) return 'allowedNetworks must be an array of addresses or CIDR ranges';
     try {

@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import type { z } from 'zod';
-import { pointerSegment } from '../util/index.js';
+import { MAX_TIMER_MS, pointerSegment } from '../util/index.js';
 
 /**
  * The schemas, built on the first validation: zod is about 95 modules that start-up (`spamrule classify`,
@@ -63,9 +63,10 @@ function buildSchemas() {
   const optionalString = () => z.string().trim().min(1, 'must not be empty if present').nullable();
   const uint = (min: number, max: number) =>
     z.number({ error: 'expected a non-negative integer' }).int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
-  // Integer milliseconds > 0, as the registry's Duration (a string such as "10s" or 0 is refused).
+  // Integer milliseconds > 0, as the registry's Duration (a string such as "10s" or 0 is refused), and no
+  // longer than a timer can wait: `timeout: 3000000000` made every lookup time out after 1 ms (MAX_TIMER_MS).
   const DURATION = 'expected a duration in milliseconds (integer > 0)';
-  const duration = () => z.number({ error: DURATION }).int(DURATION).positive(DURATION);
+  const duration = () => z.number({ error: DURATION }).int(DURATION).positive(DURATION).max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (about 24.8 days)`);
   const oneOf = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `expected one of ${values.join(', ')}` });
   const bool = () => z.boolean({ error: 'expected true or false' });
 

@@ -4,6 +4,7 @@
  * connection caps and timeouts, and the caps on learning over the mail-path protocols.
  */
 import { totalmem } from 'node:os';
+import { MAX_TIMER_MS } from '../util/index.js';
 
 export interface ServerLimits {
   /** Largest message scanned, in bytes (default 50 MiB). Larger ones are not scanned; each protocol says so its own way. */
@@ -106,12 +107,8 @@ export function defaultLimits(workers: number): ServerLimits {
   };
 }
 
-/**
- * The longest delay a Node timer takes, in ms (2^31 − 1, about 24.8 days). A longer one, as a
- * `setTimeout`, `socket.setTimeout` or `AbortSignal.timeout` delay, fires after 1 ms (with a
- * TimeoutOverflowWarning), and one over 2^32 − 1 or not whole makes `AbortSignal.timeout` throw.
- */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The longest timeout a limit may set (src/util/timer.ts). */
+export { MAX_TIMER_MS };
 
 /** The limits that become timer delays, each checked against {@link MAX_TIMER_MS}. */
 const TIMER_LIMITS = ['scanTimeoutMs', 'idleTimeoutMs', 'milterIdleTimeoutMs', 'headTimeoutMs', 'requestTimeoutMs', 'milterMessageTimeoutMs', 'shutdownGraceMs'] as const;

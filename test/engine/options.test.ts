@@ -31,7 +31,7 @@ describe('SpamEngine options', () => {
     [{ analysis: { pyzor: { server: 'x' } } }, 'SpamEngine: analysis.pyzor: unknown field "server" (the fields are host, port, timeoutMs, blockCount, allowCount, ratio, digest, breaker)'],
     [{ analysis: { pyzor: { digest: 'spamassassin' } } }, 'SpamEngine: analysis.pyzor: "digest" must be "stalwart" or "pyzor", got "spamassassin"'],
     [{ analysis: { pyzor: { port: 70000 } } }, 'SpamEngine: analysis.pyzor: "port" must be an integer from 1 to 65535, got 70000'],
-    [{ analysis: { pyzor: { timeoutMs: 0 } } }, 'SpamEngine: analysis.pyzor: "timeoutMs" must be milliseconds (a number > 0), got 0'],
+    [{ analysis: { pyzor: { timeoutMs: 0 } } }, 'SpamEngine: analysis.pyzor: "timeoutMs" must be milliseconds (a number > 0, at most 2147483647), got 0'],
     [{ analysis: { pyzor: { blockCount: 0 } } }, 'SpamEngine: analysis.pyzor: "blockCount" must be an integer from 1 to 1000, got 0'],
     [{ analysis: { pyzor: { ratio: 1.5 } } }, 'SpamEngine: analysis.pyzor: "ratio" must be a number from 0 to 1, got 1.5'],
     [{ analysis: { pyzor: { breaker: false } } }, 'SpamEngine: analysis.pyzor: "breaker" must be an object ({ enabled, failureThreshold, initialBackoffMs, maxBackoffMs })'],

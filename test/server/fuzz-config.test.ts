@@ -16,6 +16,7 @@ import { parse as parseToml } from 'smol-toml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run as serve } from '../../src/cli/serve.js';
 import { readServeConfig } from '../../src/server/config.js';
+import { parseLookupStoreConfig } from '../../src/lookup/config.js';
 import { MAX_TIMER_MS, parseSize, resolveLimits } from '../../src/server/limits.js';
 import { capture } from '../helpers/capture.js';
 import { fuzzParams } from '../helpers/fuzz.js';
@@ -141,6 +142,23 @@ describe('a setting of the file is named as the file writes it', () => {
   it('log.level "loud"', async () => {
     expect(await serveFails(configFile({ log: { level: 'loud' } }))).toBe('spamrule serve: log.level expects trace|debug|info|warn|error|fatal|silent, got "loud"\n');
     expect(await serveFails(configFile({}), '--log-level', 'loud')).toBe('spamrule serve: --log-level expects trace|debug|info|warn|error|fatal|silent, got "loud"\n');
+  });
+});
+
+describe('other timeouts no timer can wait', () => {
+  // The same 1 ms firing as the server limits: a store `timeout: 3000000000` made every lookup fail at
+  // once, a Pyzor, LLM or redirect `timeoutMs` that large every check.
+  it('a lookup store duration over 2^31 - 1 ms', () => {
+    expect(parseLookupStoreConfig({ '@type': 'Redis', timeout: 3_000_000_000 })).toEqual({ ok: false, errors: [{ path: 'timeout', message: 'must be at most 2147483647 (about 24.8 days)' }] });
+    expect(parseLookupStoreConfig({ '@type': 'Redis', timeout: MAX_TIMER_MS }).ok).toBe(true);
+  });
+
+  it.each([
+    [{ pyzor: { host: 'pyzor.example', timeoutMs: 3e9 } }, 'analysis.pyzor: "timeoutMs" must be milliseconds (a number > 0, at most 2147483647), got 3000000000'],
+    [{ llm: { url: 'http://127.0.0.1:1/v1/chat/completions', model: 'm', timeoutMs: 3e9 } }, 'analysis.llm: "timeoutMs" must be milliseconds (a number > 0, at most 2147483647), got 3000000000'],
+    [{ dns: 'system', followRedirects: { timeoutMs: 3e9 } }, 'timeoutMs must be at most 2147483647, got 3000000000'],
+  ])('analysis %j', async (analysis, message) => {
+    expect(await serveFails(configFile({ analysis }), '--workers', '1')).toContain(message);
   });
 });
 
