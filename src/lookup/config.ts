@@ -224,6 +224,8 @@ export function parseLookupStoreConfig(json: unknown): { ok: true; value: Lookup
     }
     let message = issue.message;
     if (issue.code === 'invalid_union' && base.length === 0) message = 'unknown or missing @type';
+    // A required field left out: zod says "Invalid input: expected string, received undefined".
+    else if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) message = `required: expected ${issue.expected}`;
     errors.push({ path: base.join('/') || '@type', message });
   }
   return { ok: false, errors };
