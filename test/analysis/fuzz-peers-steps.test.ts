@@ -117,6 +117,8 @@ let pyzorSocket: Socket;
 let pyzorPort = 0;
 let pyzorCurrent: PyzorReply = { kind: 'silent' };
 let lastThread = '';
+/** Delayed Pyzor replies not yet sent. */
+const pendingReplies = new Set<NodeJS.Timeout>();
 
 describe('hostile Pyzor replies', () => {
   const settings = { host: '127.0.0.1', port: 0, timeoutMs: TIMEOUT_MS, blockCount: 2, allowCount: 3, ratio: 0.2, breaker: { enabled: false } };
@@ -135,13 +137,21 @@ describe('hostile Pyzor replies', () => {
       if (r.before) send(Buffer.from(`Code: 200\nThread: ${Number(thread) ^ 1}\nCount: 99\nWL-Count: 0\n`));
       const b = pyzorText(r, thread);
       if (r.delayMs === 0) send(b);
-      else setTimeout(() => send(b), r.delayMs);
+      else {
+        // A late reply may come due after the last property run: it is cancelled when the socket closes.
+        const t = setTimeout(() => {
+          pendingReplies.delete(t);
+          send(b);
+        }, r.delayMs);
+        pendingReplies.add(t);
+      }
     });
     await new Promise<void>((resolve) => pyzorSocket.bind(0, '127.0.0.1', resolve));
     pyzorPort = (pyzorSocket.address() as AddressInfo).port;
     on = base({ analysis: { pyzor: { ...settings, port: pyzorPort } } });
   });
   afterAll(async () => {
+    for (const t of pendingReplies) clearTimeout(t);
     await new Promise<void>((resolve) => pyzorSocket.close(() => resolve()));
   });
 
