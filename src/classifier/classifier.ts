@@ -150,6 +150,10 @@ export class SpamClassifier implements EngineClassifier {
   private loading: Promise<unknown> | undefined;
   /** Set by {@link close}: no background refresh starts any more. */
   private closed = false;
+  /** Hears failed loads, the background refreshes' too ({@link startLoading}). */
+  private onLoadError: ((e: Error) => void) | undefined;
+  /** The message of the last failed refresh reported: the same failure every refresh is said once. */
+  private lastLoadError: string | undefined;
 
   constructor(
     readonly store: ClassifierStore,
@@ -190,9 +194,12 @@ export class SpamClassifier implements EngineClassifier {
   /**
    * Starts loading the current model without waiting; the first `classify` waits for this load (up to
    * `waitMs`, default 5,000 ms) instead of classifying without a model. Resolves when the load ends.
+   * `onError` hears this load's failure and, later, those of the background refreshes (each distinct failure
+   * once until a load succeeds).
    */
   startLoading(onError?: (e: Error) => void, waitMs = 5_000): Promise<unknown> {
-    const load = this.reload().catch((e: unknown) => onError?.(e instanceof Error ? e : new Error(String(e))));
+    this.onLoadError = onError;
+    const load = this.reload().catch((e: unknown) => this.reportLoadError(e));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise((r) => {
       timer = setTimeout(r, waitMs);
@@ -211,10 +218,29 @@ export class SpamClassifier implements EngineClassifier {
     if (now - this.lastCheck < this.refreshMs) return;
     this.lastCheck = now;
     this.refreshing = this.reload()
-      .catch(() => false)
+      .then((switched) => {
+        this.lastLoadError = undefined;
+        return switched;
+      })
+      .catch((e: unknown) => {
+        this.reportLoadError(e);
+        return false;
+      })
       .finally(() => {
         this.refreshing = undefined;
       });
+  }
+
+  /**
+   * Tells `startLoading`'s `onError` of a failed load (a store that is down, a damaged record): the model in use
+   * stays, so without this a server would go on with an old model, or none, and nobody would know. A failure
+   * that repeats every refresh is reported once, until a load succeeds.
+   */
+  private reportLoadError(e: unknown): void {
+    const err = e instanceof Error ? e : new Error(String(e));
+    if (err.message === this.lastLoadError) return;
+    this.lastLoadError = err.message;
+    this.onLoadError?.(err);
   }
 
   /** Stores a labelled message as a training sample; resolves (with its id) once the store has it. */

@@ -58,7 +58,8 @@ export async function train(
  * A classifier for a long-running engine (the `serve` workers): opens the store now and starts loading
  * the current model (the first message waits for that load, at most 5 s), then looks for a newer one
  * every `refreshMs` (default 30 s), and loads its language resources with the first model (`preload`,
- * default true here). `onError` hears a failed load.
+ * default true here). `onError` hears a failed load, the background refreshes' too (a failure that repeats at every
+ * refresh once, until a load succeeds); the model in use stays.
  * @throws LookupConfigError for an invalid store configuration.
  */
 export function liveClassifier(config: unknown, opts: Omit<SpamClassifierOptions, 'storeConfig'> = {}, onError?: (e: Error) => void): SpamClassifier {

@@ -54,4 +54,48 @@ describe('liveClassifier', () => {
     await live.store.store.close();
     await trainer.store.store.close();
   }, 120_000);
+
+  it('a refresh that meets a damaged model reports it once to onError and keeps the model in use; a good one is picked up after', async () => {
+    const file = join(dir, 'damaged.sqlite');
+    const trainer = await openClassifier(sqliteModelConfig(file), { settings, refreshMs: 0 });
+    for (let i = 0; i < 12; i++) await trainer.learn(spamMessage(i), true);
+    for (let i = 0; i < 10; i++) await trainer.learn(hamMessage(i), false);
+    expect(await trainer.train({ seed: 1 })).toMatchObject({ ready: true, generation: 1 });
+    const errors: string[] = [];
+    const live = liveClassifier(sqliteModelConfig(file), { settings, refreshMs: 20, preload: false }, (e) => errors.push(e.message));
+    const engine = new SpamEngine({ rules: DEFAULT_RULES, tags: DEFAULT_TAGS });
+    engine.classifier = live;
+    const opts = { session: { rcptTo: ['user@example.org'] } };
+    expect((await engine.classify(spamMessage(91), opts)).classifier?.generation).toBe(1);
+
+    // A newer generation whose model record is damaged (another process wrote it, a disk went bad).
+    const store = trainer.store.store;
+    const good = (await store.keyGet('classifier:gen:1:model')) as string;
+    const next = await store.counterIncr('classifier:gen', 1);
+    await store.keySet(`classifier:gen:${next}:model`, good.slice(0, good.length >> 1));
+    await store.keySet('classifier:current', String(next));
+    for (let i = 0; i < 8; i++) {
+      expect((await engine.classify(spamMessage(91), opts)).classifier?.generation).toBe(1);
+      await live.idle();
+      await new Promise((res) => setTimeout(res, 30));
+    }
+    // Every refresh met it; it is said once, naming the record.
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(new RegExp(`classifier:gen:${next}:model is damaged`));
+
+    // A good model again: picked up, and a later failure would be reported anew.
+    await store.keySet(`classifier:gen:${next}:model`, good);
+    let gen = 0;
+    for (let i = 0; i < 100 && gen !== next; i++) {
+      gen = (await engine.classify(spamMessage(91), opts)).classifier?.generation ?? 0;
+      await live.idle();
+      await new Promise((res) => setTimeout(res, 30));
+    }
+    expect(gen).toBe(next);
+    expect(errors).toHaveLength(1);
+
+    await live.idle();
+    await live.store.store.close();
+    await trainer.store.store.close();
+  }, 120_000);
 });
