@@ -80,7 +80,6 @@ function validateBundle(bundle: RuleBundle): BundleProblem[] {
   check('SpamDnsblServer', bundle.dnsblServers);
   check('HttpLookup', bundle.httpLookups);
   check('SpamFileExtension', bundle.fileExtensions);
-  out.push(...(memoryProblems.get(bundle) ?? []));
   return out;
 }
 
@@ -99,18 +98,21 @@ export interface ParseBundleOptions {
  * TypeError) listing the invalid objects unless `opts.lenient`.
  */
 export function parseRuleBundle(json: unknown, source = 'input', opts: ParseBundleOptions = {}): RuleBundle {
-  const bundle = readBundle(json, source);
-  const problems = validateBundle(bundle);
+  const { bundle, entryProblems } = readBundle(json, source);
+  // The static list entries were checked as they were read (they are not kept as given, as the others are).
+  const problems = [...validateBundle(bundle), ...entryProblems];
   if (problems.length > 0 && !opts.lenient) throw new RuleBundleError(source, problems);
   if (opts.lenient) bundle.problems = problems;
   return bundle;
 }
 
-function readBundle(json: unknown, source: string): RuleBundle {
+/** The bundle `json` holds, and the problems of its static list entries, which are left out of its lists. */
+function readBundle(json: unknown, source: string): { bundle: RuleBundle; entryProblems: BundleProblem[] } {
   const bundle: RuleBundle = { rules: [], tags: [], lists: new Map(), dnsblServers: [], httpLookups: [], fileExtensions: [] };
+  const entryProblems: BundleProblem[] = [];
   if (Array.isArray(json)) {
     bundle.rules = json as SpamRuleInput[];
-    return bundle;
+    return { bundle, entryProblems };
   }
   if (json === null || typeof json !== 'object') throw new TypeError(`${source}: expected a JSON array of SpamRules or a bundle object`);
   const o = json as Record<string, unknown>;
@@ -130,7 +132,7 @@ function readBundle(json: unknown, source: string): RuleBundle {
       const problem = memoryEntryProblem(type, k);
       if (problem !== undefined) {
         const name = (k as { namespace?: unknown } | null)?.namespace;
-        memoryProblems.set(bundle, [...(memoryProblems.get(bundle) ?? []), { type, index, ...(typeof name === 'string' ? { name } : {}), ...problem }]);
+        entryProblems.push({ type, index, ...(typeof name === 'string' ? { name } : {}), ...problem });
         return;
       }
       const e = k as { namespace: string; key: string; value?: string; isGlobPattern?: boolean | null };
@@ -139,17 +141,11 @@ function readBundle(json: unknown, source: string): RuleBundle {
   }
   if (
     bundle.rules.length === 0 && bundle.tags.length === 0 && bundle.lists.size === 0 && bundle.dnsblServers.length === 0 &&
-    bundle.httpLookups.length === 0 && bundle.fileExtensions.length === 0 && !memoryProblems.has(bundle)
+    bundle.httpLookups.length === 0 && bundle.fileExtensions.length === 0 && entryProblems.length === 0
   )
     throw new TypeError(`${source}: no SpamRule, SpamTag, MemoryLookupKey, SpamDnsblServer, HttpLookup or SpamFileExtension objects found`);
-  return bundle;
+  return { bundle, entryProblems };
 }
-
-/**
- * Static list entries that do not validate, per bundle, left out of its lists (validateBundle reports
- * them): the bundle's objects of the other types are kept as given, but an entry is not an object.
- */
-const memoryProblems = new WeakMap<RuleBundle, BundleProblem[]>();
 
 /**
  * What is wrong with a `MemoryLookupKey` (`{namespace, key, isGlobPattern?}`) or `MemoryLookupKeyValue`
