@@ -13,4 +13,4 @@ export { WaitClock } from './wait-clock.js';
 export { BreakerState, type Admission, type BreakerTiming, type OpenBreaker } from './breaker.js';
 export { joinNegativeValues, numberArg, parseCliArgs } from './args.js';
 export { jsonErrorWhere, parseJsonText } from './json-text.js';
-export { MAX_TIMER_MS } from './timer.js';
+export { MAX_TIMER_MS, timeoutMsProblem } from './timer.js';

@@ -5,7 +5,7 @@
  * (10 s here, 2 min there), the prompt (a default here, required there) and the bounds (README A23).
  */
 import { readSecret } from '../../lookup/secret.js';
-import { isObject, MAX_TIMER_MS, tagNameProblem } from '../../util/index.js';
+import { isObject, tagNameProblem, timeoutMsProblem } from '../../util/index.js';
 import { resolveStepBreaker, STEP_BREAKER_DEFAULTS, stepBreakerProblem, type ResolvedStepBreakerOptions, type StepBreakerOptions } from '../step-breaker.js';
 
 /** A secret as Stalwart's registry writes one (`x:SecretKey`): inline, from an environment variable, or from a file. */
@@ -172,9 +172,8 @@ export function llmSettingsProblem(v: unknown): string | undefined {
   if (!nonEmpty(v.model)) return '"model" is required: the model name sent to the endpoint';
   if (v.modelType !== undefined && v.modelType !== 'Chat' && v.modelType !== 'Text') return `"modelType" must be "Chat" or "Text", got ${JSON.stringify(v.modelType)}`;
   // At most what a timer can wait: a longer timeout fired after 1 ms (MAX_TIMER_MS).
-  if (v.timeoutMs !== undefined && !(typeof v.timeoutMs === 'number' && Number.isFinite(v.timeoutMs) && v.timeoutMs > 0 && v.timeoutMs <= MAX_TIMER_MS)) {
-    return `"timeoutMs" must be milliseconds (a number > 0, at most ${MAX_TIMER_MS}), got ${typeof v.timeoutMs === 'number' ? v.timeoutMs : JSON.stringify(v.timeoutMs)}`;
-  }
+  const timeout = timeoutMsProblem(v.timeoutMs);
+  if (timeout !== undefined) return timeout;
   if (v.allowInvalidCerts !== undefined && typeof v.allowInvalidCerts !== 'boolean') return '"allowInvalidCerts" must be true or false';
   if (v.httpAuth !== undefined) {
     const p = authProblem(v.httpAuth);

@@ -4,7 +4,7 @@
  * bounds; unlike Stalwart, the check is off until configured (README, "Compatibility", A20). The circuit
  * breaker in front of the server (`breaker`) and the choice of digest (`digest`) are ours.
  */
-import { MAX_TIMER_MS } from '../../util/index.js';
+import { timeoutMsProblem } from '../../util/index.js';
 import { resolveStepBreaker, STEP_BREAKER_DEFAULTS, stepBreakerProblem, type ResolvedStepBreakerOptions, type StepBreakerOptions } from '../step-breaker.js';
 
 /** The digest a Pyzor check sends: Stalwart's or pyzor 1.0.0's. */
@@ -78,9 +78,8 @@ export function pyzorSettingsProblem(v: unknown): string | undefined {
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host.trim() === '')) return '"host" must be a non-empty string';
   if (o.port !== undefined && !isInt(o.port, 1, 65535)) return `"port" must be an integer from 1 to 65535, got ${JSON.stringify(o.port)}`;
   // At most what a timer can wait: a longer timeout fired after 1 ms (MAX_TIMER_MS).
-  if (o.timeoutMs !== undefined && !(typeof o.timeoutMs === 'number' && Number.isFinite(o.timeoutMs) && o.timeoutMs > 0 && o.timeoutMs <= MAX_TIMER_MS)) {
-    return `"timeoutMs" must be milliseconds (a number > 0, at most ${MAX_TIMER_MS}), got ${typeof o.timeoutMs === 'number' ? o.timeoutMs : JSON.stringify(o.timeoutMs)}`;
-  }
+  const timeout = timeoutMsProblem(o.timeoutMs);
+  if (timeout !== undefined) return timeout;
   for (const k of ['blockCount', 'allowCount'] as const) {
     if (o[k] !== undefined && !isInt(o[k], 1, 1000)) return `"${k}" must be an integer from 1 to 1000, got ${JSON.stringify(o[k])}`;
   }
